@@ -1,0 +1,271 @@
+"""Per-word mixed-vocabulary WordPiece tokenization, in the TensorFlow graph.
+
+Implements the input side of stage I of mixed-vocabulary training (Zhao et al.,
+"Extremely Small BERT Models from Mixed-Vocabulary Training", EACL 2021, Section 3
+and Figure 1): every *word* of the input is segmented with the student vocabulary
+with probability `p_student` (p_SV in the paper), and with the teacher vocabulary
+otherwise. Words are found with the uncased BERT basic tokenizer (clean text,
+lower case, NFD, accents stripped, split on whitespace, punctuation and CJK
+characters), then each word is cut into WordPieces by tensorflow_text's
+`FastWordpieceTokenizer`, so the whole layer runs inside tf.data and inside
+exported graphs, with no Python in the loop.
+
+Every token comes out as (id in its own vocabulary, vocabulary tag, word index):
+the two id spaces are never merged, so a model looks a token up in the table of
+the vocabulary that produced it.
+"""
+
+import tensorflow as tf
+import tensorflow_text as tf_text
+import tf_keras
+
+from mixvocab_tf.text import vocab as vocab_lib
+
+TEACHER_VOCAB_ID = 0
+STUDENT_VOCAB_ID = 1
+
+# The delimiters of BERT's basic tokenizer, as tensorflow_text writes them
+# (tensorflow_text/python/ops/bert_tokenizer.py): whitespace splits and is
+# dropped; ASCII and Unicode punctuation and CJK ideographs split and are kept.
+_PUNCTUATION = r"[!-/]|[:-@]|[\[-`]|[{-~]|[\p{P}]"
+_CJK = "|".join([
+    r"[\x{4E00}-\x{9FFF}]", r"[\x{3400}-\x{4DBF}]", r"[\x{20000}-\x{2A6DF}]",
+    r"[\x{2A700}-\x{2B73F}]", r"[\x{2B740}-\x{2B81F}]",
+    r"[\x{2B820}-\x{2CEAF}]", r"[\x{F900}-\x{FAFF}]", r"[\x{2F800}-\x{2FA1F}]"
+])
+_DELIM_PATTERN = "|".join([r"\s+", _PUNCTUATION, _CJK])
+_KEEP_DELIM_PATTERN = "|".join([_PUNCTUATION, _CJK])
+# google-research/bert `_clean_text` deletes NUL, U+FFFD and control/format
+# characters (it does not turn them into spaces, as tensorflow_text's
+# BasicTokenizer does); tab, newline and carriage return count as whitespace.
+_WHITESPACE_CONTROLS = r"[\t\n\r]"
+_DELETED_CHARACTERS = r"\x{FFFD}|\p{Cc}|\p{Cf}|\p{Co}|\p{Cs}"
+
+#: Default cap on the characters of one input string. Bounds the work on
+#: pathological inputs (a 1 MB string) before any tokenization; far above what a
+#: 128- or 512-token sequence can hold.
+DEFAULT_MAX_INPUT_CHARS = 20_000
+
+
+def clean_and_truncate(strings, max_input_chars=DEFAULT_MAX_INPUT_CHARS):
+  """Makes any byte string valid, bounded UTF-8 text.
+
+  Invalid UTF-8 bytes become U+FFFD (deleted afterwards by `split_words`, as
+  BERT's reference tokenizer deletes U+FFFD). The byte cut before transcoding
+  bounds the work on huge strings; a character it splits becomes U+FFFD too.
+
+  Args:
+    strings: string tensor of any shape.
+    max_input_chars: characters kept per string.
+
+  Returns:
+    A string tensor of the same shape.
+  """
+  strings = tf.strings.substr(strings, 0, 4 * max_input_chars, unit="BYTE")
+  strings = tf.strings.unicode_transcode(
+      strings, input_encoding="UTF-8", output_encoding="UTF-8",
+      errors="replace", replacement_char=0xFFFD)
+  return tf.strings.substr(strings, 0, max_input_chars, unit="UTF8_CHAR")
+
+
+def split_words(strings, normalizer=None,
+                max_input_chars=DEFAULT_MAX_INPUT_CHARS):
+  """Uncased BERT basic tokenization: [batch] strings -> [batch, (words)].
+
+  Args:
+    strings: [batch] string tensor.
+    normalizer: None for the exact lower-casing of BERT's reference tokenizer;
+      a `tensorflow_text.FastBertNormalizer` for the TFLite-convertible path
+      (it case-folds, so it differs on a few characters such as "ß").
+    max_input_chars: characters kept per string.
+  """
+  strings = clean_and_truncate(strings, max_input_chars)
+  strings = tf.strings.regex_replace(strings, _WHITESPACE_CONTROLS, " ")
+  strings = tf.strings.regex_replace(strings, _DELETED_CHARACTERS, "")
+  if normalizer is None:
+    # Python's str.lower() as in BERT's reference tokenizer (ICU lower case,
+    # not case folding: "ß" stays "ß"), then NFD and accents stripped.
+    strings = tf.strings.lower(strings, encoding="utf-8")
+    strings = tf_text.normalize_utf8(strings, "NFD")
+    strings = tf.strings.regex_replace(strings, r"\p{Mn}", "")
+  else:
+    strings = normalizer.normalize(strings)
+  return tf_text.regex_split(strings, _DELIM_PATTERN, _KEEP_DELIM_PATTERN)
+
+
+@tf_keras.utils.register_keras_serializable(package="mixvocab_tf")
+class MixedVocabTokenizer(tf_keras.layers.Layer):
+  """Segments each word with the student or the teacher WordPiece vocabulary.
+
+  Raw strings in; for every token its id in its own vocabulary, its vocabulary
+  tag (0 = teacher, 1 = student) and the index of the word it belongs to. With
+  `p_student=0` the ids are exactly those of the uncased BERT tokenizer with
+  the teacher vocabulary; with `p_student=1` those of the same tokenizer with
+  the student vocabulary.
+
+  Randomness is stateless: the vocabulary choice of each word is a function of
+  the seed and of the batch of strings, so the same seed gives the same output.
+  The data pipeline passes a fresh `seed` per batch and epoch (dynamic mixing).
+
+  Example:
+
+  >>> tokenizer = MixedVocabTokenizer("teacher/vocab.txt", "student/vocab.txt",
+  ...                                 p_student=0.5, seed=1)
+  >>> out = tokenizer(tf.constant(["Mixed vocabularies!"]))
+  >>> out["token_ids"], out["vocab_ids"], out["word_ids"]  # [batch, (tokens)]
+
+  Args:
+    teacher_vocab: teacher vocabulary, a vocab.txt path or a list of tokens.
+    student_vocab: student vocabulary, a vocab.txt path or a list of tokens.
+    p_student: probability that a word is segmented with the student vocabulary.
+    seed: integer seed of the stateless vocabulary choice; None draws one per
+      call (not reproducible).
+    max_input_chars: characters of each input string kept before tokenizing.
+    max_chars_per_word: longer words map to `[UNK]` (BERT's rule; counted in
+      UTF-8 bytes by tensorflow_text).
+    **kwargs: passed to `tf_keras.layers.Layer`.
+
+  The vocabularies live in the layer's config as token lists (never as paths),
+  so a saved model carries them.
+  """
+
+  def __init__(self,
+               teacher_vocab,
+               student_vocab,
+               p_student=0.5,
+               seed=None,
+               max_input_chars=DEFAULT_MAX_INPUT_CHARS,
+               max_chars_per_word=100,
+               **kwargs):
+    super().__init__(**kwargs)
+    if not 0.0 <= float(p_student) <= 1.0:
+      raise ValueError(
+          f"p_student must be in [0, 1]; received {p_student!r}.")
+    if int(max_input_chars) < 1:
+      raise ValueError(
+          f"max_input_chars must be positive; received {max_input_chars!r}.")
+    self.teacher_vocab = vocab_lib.load_vocab(teacher_vocab)
+    self.student_vocab = vocab_lib.load_vocab(student_vocab)
+    self.p_student = float(p_student)
+    self.seed = None if seed is None else int(seed)
+    self.max_input_chars = int(max_input_chars)
+    self.max_chars_per_word = int(max_chars_per_word)
+    self._normalizer = None
+    self._wordpieces = [
+        self._make_wordpiece(v)
+        for v in (self.teacher_vocab, self.student_vocab)
+    ]
+
+  def _make_wordpiece(self, tokens):
+    return tf_text.FastWordpieceTokenizer(
+        vocab=tokens, suffix_indicator="##",
+        max_bytes_per_word=self.max_chars_per_word,
+        token_out_type=tf.int64, unknown_token="[UNK]",
+        no_pretokenization=True, support_detokenization=False)
+
+  @property
+  def teacher_vocab_size(self):
+    return len(self.teacher_vocab)
+
+  @property
+  def student_vocab_size(self):
+    return len(self.student_vocab)
+
+  def special_token_id(self, token, vocab_id):
+    """Id of `token` (e.g. "[MASK]") in the teacher (0) or student (1) vocab."""
+    tokens = self.teacher_vocab if vocab_id == TEACHER_VOCAB_ID else (
+        self.student_vocab)
+    return tokens.index(token)
+
+  def _word_choice(self, words, seed):
+    """Per-word vocabulary tag, int32 [num_words]: 1 = student."""
+    num_words = tf.shape(words.flat_values)[0]
+    if self.p_student == 0.0:
+      return tf.zeros([num_words], tf.int32)
+    if self.p_student == 1.0:
+      return tf.ones([num_words], tf.int32)
+    uniform = tf.random.stateless_uniform([num_words], seed=seed)
+    return tf.cast(uniform < self.p_student, tf.int32)
+
+  def _call_seed(self, strings, seed):
+    if seed is not None:
+      return tf.cast(seed, tf.int64)
+    if self.seed is None:
+      return tf.random.uniform([2], maxval=tf.int64.max, dtype=tf.int64)
+    # Deterministic in (seed, batch contents): same strings, same choices.
+    batch_hash = tf.reduce_sum(
+        tf.strings.to_hash_bucket_fast(strings, 2**31 - 1)
+        * tf.range(1, tf.size(strings, out_type=tf.int64) + 1))
+    return tf.stack([tf.constant(self.seed, tf.int64), batch_hash])
+
+  def tokenize_words(self, strings, seed=None):
+    """Tokenizes and keeps the word level.
+
+    Args:
+      strings: [batch] string tensor.
+      seed: optional [2] integer tensor overriding the layer's seed for this call.
+
+    Returns:
+      (token_ids, vocab_ids): int32 RaggedTensors [batch, (words), (pieces)].
+    """
+    words = split_words(strings, self._normalizer, self.max_input_chars)
+    flat_words = words.flat_values
+    choice = self._word_choice(words, self._call_seed(strings, seed))
+    if self.p_student in (0.0, 1.0):
+      pieces = self._wordpieces[int(self.p_student)].tokenize(flat_words)
+    else:
+      teacher = self._wordpieces[TEACHER_VOCAB_ID].tokenize(flat_words)
+      student = self._wordpieces[STUDENT_VOCAB_ID].tokenize(flat_words)
+      # Row 2w holds word w's teacher pieces, row 2w+1 its student pieces;
+      # gathering row 2w + choice[w] picks each word's segmentation.
+      both = tf.concat([teacher[:, tf.newaxis], student[:, tf.newaxis]],
+                       axis=1).merge_dims(0, 1)
+      num_words = tf.shape(flat_words, out_type=tf.int32)[0]
+      pieces = tf.gather(both, 2 * tf.range(num_words) + choice)
+    pieces = tf.cast(pieces, tf.int32)
+    vocab_ids = pieces.with_flat_values(
+        tf.repeat(choice, pieces.row_lengths(), axis=0))
+    nest = lambda t: tf.RaggedTensor.from_row_splits(
+        t, words.row_splits, validate=False)
+    return nest(pieces), nest(vocab_ids)
+
+  def call(self, inputs, seed=None):
+    """Tokenizes a batch of raw strings.
+
+    Args:
+      inputs: [batch] string tensor (any bytes: invalid UTF-8 is replaced).
+      seed: optional [2] integer tensor overriding the layer's seed.
+
+    Returns:
+      Dict of int32 RaggedTensors [batch, (tokens)]: `token_ids` (id in the
+      token's own vocabulary), `vocab_ids` (0 teacher, 1 student) and
+      `word_ids` (index of the token's word within its string).
+    """
+    strings = tf.convert_to_tensor(inputs, tf.string)
+    if strings.shape.rank == 0:
+      raise ValueError("MixedVocabTokenizer expects a [batch] string tensor; "
+                       "received a scalar. Wrap it in a list.")
+    token_ids, vocab_ids = self.tokenize_words(strings, seed)
+    words_per_row = token_ids.row_lengths()
+    word_in_row = tf.range(tf.reduce_sum(words_per_row), dtype=tf.int64) - (
+        tf.repeat(token_ids.row_splits[:-1], words_per_row))
+    word_ids = tf.repeat(
+        tf.cast(word_in_row, tf.int32), token_ids.values.row_lengths())
+    token_ids = token_ids.merge_dims(1, 2)
+    return {
+        "token_ids": token_ids,
+        "vocab_ids": vocab_ids.merge_dims(1, 2),
+        "word_ids": token_ids.with_flat_values(word_ids),
+    }
+
+  def get_config(self):
+    config = super().get_config()
+    config.update({
+        "teacher_vocab": list(self.teacher_vocab),
+        "student_vocab": list(self.student_vocab),
+        "p_student": self.p_student,
+        "seed": self.seed,
+        "max_input_chars": self.max_input_chars,
+        "max_chars_per_word": self.max_chars_per_word,
+    })
+    return config
