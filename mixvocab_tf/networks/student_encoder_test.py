@@ -1,0 +1,35 @@
+"""Tests for the student presets."""
+
+import pytest
+
+from mixvocab_tf.networks import plain_bert_encoder
+from mixvocab_tf.networks import student_encoder
+
+
+@pytest.mark.parametrize("preset", sorted(student_encoder.STUDENT_PRESETS))
+def test_preset_parameter_counts_are_within_5_percent_of_the_paper(preset):
+  encoder = student_encoder.build_student_encoder(preset, vocab_size=4928)
+  assert isinstance(encoder, plain_bert_encoder.PlainBertEncoder)
+  count = encoder.count_params()
+  paper = student_encoder.PAPER_PARAMETER_COUNTS[preset]
+  assert abs(count / paper - 1) < 0.05, (preset, count, paper)
+
+
+def test_preset_sizes_and_overrides():
+  config = student_encoder.student_encoder_config(
+      "L12-H256", vocab_size=100, max_sequence_length=64)
+  assert (config["num_layers"], config["hidden_size"],
+          config["num_attention_heads"], config["inner_dim"],
+          config["max_sequence_length"]) == (12, 256, 4, 1024, 64)
+  custom = student_encoder.student_encoder_config(
+      None, vocab_size=100, num_layers=2, hidden_size=32)
+  assert custom["inner_dim"] == 128
+
+
+def test_errors_name_what_was_received():
+  with pytest.raises(ValueError, match="received 'L3-H7'"):
+    student_encoder.student_encoder_config("L3-H7")
+  with pytest.raises(ValueError, match="hidden_size must be given"):
+    student_encoder.student_encoder_config(None, num_layers=2)
+  with pytest.raises(ValueError, match="received 30 and 4"):
+    student_encoder.student_encoder_config(None, num_layers=2, hidden_size=30)
