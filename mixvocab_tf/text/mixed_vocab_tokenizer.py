@@ -37,8 +37,10 @@ _DELIM_PATTERN = "|".join([r"\s+", _PUNCTUATION, _CJK])
 _KEEP_DELIM_PATTERN = "|".join([_PUNCTUATION, _CJK])
 # google-research/bert `_clean_text` deletes NUL, U+FFFD and control/format
 # characters (it does not turn them into spaces, as tensorflow_text's
-# BasicTokenizer does); tab, newline and carriage return count as whitespace.
-_WHITESPACE_CONTROLS = r"[\t\n\r]"
+# BasicTokenizer does); tab, newline, carriage return and Unicode space
+# separators (Zs: no-break space, ideographic space, ...) count as whitespace.
+# RE2's \s is ASCII-only, hence the explicit class.
+_WHITESPACE_CONTROLS = r"[\t\n\r\p{Zs}]"
 _DELETED_CHARACTERS = r"\x{FFFD}|\p{Cc}|\p{Cf}|\p{Co}|\p{Cs}"
 
 #: Default cap on the characters of one input string. Bounds the work on
@@ -83,8 +85,11 @@ def split_words(strings, normalizer=None,
   strings = tf.strings.regex_replace(strings, _WHITESPACE_CONTROLS, " ")
   strings = tf.strings.regex_replace(strings, _DELETED_CHARACTERS, "")
   if normalizer is None:
-    # Python's str.lower() as in BERT's reference tokenizer (ICU lower case,
-    # not case folding: "ß" stays "ß"), then NFD and accents stripped.
+    # Lower case per character as Hugging Face's BertNormalizer does: ICU
+    # lower case, not case folding ("ß" stays "ß"), and without ICU's
+    # Final_Sigma context rule (HF maps every capital sigma to "σ"). Then NFD
+    # and accents stripped.
+    strings = tf.strings.regex_replace(strings, "\u03a3", "\u03c3")
     strings = tf.strings.lower(strings, encoding="utf-8")
     strings = tf_text.normalize_utf8(strings, "NFD")
     strings = tf.strings.regex_replace(strings, r"\p{Mn}", "")
