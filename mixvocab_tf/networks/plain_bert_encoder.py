@@ -19,7 +19,18 @@ from official.nlp.modeling import networks as nlp_networks
 
 
 def build_with_dummy_inputs(layer, feature_names):
-  """Runs `layer` once on a [1, 1] batch, outside any graph, to create weights."""
+  """Runs `layer` once on a [1, 1] batch, outside any graph, to create weights.
+
+  The first call would also fix the layer's SavedModel save spec to [1, 1]; it is
+  set beforehand to [None, None] so that exports take any batch and length.
+
+  Args:
+    layer: A layer taking a dict of int features.
+    feature_names: The keys of that dict.
+  """
+  layer._set_save_spec({  # pylint: disable=protected-access
+      name: tf.TensorSpec([None, None], tf.int32, name=name)
+      for name in feature_names}, [], {})
   with tf.init_scope():
     ids = tf.zeros((1, 1), tf.int32)
     features = {name: ids for name in feature_names}
