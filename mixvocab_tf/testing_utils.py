@@ -122,6 +122,11 @@ def assert_save_and_reload(obj, inputs, directory, formats=("keras", "tf"),
 _LAYER_KEYS = ("q", "k", "v", "o", "i", "f")
 
 
+def read_json(path):
+  with open(path) as f:
+    return json.load(f)
+
+
 def tiny_bert_config(vocab_size=100, hidden_size=32, num_layers=2,
                      num_heads=4, inner_dim=64, max_positions=16,
                      type_vocab_size=2):

@@ -7,3 +7,12 @@ checkpoint loaders, and the shared-projection loss of the "dual training" versio
 
 from mixvocab_tf.models.dual_vocab_pretrainer import DualVocabPretrainer
 from mixvocab_tf.models.mlm_pretrainer import MLMPretrainer
+from mixvocab_tf.models.teacher_loader import assign_encoder_weights
+from mixvocab_tf.models.teacher_loader import assign_masked_lm_weights
+from mixvocab_tf.models.teacher_loader import BertCheckpoint
+from mixvocab_tf.models.teacher_loader import build_default_teacher
+from mixvocab_tf.models.teacher_loader import detect_checkpoint_format
+from mixvocab_tf.models.teacher_loader import load_bert_encoder
+from mixvocab_tf.models.teacher_loader import load_bert_pretrainer
+from mixvocab_tf.models.teacher_loader import load_teacher
+from mixvocab_tf.models.teacher_loader import read_bert_checkpoint
