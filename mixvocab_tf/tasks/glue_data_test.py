@@ -10,21 +10,27 @@ from mixvocab_tf import data
 from mixvocab_tf.tasks import glue_data
 from mixvocab_tf.text import vocab as vocab_lib
 
-_GLUE = os.path.join(
-    os.path.dirname(__file__), "..", "..", "..", "shared", "data", "glue")
+_GLUE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared",
+                     "data", "glue")
 
 # The real GLUE MNLI headers (dev has five annotator labels, train one).
 _MNLI_TRAIN_HEADER = [
     "index", "promptID", "pairID", "genre", "sentence1_binary_parse",
     "sentence2_binary_parse", "sentence1_parse", "sentence2_parse", "sentence1",
-    "sentence2", "label1", "gold_label"]
+    "sentence2", "label1", "gold_label"
+]
 _MNLI_DEV_HEADER = _MNLI_TRAIN_HEADER[:-1] + [
-    "label2", "label3", "label4", "label5", "gold_label"]
+    "label2", "label3", "label4", "label5", "gold_label"
+]
 
 
 def _mnli_row(header, index, sentence1, sentence2, label):
-  values = {"index": str(index), "sentence1": sentence1, "sentence2": sentence2,
-            "gold_label": label}
+  values = {
+      "index": str(index),
+      "sentence1": sentence1,
+      "sentence2": sentence2,
+      "gold_label": label
+  }
   return "\t".join(values.get(column, "x") for column in header)
 
 
@@ -36,13 +42,13 @@ def _write(path, lines):
 
 def _as_lists(dataset):
   rows = list(dataset.as_numpy_iterator())
-  return ([r["sentence_a"].decode() for r in rows],
-          [r["sentence_b"].decode() for r in rows],
+  return ([r["sentence_a"].decode() for r in rows
+          ], [r["sentence_b"].decode() for r in rows],
           [int(r["label"]) for r in rows])
 
 
 def _truncate_seq_pair(len_a, len_b, budget):
-  """Lengths after BERT's run_classifier._truncate_seq_pair (longer one first)."""
+  """Lengths after BERT's `_truncate_seq_pair` (cuts the longer one first)."""
   while len_a + len_b > budget:
     if len_a > len_b:
       len_a -= 1
@@ -75,8 +81,8 @@ class LoadGlueTest(tf.test.TestCase):
     # A leading quote is text, not CSV quoting.
     self.assertEqual(first["sentence_b"][:20], b"\" The foodservice pi")
     self.assertEqual(names[first["label"]], "equivalent")
-    mnli, _ = glue_data.load_glue("mnli", "validation_matched", _GLUE,
-                                  source="mnli_json")
+    mnli, _ = glue_data.load_glue(
+        "mnli", "validation_matched", _GLUE, source="mnli_json")
     first = next(mnli.as_numpy_iterator())
     self.assertEqual(
         (first["sentence_a"], first["sentence_b"], first["label"]),
@@ -96,8 +102,8 @@ class LoadGlueTest(tf.test.TestCase):
         _mnli_row(_MNLI_DEV_HEADER, 0, "P", "H", "neutral"),
     ])
     dataset, _ = glue_data.load_glue("mnli", "train", root)
-    self.assertEqual(_as_lists(dataset), (
-        ["A man \"walks\".", "It rains."], ["He moves.", "It is dry."], [0, 2]))
+    self.assertEqual(_as_lists(dataset), (["A man \"walks\".", "It rains."],
+                                          ["He moves.", "It is dry."], [0, 2]))
     # A task directory works as data_dir too.
     dataset, _ = glue_data.load_glue(
         "mnli", "dev_mismatched", os.path.join(root, "MNLI"), source="tsv")
@@ -126,13 +132,14 @@ class LoadGlueTest(tf.test.TestCase):
   def test_bad_arguments(self):
     with self.assertRaisesRegex(ValueError, "Unknown GLUE task 'cola'"):
       glue_data.load_glue("cola", "train", _GLUE)
-    with self.assertRaisesRegex(ValueError, "Unknown split 'test' for GLUE sst2"):
+    with self.assertRaisesRegex(ValueError,
+                                "Unknown split 'test' for GLUE sst2"):
       glue_data.load_glue("sst2", "test", _GLUE)
     with self.assertRaisesRegex(ValueError, "source must be one of"):
       glue_data.load_glue("sst2", "train", _GLUE, source="csv")
     with self.assertRaisesRegex(ValueError, "has only MNLI"):
-      glue_data.load_glue("mnli", "validation_mismatched", _GLUE,
-                          source="mnli_json")
+      glue_data.load_glue(
+          "mnli", "validation_mismatched", _GLUE, source="mnli_json")
     self.assertEqual(glue_data.canonical_split("mnli", "dev"),
                      "validation_matched")
 
@@ -142,16 +149,17 @@ class LoadGlueTest(tf.test.TestCase):
       for task, pair in (("sst2", False), ("mrpc", True), ("mnli", True)):
         dataset, names = glue_data.load_glue(task, "validation", source="tfds")
         self.assertEqual(names, glue_data.LABEL_NAMES[task])
-        self.assertEqual(dataset.element_spec, {
-            "sentence_a": tf.TensorSpec([], tf.string),
-            "sentence_b": tf.TensorSpec([], tf.string),
-            "label": tf.TensorSpec([], tf.int32),
-        })
+        self.assertEqual(
+            dataset.element_spec, {
+                "sentence_a": tf.TensorSpec([], tf.string),
+                "sentence_b": tf.TensorSpec([], tf.string),
+                "label": tf.TensorSpec([], tf.int32),
+            })
         sentences_a, sentences_b, labels = _as_lists(dataset)
         self.assertLen(labels, 4)
         self.assertTrue(all(0 <= label < len(names) for label in labels))
+        self.assertTrue(any(sentences_a), task)
         self.assertEqual(any(sentences_b), pair, task)
-        del sentences_a
       # No data_dir: 'auto' means tensorflow-datasets.
       dataset, _ = glue_data.load_glue("mnli", "train")
       self.assertLen(list(dataset), 4)
@@ -167,9 +175,11 @@ class GlueFeaturizerTest(tf.test.TestCase):
 
   def test_pair_packing(self):
     featurize = glue_data.glue_featurizer(self.vocab, seq_length=12)
-    f = featurize({"sentence_a": tf.constant("Hello world"),
-                   "sentence_b": tf.constant("unaffable"),
-                   "label": tf.constant(2, tf.int64)})
+    f = featurize({
+        "sentence_a": tf.constant("Hello world"),
+        "sentence_b": tf.constant("unaffable"),
+        "label": tf.constant(2, tf.int64)
+    })
     cls, sep, pad = self.ids["[CLS]"], self.ids["[SEP]"], self.ids["[PAD]"]
     hello, world = self.vocab.index("hello"), self.vocab.index("world")
     una = [self.vocab.index(t) for t in ("una", "##ffa", "##ble")]
@@ -182,8 +192,10 @@ class GlueFeaturizerTest(tf.test.TestCase):
 
   def test_single_sentence_ignores_b(self):
     featurize = glue_data.glue_featurizer(self.vocab, seq_length=6, pair=False)
-    f = featurize({"sentence_a": tf.constant(["a b c d e", "a"]),
-                   "sentence_b": tf.constant(["x", "y"])})
+    f = featurize({
+        "sentence_a": tf.constant(["a b c d e", "a"]),
+        "sentence_b": tf.constant(["x", "y"])
+    })
     cls, sep, pad = self.ids["[CLS]"], self.ids["[SEP]"], self.ids["[PAD]"]
     a, b, c, d = (self.vocab.index(t) for t in "abcd")
     self.assertAllEqual(f["input_word_ids"],

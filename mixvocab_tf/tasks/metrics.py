@@ -1,16 +1,17 @@
-"""Evaluation metrics for GLUE and SNIPS fine-tuning, and how results are reported.
+"""Evaluation metrics for GLUE and SNIPS fine-tuning, and result reporting.
 
-The paper (Zhao et al., EACL 2021, §4.2, Tables 2-3) reports accuracy on SST-2 and
-MNLI, F1 and accuracy on MRPC, and intent accuracy and slot F1 on SNIPS. Slot F1 is
-the CoNLL chunk-level score of `conlleval.pl`: chunks are read from IOB tags (an
-`I-` that follows `O` or a chunk of another type starts a new chunk, as conlleval
-does), and precision, recall and F1 count exact (start, end, type) matches,
-micro-averaged over the whole split. `seqeval.metrics.f1_score` in its default mode
-gives the same numbers; it is not a dependency of the package, so the chunking is
-written here (about 40 lines) and tested against seqeval.
+The paper (Zhao et al., EACL 2021, §4.2, Tables 2-3) reports accuracy on SST-2
+and MNLI, F1 and accuracy on MRPC, and intent accuracy and slot F1 on SNIPS.
+Slot F1 is the CoNLL chunk-level score of `conlleval.pl`: chunks are read from
+IOB tags (an `I-` that follows `O` or a chunk of another type starts a new
+chunk, as in conlleval), and precision, recall and F1 count exact (start, end,
+type) matches, micro-averaged over the whole split. `seqeval.metrics.f1_score`
+in its default mode gives the same numbers; seqeval is not a dependency of the
+package, so the chunking is written here (about 40 lines) and tested against
+seqeval.
 
-Metrics are computed in NumPy after prediction, outside the graph: they are corpus
-level (F1 is not a mean of per-batch F1s) and need the word-level tag strings.
+Metrics are computed in NumPy after prediction, outside the graph: they are
+corpus-level (F1 is not a mean of per-batch F1s) and need word-level tags.
 """
 
 import json
@@ -42,7 +43,8 @@ def _check_same_length(labels, predictions):
         "labels and predictions must have the same length; received "
         f"{labels.shape[0]} and {predictions.shape[0]}.")
   if labels.shape[0] == 0:
-    raise ValueError("labels and predictions are empty; there is nothing to score.")
+    raise ValueError(
+        "labels and predictions are empty; there is nothing to score.")
 
 
 def accuracy(labels, predictions):
@@ -54,7 +56,7 @@ def accuracy(labels, predictions):
 
 
 def binary_f1(labels, predictions, positive_label=1):
-  """F1 of the class `positive_label` (MRPC: 1 = equivalent), as GLUE reports it.
+  """F1 of class `positive_label` (MRPC: 1 = equivalent), as GLUE reports it.
 
   Returns 0.0 when there are no true positives (precision or recall undefined),
   as scikit-learn does with `zero_division=0`.
@@ -71,11 +73,12 @@ def binary_f1(labels, predictions, positive_label=1):
 
 
 def glue_metrics(task, labels, predictions):
-  """The metrics the paper reports for GLUE `task` (sst2, mrpc or mnli), as a dict."""
+  """The metrics the paper reports for GLUE `task` (sst2, mrpc or mnli)."""
   key = task.lower().replace("-", "").replace("_", "")
   if key not in GLUE_TASK_METRICS:
     raise ValueError(
-        f"Unknown GLUE task {task!r}; expected one of {sorted(GLUE_TASK_METRICS)}.")
+        f"Unknown GLUE task {task!r}; expected one of "
+        f"{sorted(GLUE_TASK_METRICS)}.")
   result = {"accuracy": accuracy(labels, predictions)}
   if key == "mrpc":
     result["f1"] = binary_f1(labels, predictions, positive_label=1)
@@ -83,7 +86,7 @@ def glue_metrics(task, labels, predictions):
 
 
 def _split_tag(tag):
-  """('B', 'city') from 'B-city'; ('O', '') from 'O'. Splits at the first '-'."""
+  """('B', 'city') from 'B-city', ('O', '') from 'O': split at the first '-'."""
   prefix, _, chunk_type = tag.partition("-")
   return prefix, chunk_type
 
@@ -107,7 +110,7 @@ def _chunk_starts(prev_prefix, prefix, prev_type, chunk_type):
 
 
 def iob_chunks(tags):
-  """Chunks of one tag sequence as a set of (start, end_inclusive, type), conlleval-style.
+  """Chunks of a tag sequence, {(start, end_inclusive, type)}, as conlleval.
 
   Example: `iob_chunks(['B-city', 'I-city', 'O', 'I-state'])` is
   `{(0, 1, 'city'), (3, 3, 'state')}`: the stray `I-state` starts a chunk.
@@ -138,7 +141,7 @@ def _check_tag_sequences(gold_tags, predicted_tags):
 
 
 def slot_precision_recall_f1(gold_tags, predicted_tags):
-  """Micro-averaged chunk precision, recall and F1 over all sentences (conlleval).
+  """Micro-averaged chunk precision, recall and F1 over all sentences.
 
   Args:
     gold_tags: list of sentences, each a list of IOB tag strings, one per word.
@@ -174,11 +177,12 @@ def snips_metrics(gold_intents, predicted_intents, gold_tags, predicted_tags):
     gold_intents: 1-D sequence of intent ids or names, one per query.
     predicted_intents: the same, predicted.
     gold_tags: list of per-word IOB tag lists, one per query.
-    predicted_tags: the same shape, predicted (see `snips_data.decode_slot_tags`).
+    predicted_tags: the same shape, predicted (`snips_data.decode_slot_tags`).
 
   Returns:
-    A dict with `intent_accuracy`, `slot_precision`, `slot_recall`, `slot_f1` and
-    `sentence_accuracy` (intent right and every word's tag right), all in [0, 1].
+    A dict with `intent_accuracy`, `slot_precision`, `slot_recall`, `slot_f1`
+    and `sentence_accuracy` (intent right and every word's tag right), all in
+    [0, 1].
   """
   gold_intents = _as_1d(gold_intents, "gold_intents")
   predicted_intents = _as_1d(predicted_intents, "predicted_intents")
@@ -220,17 +224,20 @@ def _format_size(num_bytes):
 
 
 def markdown_header(metric_names):
-  """Header and separator lines matching `markdown_row` for these metric names."""
+  """Header and separator lines matching `markdown_row` for `metric_names`."""
   names = ["model", "params", "size"] + list(metric_names)
-  return ("| " + " | ".join(names) + " |\n" +
-          "|" + "|".join(["---"] + ["---:"] * (len(names) - 1)) + "|")
+  header = "| " + " | ".join(names) + " |"
+  # Right-aligned numeric columns.
+  separator = "|" + "|".join(["---"] + ["---:"] * (len(names) - 1)) + "|"
+  return header + "\n" + separator
 
 
 def markdown_row(model, params, size_bytes, metrics):
   """One markdown table row: model, parameter count, size, then each metric.
 
   Metrics are fractions in [0, 1] and are written as percentages with two
-  decimals, in the dict's order; a missing value (None or NaN) is written as '-'.
+  decimals, in the dict's order; a missing value (None or NaN) is written as
+  '-'.
 
   Example: `markdown_row('6x256', 6.2e6, 24.8e6, {'accuracy': 0.8842})` is
   `'| 6x256 | 6.20M | 24.8 MB | 88.42 |'`.
@@ -264,7 +271,8 @@ def write_metrics_json(path, metrics, **extra):
   Returns the dict written.
   """
   if "metrics" in extra:
-    raise ValueError("extra fields may not be named 'metrics'; it holds `metrics`.")
+    raise ValueError(
+        "extra fields may not be named 'metrics'; it holds `metrics`.")
   record = _jsonable(dict(extra))
   record["metrics"] = _jsonable(dict(metrics))
   parent = os.path.dirname(path)

@@ -1,4 +1,4 @@
-"""Tests for metrics: slot F1 agrees with seqeval (conlleval semantics) on real SNIPS."""
+"""Tests for metrics; slot F1 agrees with seqeval (conlleval) on real SNIPS."""
 
 import os
 import random
@@ -8,9 +8,8 @@ import tensorflow as tf
 
 from mixvocab_tf.tasks import metrics
 
-_SNIPS_VALID = os.path.join(
-    os.path.dirname(__file__), "..", "..", "..", "shared", "data", "snips", "valid",
-    "seq.out")
+_SNIPS_VALID = os.path.join(os.path.dirname(__file__), "..", "..", "..",
+                            "shared", "data", "snips", "valid", "seq.out")
 
 
 def _read_gold_tags():
@@ -35,7 +34,8 @@ def _corrupt(gold_tags, seed, types):
       elif roll < 0.13 and tag.startswith("B-"):
         tags[i] = "I-" + tag[2:]  # I- without B-.
       elif roll < 0.16 and tag == "O":
-        tags[i] = rng.choice(["B-", "I-"]) + rng.choice(types)  # Spurious chunk.
+        # A spurious chunk, sometimes opened by an I-.
+        tags[i] = rng.choice(["B-", "I-"]) + rng.choice(types)
     if rng.random() < 0.1 and len(tags) > 1:
       # Shift every span one word right.
       tags = ["O"] + tags[:-1]
@@ -52,9 +52,10 @@ class MetricsTest(tf.test.TestCase):
     # tp=2, fp=1, fn=1: P=R=2/3.
     self.assertAlmostEqual(metrics.binary_f1(labels, predictions), 2 / 3)
     self.assertEqual(metrics.binary_f1([0, 0], [0, 0]), 0.0)
-    self.assertEqual(
-        metrics.glue_metrics("MRPC", labels, predictions),
-        {"f1": metrics.binary_f1(labels, predictions), "accuracy": 0.6})
+    self.assertEqual(metrics.glue_metrics("MRPC", labels, predictions), {
+        "f1": metrics.binary_f1(labels, predictions),
+        "accuracy": 0.6
+    })
     self.assertEqual(list(metrics.glue_metrics("sst-2", labels, labels)),
                      ["accuracy"])
 
@@ -68,14 +69,19 @@ class MetricsTest(tf.test.TestCase):
 
   def test_iob_chunks_conlleval_rules(self):
     self.assertEqual(
-        metrics.iob_chunks(["B-city", "I-city", "O", "I-state", "I-city", "B-x"]),
+        metrics.iob_chunks(
+            ["B-city", "I-city", "O", "I-state", "I-city", "B-x"]),
         {(0, 1, "city"), (3, 3, "state"), (4, 4, "city"), (5, 5, "x")})
     self.assertEqual(metrics.iob_chunks(["B-a", "B-a", "I-a"]),
                      {(0, 0, "a"), (1, 2, "a")})
     self.assertEqual(metrics.iob_chunks(["O", "O"]), set())
 
   def test_slot_f1_matches_seqeval_on_corrupted_snips(self):
-    from seqeval.metrics import f1_score, precision_score, recall_score  # pylint: disable=g-import-not-at-top
+    # Imported here: seqeval is a test-only reference, not a dependency.
+    try:
+      from seqeval import metrics as seqeval  # pylint: disable=g-import-not-at-top
+    except ImportError:
+      self.skipTest("seqeval is not installed (pip install seqeval).")
     gold = _read_gold_tags()
     self.assertLen(gold, 700)
     types = sorted({t[2:] for tags in gold for t in tags if t != "O"})
@@ -84,9 +90,12 @@ class MetricsTest(tf.test.TestCase):
     for seed in range(5):
       predicted = _corrupt(gold, seed, types)
       precision, recall, f1 = metrics.slot_precision_recall_f1(gold, predicted)
-      self.assertAlmostEqual(f1, f1_score(gold, predicted), delta=1e-9)
-      self.assertAlmostEqual(precision, precision_score(gold, predicted), delta=1e-9)
-      self.assertAlmostEqual(recall, recall_score(gold, predicted), delta=1e-9)
+      self.assertAlmostEqual(
+          f1, seqeval.f1_score(gold, predicted), delta=1e-9)
+      self.assertAlmostEqual(
+          precision, seqeval.precision_score(gold, predicted), delta=1e-9)
+      self.assertAlmostEqual(
+          recall, seqeval.recall_score(gold, predicted), delta=1e-9)
       seen.add(round(f1, 6))
     # The corruptions are real: every seed scores differently and below 1.
     self.assertLen(seen, 5)
@@ -105,19 +114,29 @@ class MetricsTest(tf.test.TestCase):
     self.assertEqual(result["sentence_accuracy"], 0.5)
 
   def test_markdown_row(self):
-    row = metrics.markdown_row(
-        "6x256", 6.2e6, 24.8e6, {"accuracy": np.float32(0.8842), "f1": None})
+    row = metrics.markdown_row("6x256", 6.2e6, 24.8e6, {
+        "accuracy": np.float32(0.8842),
+        "f1": None
+    })
     self.assertEqual(row, "| 6x256 | 6.20M | 24.8 MB | 88.42 | - |")
     header = metrics.markdown_header(["accuracy", "f1"])
     self.assertEqual(header.splitlines()[0].count("|"), row.count("|"))
 
   def test_write_metrics_json(self):
     path = os.path.join(self.get_temp_dir(), "eval", "metrics.json")
-    written = metrics.write_metrics_json(
-        path, {"accuracy": np.float64(0.5), "count": np.int64(3)}, task="sst2")
+    written = metrics.write_metrics_json(path, {
+        "accuracy": np.float64(0.5),
+        "count": np.int64(3)
+    },
+                                         task="sst2")
     self.assertEqual(metrics.read_metrics_json(path), written)
-    self.assertEqual(written,
-                     {"task": "sst2", "metrics": {"accuracy": 0.5, "count": 3}})
+    self.assertEqual(written, {
+        "task": "sst2",
+        "metrics": {
+            "accuracy": 0.5,
+            "count": 3
+        }
+    })
 
 
 if __name__ == "__main__":

@@ -1,33 +1,35 @@
-"""SNIPS intent detection and slot filling: reading, label vocabularies, features.
+"""SNIPS intent detection and slot filling: reading, labels, features.
 
-The paper (Zhao et al., EACL 2021, §4.2) fine-tunes students on SNIPS jointly for
-the intent of a query and the IOB slot tag of each word, tagging the first WordPiece
-of each word. This module turns the Goo et al. (2018) files (`seq.in`, `seq.out`,
-`label`) into model features, in three steps:
+The paper (Zhao et al., EACL 2021, §4.2) fine-tunes students on SNIPS jointly
+for the intent of a query and the IOB slot tag of each word, tagging the first
+WordPiece of each word. This module turns the Goo et al. (2018) files
+(`seq.in`, `seq.out`, `label`) into model features, in three steps:
 
-1. `read_snips(data_dir)` reads and validates the files (one tag per whitespace word).
-2. `SnipsLabels` maps intents and slot tags to ids; it is built from train, saved as
-   JSON beside checkpoints, and loaded again by evaluation and export.
+1. `read_snips(data_dir)` reads and validates the files (one tag per
+   whitespace word).
+2. `SnipsLabels` maps intents and slot tags to ids; it is built from train,
+   saved as JSON beside checkpoints, and loaded again by evaluation and export.
 3. `make_snips_dataset(examples, labels)` gives word-level examples and
    `snips_featurizer(vocab)` maps them, in graph, to WordPiece features:
 
-   | key | dtype, shape | meaning |
-   |---|---|---|
-   | input_word_ids | int32 [seq_length] | [CLS] pieces [SEP] [PAD]... |
-   | input_mask | int32 [seq_length] | 1 on real tokens |
-   | input_type_ids | int32 [seq_length] | all 0 |
-   | slot_ids | int32 [seq_length] | slot id on each word's first piece, else -1 |
-   | slot_weights | float32 [seq_length] | 1.0 on first pieces, else 0.0 |
-   | intent_id | int32 [] | intent id |
-   | word_start_positions | int32 [max_words] | position of each word's first piece, -1 pad |
-   | num_words | int32 [] | words in the query, including any cut off |
+   | key                  | dtype   | shape        | value                   |
+   |----------------------|---------|--------------|-------------------------|
+   | input_word_ids       | int32   | [seq_length] | [CLS] pieces [SEP] [PAD]|
+   | input_mask           | int32   | [seq_length] | 1 on real tokens        |
+   | input_type_ids       | int32   | [seq_length] | 0                       |
+   | slot_ids             | int32   | [seq_length] | tag on first pieces, -1 |
+   | slot_weights         | float32 | [seq_length] | 1 on first pieces, 0    |
+   | intent_id            | int32   | []           | intent id               |
+   | word_start_positions | int32   | [max_words]  | word's first piece, -1  |
+   | num_words            | int32   | []           | words, cut ones too     |
 
 Words are tokenized one by one, so BERT's basic tokenizer splits "don't" into
-pieces that all belong to that word: the word's tag goes on "don" and "'" and "t"
-carry no loss. A word the tokenizer turns into nothing (a lone combining accent, a
-NUL, a zero-width space) becomes one [UNK] so that every word keeps a tagged position.
-Queries longer than `seq_length - 2` pieces are cut; a word whose first piece is cut
-has no position (-1) and `decode_slot_tags` tags it 'O'.
+pieces that all belong to that word: the word's tag goes on "don", and "'" and
+"t" carry no loss. A word the tokenizer turns into nothing (a lone combining
+accent, a NUL, a zero-width space) becomes one [UNK], so that every word keeps
+a tagged position. Queries longer than `seq_length - 2` pieces are cut; a word
+whose first piece is cut has no position (-1), and `decode_slot_tags` tags it
+'O'.
 """
 
 import collections
@@ -42,17 +44,17 @@ import tensorflow_text as tf_text
 from mixvocab_tf.text import vocab as vocab_lib
 
 OUTSIDE_TAG = "O"
-#: slot_ids value on positions that carry no slot loss (non-first pieces, specials).
+#: `slot_ids` on positions without a slot loss (later pieces, specials, pad).
 IGNORE_ID = -1
 DEFAULT_SEQ_LENGTH = 64
-#: Features the encoder takes; the rest of a featurized example are labels.
+#: Features the encoder takes; the other keys of a featurized example are
+#: labels and decoding aids.
 MODEL_INPUT_KEYS = ("input_word_ids", "input_mask", "input_type_ids")
 _FILES = ("seq.in", "seq.out", "label")
 _SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]")
 
-
-#: One SNIPS split: `words` and `tags` (per query, lists of str), `intents` (list of
-#: str) and `path` (the directory read).
+#: One SNIPS split: `words` and `tags` (per query, lists of str), `intents`
+#: (list of str) and `path` (the directory read).
 SnipsExamples = collections.namedtuple(
     "SnipsExamples", ["words", "tags", "intents", "path"])
 
@@ -78,29 +80,30 @@ def _is_iob_tag(tag):
 def read_snips(data_dir):
   """Reads and validates `seq.in`, `seq.out` and `label` from `data_dir`.
 
-  Queries are split with `str.split()` (some SNIPS lines hold double spaces), and
-  each must have exactly one IOB tag per word.
+  Queries are split with `str.split()` (some SNIPS lines hold double spaces),
+  and each must have exactly one IOB tag per word.
 
   Args:
     data_dir: a directory such as `mixvocab_tf.data.snips_dir('train')`.
 
   Returns:
-    `SnipsExamples` with `words`, `tags` (lists of lists of str), `intents` (list of
-    str) and `path`.
+    `SnipsExamples` with `words`, `tags` (lists of lists of str), `intents`
+    (list of str) and `path`.
 
   Raises:
     FileNotFoundError: a file is missing.
-    ValueError: the files disagree on line count, a line's word and tag counts
-      differ, a query or intent is empty, or a tag is not O, B-x or I-x. The message
-      names the file and the 1-based line.
+    ValueError: the files disagree on their line count, a line's word and tag
+      counts differ, a query or intent is empty, or a tag is not O, B-x or
+      I-x. The message names the file and the 1-based line.
   """
   paths = {name: os.path.join(data_dir, name) for name in _FILES}
   lines = {name: _read_lines(path) for name, path in paths.items()}
   counts = {name: len(lines[name]) for name in _FILES}
   if len(set(counts.values())) != 1:
     raise ValueError(
-        f"SNIPS files in {data_dir} must have the same number of lines; received "
-        + ", ".join(f"{name}: {count}" for name, count in counts.items()) + ".")
+        f"SNIPS files in {data_dir} must have the same number of lines; "
+        "received " +
+        ", ".join(f"{name}: {count}" for name, count in counts.items()) + ".")
   words, tags, intents = [], [], []
   for i, (query, tag_line, intent) in enumerate(
       zip(lines["seq.in"], lines["seq.out"], lines["label"])):
@@ -112,15 +115,15 @@ def read_snips(data_dir):
       raise ValueError(f"{paths['seq.in']} line {line_number} is empty.")
     if len(query_words) != len(query_tags):
       raise ValueError(
-          f"{paths['seq.out']} line {line_number} has {len(query_tags)} tags but "
-          f"{paths['seq.in']} line {line_number} has {len(query_words)} words; "
-          f"expected one IOB tag per whitespace word. Words: {query_words}; "
-          f"tags: {query_tags}.")
+          f"{paths['seq.out']} line {line_number} has {len(query_tags)} tags "
+          f"but {paths['seq.in']} line {line_number} has {len(query_words)} "
+          "words; expected one IOB tag per whitespace word. Words: "
+          f"{query_words}; tags: {query_tags}.")
     for tag in query_tags:
       if not _is_iob_tag(tag):
         raise ValueError(
-            f"{paths['seq.out']} line {line_number} holds {tag!r}, which is not an "
-            "IOB tag (O, B-type or I-type).")
+            f"{paths['seq.out']} line {line_number} holds {tag!r}, which is "
+            "not an IOB tag (O, B-type or I-type).")
     if not intent or len(intent.split()) != 1:
       raise ValueError(
           f"{paths['label']} line {line_number} must hold one intent name; "
@@ -134,9 +137,9 @@ def read_snips(data_dir):
 class SnipsLabels:
   """Intent and slot-tag vocabularies, built from train and saved for reuse.
 
-  Intents are sorted. Slot tags are 'O' (id 0) followed by the other tags sorted,
-  so that id 0 is the tag given to anything unknown. Both orders depend only on the
-  set of labels in train, so rebuilding gives the same ids.
+  Intents are sorted. Slot tags are 'O' (id 0) followed by the other tags
+  sorted, so that id 0 is the tag given to anything unknown. Both orders depend
+  only on the set of labels in train, so rebuilding gives the same ids.
 
   Example:
     labels = SnipsLabels.from_examples(read_snips(snips_dir('train')))
@@ -185,18 +188,19 @@ class SnipsLabels:
     return len(self._slots)
 
   def __eq__(self, other):
-    return (isinstance(other, SnipsLabels) and self.intents == other.intents and
-            self.slots == other.slots)
+    return (isinstance(other, SnipsLabels) and
+            self.intents == other.intents and self.slots == other.slots)
 
   def __repr__(self):
-    return f"SnipsLabels({self.num_intents} intents, {self.num_slots} slot tags)"
+    return (f"SnipsLabels({self.num_intents} intents, "
+            f"{self.num_slots} slot tags)")
 
   def to_json(self):
-    return json.dumps({"intents": list(self.intents), "slots": list(self.slots)},
-                      indent=1)
+    content = {"intents": list(self.intents), "slots": list(self.slots)}
+    return json.dumps(content, indent=1)
 
   def save(self, path):
-    """Writes `{"intents": [...], "slots": [...]}` to `path` (any tf.io.gfile path)."""
+    """Writes `{"intents": [...], "slots": [...]}` to `path` (tf.io.gfile)."""
     parent = os.path.dirname(path)
     if parent:
       tf.io.gfile.makedirs(parent)
@@ -208,26 +212,26 @@ class SnipsLabels:
     with tf.io.gfile.GFile(path, "r") as f:
       content = json.load(f)
     if not isinstance(content, dict) or set(content) != {"intents", "slots"}:
+      keys = sorted(content) if isinstance(content, dict) else ""
       raise ValueError(
-          f"{path} is not a SNIPS label file; expected a JSON object with keys "
-          f"'intents' and 'slots', received {type(content).__name__} "
-          f"{sorted(content) if isinstance(content, dict) else ''}.")
+          f"{path} is not a SNIPS label file; expected a JSON object with "
+          f"keys 'intents' and 'slots', received {type(content).__name__} "
+          f"{keys}.")
     return cls(content["intents"], content["slots"])
 
   def intent_id(self, intent):
     try:
       return self._intent_ids[intent]
     except KeyError:
-      raise ValueError(
-          f"Unknown intent {intent!r}; the label vocabulary has "
-          f"{list(self.intents)}.") from None
+      raise ValueError(f"Unknown intent {intent!r}; the label vocabulary has "
+                       f"{list(self.intents)}.") from None
 
   def encode(self, examples):
-    """Maps an `SnipsExamples` to (slot ids per query, intent ids, #unseen tags).
+    """Maps `SnipsExamples` to (slot ids per query, intent ids, #unseen tags).
 
-    A slot tag absent from the vocabulary becomes 'O' (it cannot be predicted, so
-    it counts as a miss, not a crash) and is logged with its count. An unknown
-    intent is an error: the intent head has no output for it.
+    A slot tag absent from the vocabulary becomes 'O' (it cannot be
+    predicted, so it counts as a miss, not a crash) and is logged with its
+    count. An unknown intent is an error: the intent head has no output for it.
     """
     slot_ids, intent_ids, unseen = [], [], {}
     for i, (tags, intent) in enumerate(zip(examples.tags, examples.intents)):
@@ -242,36 +246,38 @@ class SnipsLabels:
       try:
         intent_ids.append(self.intent_id(intent))
       except ValueError as e:
-        raise ValueError(
-            f"{os.path.join(examples.path, 'label')} line {i + 1}: {e}") from None
+        label_file = os.path.join(examples.path, "label")
+        raise ValueError(f"{label_file} line {i + 1}: {e}") from None
     num_unseen = sum(unseen.values())
     if num_unseen:
       logging.warning(
-          "%d slot tags in %s are not in the label vocabulary and were mapped to "
-          "'O': %s", num_unseen, examples.path, dict(sorted(unseen.items())))
+          "%d slot tags in %s are not in the label vocabulary and were mapped "
+          "to 'O': %s", num_unseen, examples.path, dict(sorted(unseen.items())))
     return slot_ids, intent_ids, num_unseen
 
 
 def make_snips_dataset(examples, labels):
-  """Word-level dataset: {'words': string [n], 'slot_labels': int32 [n], 'intent_id'}.
+  """Word-level dataset of `examples`, with label ids from `labels`.
 
   Args:
     examples: `SnipsExamples` from `read_snips`.
     labels: `SnipsLabels` (built from train).
 
   Returns:
-    An unbatched `tf.data.Dataset` in file order; map `snips_featurizer(...)` on it.
+    An unbatched `tf.data.Dataset`, in file order, of
+    `{'words': string [n], 'slot_labels': int32 [n], 'intent_id': int32 []}`;
+    map `snips_featurizer(...)` on it.
   """
   slot_ids, intent_ids, _ = labels.encode(examples)
   lengths = [len(words) for words in examples.words]
-  # from_row_lengths on flat lists: tf.ragged.constant is slow on 13K rows.
-  words = tf.RaggedTensor.from_row_lengths(
-      tf.constant([w for ws in examples.words for w in ws], tf.string), lengths)
-  slots = tf.RaggedTensor.from_row_lengths(
-      tf.constant([s for ss in slot_ids for s in ss], tf.int32), lengths)
+  # From flat lists and row lengths: tf.ragged.constant is slow on 13K rows.
+  flat_words = [word for words in examples.words for word in words]
+  flat_slots = [slot for slots in slot_ids for slot in slots]
   return tf.data.Dataset.from_tensor_slices({
-      "words": words,
-      "slot_labels": slots,
+      "words": tf.RaggedTensor.from_row_lengths(
+          tf.constant(flat_words, tf.string), lengths),
+      "slot_labels": tf.RaggedTensor.from_row_lengths(
+          tf.constant(flat_slots, tf.int32), lengths),
       "intent_id": tf.constant(intent_ids, tf.int32),
   })
 
@@ -288,7 +294,7 @@ def wordpiece_tokenizer(vocab, lower_case=True):
   """
   tokens = vocab_lib.load_vocab(vocab, required_tokens=_SPECIAL_TOKENS)
   special_ids = {t: tokens.index(t) for t in _SPECIAL_TOKENS}
-  # FastBertTokenizer has a TFLite kernel, so serving can use the same tokenizer.
+  # FastBertTokenizer has a TFLite kernel, so serving can tokenize the same.
   tokenizer = tf_text.FastBertTokenizer(
       vocab=tokens, token_out_type=tf.int64,
       lower_case_nfd_strip_accents=lower_case)
@@ -296,14 +302,15 @@ def wordpiece_tokenizer(vocab, lower_case=True):
 
 
 def _at_least_one_piece(pieces, unk_id):
-  """Gives every word with no pieces a single [UNK]; [n, (p)] -> [n, (max(p, 1))]."""
+  """Gives each word without pieces one [UNK]: [n, (p)] -> [n, (max(p, 1))]."""
   lengths = pieces.row_lengths()
   num_words = tf.shape(lengths, out_type=tf.int64)[0]
   unk_column = tf.RaggedTensor.from_tensor(
       tf.fill(tf.stack([num_words, 1]), tf.cast(unk_id, pieces.dtype)))
   padded = tf.concat([pieces, unk_column], axis=1)
-  keep = tf.ragged.range(lengths + 1) < tf.expand_dims(tf.maximum(lengths, 1), 1)
-  return tf.ragged.boolean_mask(padded, keep)
+  keep_lengths = tf.expand_dims(tf.maximum(lengths, 1), 1)
+  return tf.ragged.boolean_mask(
+      padded, tf.ragged.range(lengths + 1) < keep_lengths)
 
 
 def snips_featurizer(vocab, seq_length=DEFAULT_SEQ_LENGTH, max_words=None,
@@ -313,20 +320,23 @@ def snips_featurizer(vocab, seq_length=DEFAULT_SEQ_LENGTH, max_words=None,
   Args:
     vocab: the student WordPiece vocabulary (path or token list).
     seq_length: length of the packed sequence, [CLS] and [SEP] included.
-    max_words: length of `word_start_positions`; default `seq_length - 2`, the most
-      words that can keep a first piece.
+    max_words: length of `word_start_positions`; default `seq_length - 2`, the
+      most words that can keep a first piece.
     lower_case: as in `wordpiece_tokenizer`.
-    word_tokenizer: optional callable from a 1-D string tensor of words to an int
-      RaggedTensor [words, (pieces)] of ids in `vocab`; default FastBertTokenizer.
+    word_tokenizer: optional callable from a 1-D string tensor of words to an
+      int RaggedTensor [words, (pieces)] of ids in `vocab`; default
+      FastBertTokenizer. For the pretraining tokenizer, all-student:
+      `lambda w: tokenizer.tokenize_words(w)[0].merge_dims(1, 2)` with
+      `tokenizer = MixedVocabTokenizer(..., p_student=1.0)`.
 
   Returns:
     `featurize(example) -> features` for one unbatched example from
-    `make_snips_dataset` (map it before `batch`); the features are listed in the
-    module docstring. Extra keys of the example are dropped.
+    `make_snips_dataset` (map it before `batch`); the features are listed in
+    the module docstring. Other keys of the example are dropped.
   """
   if seq_length < 3:
     raise ValueError(
-        f"seq_length must leave room for [CLS], a piece and [SEP]; received "
+        "seq_length must leave room for [CLS], a piece and [SEP]; received "
         f"{seq_length}, expected at least 3.")
   max_words = seq_length - 2 if max_words is None else max_words
   if max_words < 1:
@@ -340,22 +350,20 @@ def snips_featurizer(vocab, seq_length=DEFAULT_SEQ_LENGTH, max_words=None,
   def featurize(example):
     words = example["words"]
     slot_labels = tf.cast(example["slot_labels"], tf.int32)
-    pieces = tokenize(words)
-    pieces = _at_least_one_piece(pieces, unk_id)
+    pieces = _at_least_one_piece(tokenize(words), unk_id)
     num_words = tf.shape(words)[0]
 
     piece_ids = tf.cast(pieces.flat_values[:budget], tf.int32)
     word_starts = tf.cast(pieces.row_starts(), tf.int32)
-    word_index = tf.range(num_words)
     # A word keeps a position only if its first piece survived the cut.
-    kept = (word_starts < budget) & (word_index < max_words)
+    kept = (word_starts < budget) & (tf.range(num_words) < max_words)
     positions = tf.where(kept, word_starts + 1, IGNORE_ID)  # +1 for [CLS].
 
     ids = tf.concat([[cls_id], piece_ids, [sep_id]], axis=0)
     num_tokens = tf.shape(ids)[0]
-    padding = seq_length - num_tokens
-    input_word_ids = tf.pad(ids, [[0, padding]], constant_values=pad_id)
-    input_mask = tf.pad(tf.ones([num_tokens], tf.int32), [[0, padding]])
+    padding = [[0, seq_length - num_tokens]]
+    input_word_ids = tf.pad(ids, padding, constant_values=pad_id)
+    input_mask = tf.pad(tf.ones([num_tokens], tf.int32), padding)
 
     kept_positions = tf.expand_dims(tf.boolean_mask(positions, kept), 1)
     # Shifted by one so that scatter_nd's zero fill becomes IGNORE_ID (-1).
@@ -371,17 +379,15 @@ def snips_featurizer(vocab, seq_length=DEFAULT_SEQ_LENGTH, max_words=None,
         starts, [[0, max_words - tf.shape(starts)[0]]],
         constant_values=IGNORE_ID)
 
-    def fixed(tensor, length):
-      return tf.ensure_shape(tensor, [length])
-
     return {
-        "input_word_ids": fixed(input_word_ids, seq_length),
-        "input_mask": fixed(input_mask, seq_length),
+        "input_word_ids": tf.ensure_shape(input_word_ids, [seq_length]),
+        "input_mask": tf.ensure_shape(input_mask, [seq_length]),
         "input_type_ids": tf.zeros([seq_length], tf.int32),
-        "slot_ids": fixed(slot_ids, seq_length),
-        "slot_weights": fixed(slot_weights, seq_length),
+        "slot_ids": tf.ensure_shape(slot_ids, [seq_length]),
+        "slot_weights": tf.ensure_shape(slot_weights, [seq_length]),
         "intent_id": tf.cast(example["intent_id"], tf.int32),
-        "word_start_positions": fixed(word_start_positions, max_words),
+        "word_start_positions": tf.ensure_shape(
+            word_start_positions, [max_words]),
         "num_words": num_words,
     }
 
@@ -390,10 +396,10 @@ def snips_featurizer(vocab, seq_length=DEFAULT_SEQ_LENGTH, max_words=None,
 
 def load_snips(data_dir, labels, vocab, seq_length=DEFAULT_SEQ_LENGTH,
                max_words=None, lower_case=True):
-  """Reads `data_dir` and returns (featurized unbatched dataset, `SnipsExamples`).
+  """Reads `data_dir`; returns (featurized dataset, `SnipsExamples`).
 
-  The examples keep the gold word tags for scoring: the dataset is in file order,
-  so batch i of an unshuffled pass lines up with `examples.tags[i*b:(i+1)*b]`.
+  The dataset is unbatched and in file order, so example i lines up with
+  `examples.tags[i]`, the gold word tags to score decoded predictions against.
   """
   examples = read_snips(data_dir)
   featurize = snips_featurizer(vocab, seq_length, max_words, lower_case)
@@ -403,7 +409,7 @@ def load_snips(data_dir, labels, vocab, seq_length=DEFAULT_SEQ_LENGTH,
 
 
 def decode_slot_tags(slot_predictions, word_start_positions, num_words, slots):
-  """Maps per-position slot predictions back to one IOB tag string per word.
+  """Maps per-position slot predictions back to one IOB tag per word.
 
   Args:
     slot_predictions: [batch, seq_length] predicted slot ids, or
@@ -413,8 +419,8 @@ def decode_slot_tags(slot_predictions, word_start_positions, num_words, slots):
     slots: the slot tag names (`SnipsLabels.slots`), indexed by id.
 
   Returns:
-    A list (batch) of lists of tag strings; query i has `num_words[i]` tags. Words
-    without a position (cut off by `seq_length` or `max_words`) get 'O'.
+    A list (batch) of lists of tag strings; query i has `num_words[i]` tags.
+    Words without a position (cut off by `seq_length` or `max_words`) get 'O'.
   """
   predictions = np.asarray(slot_predictions)
   if predictions.ndim == 3:
@@ -424,8 +430,8 @@ def decode_slot_tags(slot_predictions, word_start_positions, num_words, slots):
   if predictions.ndim != 2 or positions.ndim != 2:
     raise ValueError(
         "slot_predictions must be [batch, seq_length] (or with a trailing "
-        "num_slots axis) and word_start_positions [batch, max_words]; received "
-        f"shapes {np.shape(slot_predictions)} and {positions.shape}.")
+        "num_slots axis) and word_start_positions [batch, max_words]; "
+        f"received shapes {np.shape(slot_predictions)} and {positions.shape}.")
   if not predictions.shape[0] == positions.shape[0] == num_words.shape[0]:
     raise ValueError(
         "slot_predictions, word_start_positions and num_words disagree on the "
@@ -435,7 +441,7 @@ def decode_slot_tags(slot_predictions, word_start_positions, num_words, slots):
   for row, row_positions, count in zip(predictions, positions, num_words):
     tags = []
     for i in range(int(count)):
-      position = row_positions[i] if i < row_positions.shape[0] else IGNORE_ID
+      position = row_positions[i] if i < len(row_positions) else IGNORE_ID
       tags.append(OUTSIDE_TAG if position < 0 else slots[int(row[position])])
     decoded.append(tags)
   return decoded
