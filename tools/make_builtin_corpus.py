@@ -16,9 +16,9 @@ between documents), keeping only documents whose licence is clear:
   * US State of the Union addresses (same), newest first until the size budget
     is reached.
 
-The only edit to the kept text repairs mis-decoded punctuation in two NLTK
-inaugural addresses (2005 and 2021; `_MOJIBAKE` lists every replacement), so
-that the vocabulary learner does not spend tokens on the debris.
+The only edit to the kept text repairs mis-decoded punctuation in four NLTK
+inaugural addresses (2005, 2013, 2017, 2021; `_MOJIBAKE` lists every
+replacement), so that the vocabulary learner does not spend tokens on debris.
 
 Left out: NLTK abc and webtext (licence not stated), and, for size only, War
 and Peace, Moby-Dick and the Shakespeare text.
@@ -140,7 +140,8 @@ def select(docs, max_bytes):
   inaugural = [_repair(docs[i], i) for i in ranges["inaugural"]]
   used = sum(_doc_bytes(d) for d in gutenberg + inaugural)
   if used > max_bytes:
-    raise ValueError(f"max_bytes must be at least {used}; received {max_bytes}.")
+    raise ValueError(
+        f"max_bytes must be at least {used}; received {max_bytes}.")
   # Newest addresses first: their vocabulary is closest to today's queries.
   state_union = []
   for i in reversed(ranges["state_union"]):
