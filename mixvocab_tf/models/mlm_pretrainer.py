@@ -89,6 +89,8 @@ class MLMPretrainer(tf_keras.Model):
     self._create_heads()
     build_heads_and_set_save_spec(self, [head for _, _, head in self._heads()],
                                   self._encoder_hidden_size())
+    # Every weight exists now (count_params, summary and loading work at once).
+    self.built = True
 
   def _check_encoder(self, encoder_network):
     if not hasattr(encoder_network, "get_embedding_table"):

@@ -239,6 +239,24 @@ def detect_checkpoint_format(path):
       "bert_model.ckpt (google-research/bert), or a google checkpoint prefix.")
 
 
+def read_bert_config(path):
+  """(format, BertEncoderV2 keyword arguments) of a checkpoint, weights unread.
+
+  Args:
+    path: As for `read_bert_checkpoint`.
+  """
+  path = os.fspath(path)
+  checkpoint_format = detect_checkpoint_format(path)
+  if checkpoint_format == HUGGINGFACE:
+    config_path = os.path.join(path, "config.json")
+    return checkpoint_format, _encoder_config(_read_json(config_path),
+                                              _HF_ACTIVATIONS, config_path)
+  prefix = _google_checkpoint_prefix(path)
+  config_path = os.path.join(os.path.dirname(prefix), "bert_config.json")
+  return checkpoint_format, _encoder_config(_read_json(config_path),
+                                            _GOOGLE_ACTIVATIONS, config_path)
+
+
 def read_bert_checkpoint(path):
   """Reads a Hugging Face or google-research/bert checkpoint into memory.
 

@@ -68,6 +68,13 @@ def test_plain_pretrainer_matches_numpy_reference(
   checkpoint = teacher_loader.read_bert_checkpoint(path)
   assert checkpoint.format == expected_format
   assert checkpoint.has_mlm_head and checkpoint.has_pooler
+  config_format, config = teacher_loader.read_bert_config(path)
+  assert config_format == expected_format
+  assert config.pop("initializer").stddev == 0.02
+  assert config == {k: v for k, v in checkpoint.encoder_config.items()
+                    if k != "initializer"}
+  assert config["inner_activation"] == (
+      "gelu" if hidden_act == "gelu" else "Text>gelu")
   model = teacher_loader.load_bert_pretrainer(checkpoint)
   features = _features()
   out = model(features)
