@@ -17,5 +17,5 @@ from mixvocab_tf.models.teacher_loader import load_bert_pretrainer
 from mixvocab_tf.models.teacher_loader import load_teacher
 from mixvocab_tf.models.teacher_loader import read_bert_checkpoint
 from mixvocab_tf.models.teacher_loader import read_bert_config
-from mixvocab_tf.models.shared_projection_loss import shared_projection_loss
-from mixvocab_tf.models.shared_projection_loss import transformer_weight_pairs
+from mixvocab_tf.models.projection_loss import shared_projection_loss
+from mixvocab_tf.models.projection_loss import transformer_weight_pairs
