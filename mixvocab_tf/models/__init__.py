@@ -18,4 +18,5 @@ from mixvocab_tf.models.teacher_loader import load_teacher
 from mixvocab_tf.models.teacher_loader import read_bert_checkpoint
 from mixvocab_tf.models.teacher_loader import read_bert_config
 from mixvocab_tf.models.projection_loss import shared_projection_loss
+from mixvocab_tf.models.stage_handoff import read_student_embeddings
 from mixvocab_tf.models.projection_loss import transformer_weight_pairs
