@@ -2,11 +2,16 @@
 
 Encoders with masked-LM heads (the stage I teacher with one head per vocabulary,
 Section 3; the student and the plain teacher with one head), the teacher
-checkpoint loaders, and the shared-projection loss of the "dual training" version.
+checkpoint loaders, the stage I -> II handoff of the student table, and the
+shared-projection loss of the "dual training" version.
 """
 
 from mixvocab_tf.models.dual_vocab_pretrainer import DualVocabPretrainer
+from mixvocab_tf.models.mlm_pretrainer import build_student_pretrainer
 from mixvocab_tf.models.mlm_pretrainer import MLMPretrainer
+from mixvocab_tf.models.projection_loss import shared_projection_loss
+from mixvocab_tf.models.projection_loss import transformer_weight_pairs
+from mixvocab_tf.models.stage_handoff import read_student_embeddings
 from mixvocab_tf.models.teacher_loader import assign_encoder_weights
 from mixvocab_tf.models.teacher_loader import assign_masked_lm_weights
 from mixvocab_tf.models.teacher_loader import BertCheckpoint
@@ -17,6 +22,3 @@ from mixvocab_tf.models.teacher_loader import load_bert_pretrainer
 from mixvocab_tf.models.teacher_loader import load_teacher
 from mixvocab_tf.models.teacher_loader import read_bert_checkpoint
 from mixvocab_tf.models.teacher_loader import read_bert_config
-from mixvocab_tf.models.projection_loss import shared_projection_loss
-from mixvocab_tf.models.stage_handoff import read_student_embeddings
-from mixvocab_tf.models.projection_loss import transformer_weight_pairs

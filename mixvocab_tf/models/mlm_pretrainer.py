@@ -16,6 +16,7 @@ from official.modeling import tf_utils
 from official.nlp.modeling import layers as nlp_layers
 
 from mixvocab_tf.networks import plain_bert_encoder
+from mixvocab_tf.networks import student_encoder
 
 FEATURE_NAMES = ("input_word_ids", "input_mask", "input_type_ids",
                  "input_vocab_ids")
@@ -175,3 +176,25 @@ class MLMPretrainer(tf_keras.Model):
     config["encoder_network"] = tf_keras.layers.deserialize(
         config["encoder_network"], custom_objects=custom_objects)
     return cls(**config)
+
+
+def build_student_pretrainer(preset=None, vocab_size=None, **overrides):
+  """A student encoder (see `networks.build_student_encoder`) with its MLM head.
+
+  Example:
+  ```python
+  student = build_student_pretrainer("L6-H96", vocab_size=4928)
+  ```
+
+  Args:
+    preset: A student preset name, or None to give all sizes in `overrides`.
+    vocab_size: Student vocabulary size (default: the paper's 4,928).
+    **overrides: `BertEncoderV2` arguments applied over the preset.
+
+  Returns:
+    An `MLMPretrainer` whose `mlm_logits` cover the student vocabulary.
+  """
+  if vocab_size is None:
+    vocab_size = student_encoder.PAPER_STUDENT_VOCAB_SIZE
+  return MLMPretrainer(student_encoder.build_student_encoder(
+      preset, vocab_size=vocab_size, **overrides))

@@ -49,6 +49,15 @@ def test_logits_at_masked_positions_with_tied_output_weights():
   assert set(model.checkpoint_items) == {"encoder", "masked_lm"}
 
 
+def test_build_student_pretrainer():
+  model = mlm_pretrainer.build_student_pretrainer(
+      "L6-H96", vocab_size=100, max_sequence_length=16)
+  out = model(_features())
+  assert out["mlm_logits"].shape == (2, 3, 100)
+  assert len(out["encoder_outputs"]) == 6
+  assert out["sequence_output"].shape == (2, 5, 96)
+
+
 def test_serialization(tmp_path):
   model = mlm_pretrainer.MLMPretrainer(_student(num_layers=1))
   testing_utils.assert_config_round_trip(model)
