@@ -2,7 +2,7 @@
 
 Implements the shared variable projections of the paper's earlier version (Zhao
 et al., "Extreme Language Model Compression with Optimal Subwords and Shared
-Projections", 2019, Section 3.3). One pair of trainable matrices
+Projections", arXiv:1909.11687, 2019). One pair of trainable matrices
 U, V in R^{d_t x d_s}, shared by all layers, maps teacher weights to the student's
 shape (down: U^T W_t V) or student weights to the teacher's (up: U W_s V^T); the
 mean squared difference to the other model's weight is added to the training
