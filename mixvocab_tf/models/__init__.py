@@ -17,6 +17,7 @@ from mixvocab_tf.models.teacher_loader import assign_masked_lm_weights
 from mixvocab_tf.models.teacher_loader import BertCheckpoint
 from mixvocab_tf.models.teacher_loader import build_default_teacher
 from mixvocab_tf.models.teacher_loader import detect_checkpoint_format
+from mixvocab_tf.models.teacher_loader import encoder_config_from_bert_config
 from mixvocab_tf.models.teacher_loader import load_bert_encoder
 from mixvocab_tf.models.teacher_loader import load_bert_pretrainer
 from mixvocab_tf.models.teacher_loader import load_teacher

@@ -128,6 +128,29 @@ def _encoder_config(config, activations, what):
   )
 
 
+def encoder_config_from_bert_config(config, checkpoint_format=HUGGINGFACE,
+                                    source="the config"):
+  """`BertEncoderV2` keyword arguments from a BERT config dict.
+
+  Args:
+    config: A Hugging Face `config.json` or google-research `bert_config.json`,
+      as a dict.
+    checkpoint_format: "huggingface" or "google"; it decides what "gelu" means
+      (exact for Hugging Face, the tanh approximation for google).
+    source: Where the config came from, for error messages.
+
+  Returns:
+    A dict for `PlainBertEncoder(**kwargs)`; for a `DualVocabBertEncoder` pass
+    its `vocab_size` as `teacher_vocab_size`.
+  """
+  if checkpoint_format not in (HUGGINGFACE, GOOGLE):
+    raise ValueError(f"checkpoint_format must be {HUGGINGFACE!r} or {GOOGLE!r}; "
+                     f"received {checkpoint_format!r}.")
+  activations = _HF_ACTIVATIONS if checkpoint_format == HUGGINGFACE else (
+      _GOOGLE_ACTIVATIONS)
+  return _encoder_config(config, activations, source)
+
+
 def _hf_name_to_google(name):
   """`encoder.layer.0.attention.self.query.weight` -> google name, or None."""
   if name.startswith("bert."):

@@ -139,6 +139,16 @@ def test_head_is_fresh_when_the_checkpoint_has_none(tmp_path, params):
   assert not np.any(model.masked_lm.bias.numpy())  # Zeros: initialized.
 
 
+def test_gelu_means_what_each_format_means():
+  hf = teacher_loader.encoder_config_from_bert_config(_CONFIG, "huggingface")
+  google = teacher_loader.encoder_config_from_bert_config(_CONFIG, "google")
+  assert (hf["inner_activation"], google["inner_activation"]) == (
+      "gelu", "Text>gelu")
+  assert hf["num_layers"] == 2 and hf["inner_dim"] == 64
+  with pytest.raises(ValueError, match="received 'torch'"):
+    teacher_loader.encoder_config_from_bert_config(_CONFIG, "torch")
+
+
 def test_errors(tmp_path, hf_dir):
   with pytest.raises(ValueError, match="Cannot tell the checkpoint format"):
     teacher_loader.read_bert_checkpoint(str(tmp_path))
