@@ -1,0 +1,91 @@
+r"""Trains any task of the package: `python -m mixvocab_tf.train`.
+
+The gin files pick the task (stage I, stage II, NoKD, dual training, ...) and
+its sizes; see `mixvocab_tf/gin_configs/` for the shipped ones, whose headers
+give the command and the expected result. Bare gin file names are looked up
+there, so this works from any directory:
+
+  python -m mixvocab_tf.train --gin_file=stage1_cpu.gin --model_dir=/tmp/s1
+  python -m mixvocab_tf.train --gin_file=stage2_cpu.gin \
+      --gin_bindings="Stage2Task.init_checkpoint = '/tmp/s1'" \
+      --model_dir=/tmp/s2
+  python -m mixvocab_tf.train --gin_file=stage1_tpu.gin --dry_run
+
+A run resumes from the latest checkpoint in --model_dir. Errors in the
+configuration, missing files, vocabulary mismatches and a non-finite loss end
+with a one-paragraph message and exit status 1 (--traceback shows the stack).
+"""
+
+import signal
+import sys
+import traceback
+
+from absl import app
+from absl import flags
+from absl import logging
+import tensorflow as tf
+
+from mixvocab_tf.trainer import checkpointing
+from mixvocab_tf.trainer import distribute
+from mixvocab_tf.trainer import gin_utils
+from mixvocab_tf.trainer import trainer as trainer_lib
+
+FLAGS = flags.FLAGS
+
+flags.DEFINE_multi_string(
+    "gin_file", [], "Gin files (paths, or names of shipped configs).")
+flags.DEFINE_multi_string(
+    "gin_bindings", [], "Gin bindings, e.g. \"Trainer.train_steps = 100\".")
+flags.DEFINE_string("model_dir", None,
+                    "Checkpoints, TensorBoard summaries and the operative "
+                    "config go here; an existing run there is resumed.")
+flags.DEFINE_string("tpu", None, "TPU address for --strategy=tpu (implies it).")
+flags.DEFINE_enum("strategy", "default", list(distribute.STRATEGIES),
+                  "tf.distribute strategy.")
+flags.DEFINE_bool("dry_run", False,
+                  "Parse and validate the config, build the model, print the "
+                  "operative config and a parameter summary, and exit.")
+flags.DEFINE_bool("traceback", False,
+                  "On an error, also print the Python traceback.")
+
+# Errors whose message says everything: printed without a traceback.
+_CLEAR_ERRORS = (ValueError, FileNotFoundError, KeyError,
+                 trainer_lib.NonFiniteLossError,
+                 checkpointing.VocabularyMismatchError, tf.errors.OpError)
+
+
+def _run():
+  gin_utils.parse(FLAGS.gin_file, FLAGS.gin_bindings)
+  if FLAGS.dry_run:
+    trainer = trainer_lib.Trainer(model_dir=FLAGS.model_dir or "(dry run)")
+    print(trainer.dry_run())
+    return
+  if not FLAGS.model_dir:
+    raise ValueError("--model_dir is required to train (or use --dry_run).")
+  strategy_name = "tpu" if FLAGS.tpu and FLAGS.strategy == "default" else (
+      FLAGS.strategy)
+  strategy = distribute.build_strategy(strategy_name, tpu_address=FLAGS.tpu)
+  trainer = trainer_lib.Trainer(model_dir=FLAGS.model_dir, strategy=strategy)
+  # Preemption (SIGTERM) saves a checkpoint at the next step boundary.
+  signal.signal(signal.SIGTERM, lambda *_: trainer.request_stop())
+  trainer.train()
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
+  try:
+    _run()
+  except Exception as e:  # pylint: disable=broad-except
+    if FLAGS.traceback or not isinstance(e, _CLEAR_ERRORS):
+      traceback.print_exc()
+    message = e.message if isinstance(e, tf.errors.OpError) else str(e)
+    if isinstance(e, KeyError):
+      message = str(e.args[0]) if e.args else message
+    logging.error("%s: %s", type(e).__name__, message)
+    print(f"\nerror: {type(e).__name__}: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+if __name__ == "__main__":
+  app.run(main)

@@ -1,0 +1,266 @@
+"""Checkpoints of a training run: save, keep, resume, and record vocabularies.
+
+A run's checkpoint holds everything that makes a resumed run continue exactly
+where the interrupted one was: the task's trackables (model, or the student
+without its frozen teacher), the optimizer with its step and slots, the dropout
+random generators, the position of the input iterator, and the fingerprints
+(sha256) of the vocabularies the run reads. Zhao et al. (EACL 2021) hand the
+student table from stage I to stage II through such a checkpoint; recording
+the vocabularies lets stage II refuse a table learnt over another vocabulary.
+
+Writes are atomic at the level that matters: `tf.train.CheckpointManager`
+writes the shards and the index first and only then replaces the `checkpoint`
+state file (itself with an atomic rename), so a process killed mid-save leaves
+the previous checkpoint as the latest one.
+
+With several workers, every worker saves its own copy (the chief into
+`model_dir`, worker i into `model_dir/worker_i`), because each one's input
+iterator is its own; a resumed run restores the newest step that every worker
+finished writing.
+"""
+
+import os
+import re
+from typing import Any, Dict, Mapping, Optional
+
+from absl import logging
+import tensorflow as tf
+
+#: Prefix of checkpoint files inside a model_dir.
+CHECKPOINT_PREFIX = "ckpt"
+#: Name of the trackable holding the run's metadata inside a checkpoint.
+METADATA_KEY = "metadata"
+_METADATA_FIELDS = ("task", "teacher_vocab", "student_vocab")
+
+
+class VocabularyMismatchError(ValueError):
+  """A checkpoint was trained with vocabularies other than this run's."""
+
+
+def resolve_checkpoint(path: str, what: str = "checkpoint") -> str:
+  """The checkpoint prefix for a model_dir or a checkpoint path.
+
+  Args:
+    path: a directory (its latest checkpoint is taken) or a checkpoint prefix
+      (`.../ckpt-1000`, with or without the `.index` suffix).
+    what: what the checkpoint is for, for the error message.
+
+  Returns:
+    A checkpoint prefix that exists.
+
+  Raises:
+    FileNotFoundError: no checkpoint there.
+  """
+  if not path:
+    raise FileNotFoundError(f"No {what} given (empty path).")
+  path = os.fspath(path)
+  if path.endswith(".index"):
+    path = path[:-len(".index")]
+  if tf.io.gfile.isdir(path):
+    latest = tf.train.latest_checkpoint(path)
+    if latest is None:
+      raise FileNotFoundError(
+          f"The {what} directory {path} holds no checkpoint (no `checkpoint` "
+          "state file with a complete ckpt-N). Did the earlier run save one?")
+    return latest
+  if tf.io.gfile.exists(path + ".index"):
+    return path
+  raise FileNotFoundError(
+      f"{what.capitalize()} not found: {path} is neither a directory with "
+      "checkpoints nor a checkpoint prefix with an .index file.")
+
+
+def make_metadata(task_name: str,
+                  vocab_fingerprints: Mapping[str, str]) -> Dict[str, Any]:
+  """String variables for the checkpoint: task name and vocab fingerprints.
+
+  Created on the host and outside any strategy scope (strings are neither
+  mirrored nor placed on accelerators).
+  """
+  unknown = set(vocab_fingerprints) - {"teacher", "student"}
+  if unknown:
+    raise ValueError(f"vocab_fingerprints keys must be 'teacher' and/or "
+                     f"'student'; received {sorted(vocab_fingerprints)}.")
+  values = {
+      "task": task_name,
+      "teacher_vocab": vocab_fingerprints.get("teacher", ""),
+      "student_vocab": vocab_fingerprints.get("student", ""),
+  }
+  with tf.init_scope(), tf.device("/cpu:0"):
+    return {k: tf.Variable(v, dtype=tf.string, trainable=False, name=k)
+            for k, v in values.items()}
+
+
+def read_metadata(checkpoint_path: str) -> Dict[str, str]:
+  """{task, teacher_vocab, student_vocab} recorded in a checkpoint.
+
+  Reads the checkpoint file alone, without building any model. Missing fields
+  (checkpoints written by other tools) are empty strings.
+  """
+  reader = tf.train.load_checkpoint(checkpoint_path)
+  keys = reader.get_variable_to_dtype_map()
+  out = {}
+  for field in _METADATA_FIELDS:
+    key = f"{METADATA_KEY}/{field}/.ATTRIBUTES/VARIABLE_VALUE"
+    value = reader.get_tensor(key) if key in keys else b""
+    out[field] = value.decode("utf-8") if isinstance(value, bytes) else str(
+        value)
+  return out
+
+
+def check_vocab_fingerprints(checkpoint_path: str,
+                             expected: Mapping[str, Optional[str]],
+                             purpose: str) -> None:
+  """Raises `VocabularyMismatchError` unless the recorded vocabularies match.
+
+  Args:
+    checkpoint_path: the checkpoint to check.
+    expected: {'teacher'|'student': sha256 or None}; None skips that one.
+    purpose: what the checkpoint is used for, for the message ("resuming",
+      "initialising stage II").
+  """
+  recorded = read_metadata(checkpoint_path)
+  for which, fingerprint in expected.items():
+    if not fingerprint:
+      continue
+    have = recorded.get(f"{which}_vocab", "")
+    if not have:
+      logging.warning(
+          "Checkpoint %s records no %s vocabulary; cannot check that it "
+          "matches this run's (%s...).", checkpoint_path, which,
+          fingerprint[:12])
+      continue
+    if have != fingerprint:
+      raise VocabularyMismatchError(
+          f"Refusing {purpose} from {checkpoint_path}: it was trained with a "
+          f"different {which} vocabulary (sha256 {have[:16]}...) than this "
+          f"run's {which} vocabulary (sha256 {fingerprint[:16]}...). Token "
+          "ids would index the wrong embedding rows. Use the vocab.txt the "
+          "checkpoint was trained with (`sha256sum vocab.txt` shows its "
+          "fingerprint), or start from a checkpoint made with this one.")
+
+
+def _steps_in(directory: str):
+  state = tf.train.get_checkpoint_state(directory)
+  if state is None:
+    return set()
+  steps = set()
+  for path in state.all_model_checkpoint_paths:
+    match = re.search(rf"{CHECKPOINT_PREFIX}-(\d+)$", path)
+    if match and tf.io.gfile.exists(path + ".index"):
+      steps.add(int(match.group(1)))
+  return steps
+
+
+def worker_directory(model_dir: str, worker_index: int) -> str:
+  """Where worker `worker_index` keeps its checkpoints (chief: model_dir)."""
+  if worker_index == 0:
+    return model_dir
+  return os.path.join(model_dir, f"worker_{worker_index}")
+
+
+class RunCheckpoint:
+  """Periodic checkpoints of one run, with resume and vocabulary checks.
+
+  Example:
+  ```python
+  run_checkpoint = RunCheckpoint(model_dir, dict(model=model,
+                                                 optimizer=optimizer),
+                                 task_name="stage1",
+                                 vocab_fingerprints={"student": sha},
+                                 max_to_keep=3)
+  step = run_checkpoint.restore_latest()  # None: a fresh run.
+  ...
+  run_checkpoint.save(step)
+  ```
+
+  Args:
+    model_dir: the run's directory.
+    items: trackables to save, by name (model, optimizer, rng, input, ...).
+    task_name: the task, recorded in the checkpoint.
+    vocab_fingerprints: {'teacher'|'student': sha256} of this run.
+    max_to_keep: checkpoints kept (the oldest are deleted).
+    worker_index: this worker's index (0: the chief).
+    num_workers: number of workers of the run.
+  """
+
+  def __init__(self,
+               model_dir: str,
+               items: Mapping[str, Any],
+               task_name: str,
+               vocab_fingerprints: Mapping[str, str],
+               max_to_keep: int = 3,
+               worker_index: int = 0,
+               num_workers: int = 1):
+    if max_to_keep is not None and max_to_keep < 1:
+      raise ValueError(f"max_to_keep must be at least 1 (or None: keep all); "
+                       f"received {max_to_keep}.")
+    if METADATA_KEY in items:
+      raise ValueError(f"{METADATA_KEY!r} is reserved for the run's metadata.")
+    self.model_dir = model_dir
+    self.vocab_fingerprints = dict(vocab_fingerprints)
+    self.worker_index = worker_index
+    self.num_workers = num_workers
+    self.metadata = make_metadata(task_name, vocab_fingerprints)
+    self.checkpoint = tf.train.Checkpoint(**items, metadata=self.metadata)
+    self.directory = worker_directory(model_dir, worker_index)
+    self.manager = tf.train.CheckpointManager(
+        self.checkpoint, self.directory, max_to_keep=max_to_keep,
+        checkpoint_name=CHECKPOINT_PREFIX)
+
+  def latest_common_step(self) -> Optional[int]:
+    """The newest step that every worker has a complete checkpoint of."""
+    common = None
+    for index in range(self.num_workers):
+      steps = _steps_in(worker_directory(self.model_dir, index))
+      common = steps if common is None else common & steps
+    return max(common) if common else None
+
+  def restore_latest(self) -> Optional[int]:
+    """Restores the newest complete checkpoint; its step, or None if none.
+
+    Raises:
+      VocabularyMismatchError: the checkpoint was trained with other
+        vocabularies.
+    """
+    step = self.latest_common_step()
+    if step is None:
+      if self.manager.latest_checkpoint:
+        raise FileNotFoundError(
+            f"{self.directory} has checkpoints, but no step that all "
+            f"{self.num_workers} workers finished saving; delete the run's "
+            "directory or restore the missing worker directories.")
+      return None
+    path = os.path.join(self.directory, f"{CHECKPOINT_PREFIX}-{step}")
+    check_vocab_fingerprints(path, self.vocab_fingerprints,
+                             purpose="resuming")
+    recorded_task = read_metadata(path)["task"]
+    task = self.metadata["task"].numpy().decode("utf-8")
+    if recorded_task and recorded_task != task:
+      raise ValueError(
+          f"Refusing to resume: {path} was written by task {recorded_task!r}, "
+          f"this run is task {task!r}. Use a fresh model_dir (and point the "
+          "task's init checkpoint at the old one).")
+    logging.info("Resuming from %s.", path)
+    # assert_existing_objects_matched: every saved item of this run must find
+    # its variables; anything else is a different model in the same model_dir.
+    status = self.checkpoint.read(path)
+    try:
+      status.assert_existing_objects_matched()
+    except AssertionError as e:
+      raise ValueError(
+          f"The checkpoint {path} does not fit this run's model (a different "
+          "configuration in the same model_dir?). Use a fresh model_dir. "
+          f"Details: {str(e)[:500]}") from e
+    status.expect_partial()
+    return step
+
+  def save(self, step: int) -> str:
+    """Saves a checkpoint numbered `step`; returns its path."""
+    path = self.manager.save(checkpoint_number=step)
+    logging.info("Saved checkpoint %s.", path)
+    return path
+
+  @property
+  def latest_checkpoint(self) -> Optional[str]:
+    return self.manager.latest_checkpoint
