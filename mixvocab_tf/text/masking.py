@@ -66,7 +66,12 @@ class MaskingConfig:
 
 
 def _unit_end_values(values, unit_ids, num_units):
-  """For each position, `values` at the last position of its unit (max)."""
+  """For each position, `values` at the last position of its unit (max).
+
+  None `unit_ids` means every position is its own unit.
+  """
+  if unit_ids is None:
+    return values
   return tf.gather(
       tf.math.unsorted_segment_max(values, unit_ids, num_units), unit_ids)
 
@@ -96,20 +101,23 @@ def mask_batch(features, word_ids, config, seed):
 
   candidate = word_ids >= 0
   positions = tf.broadcast_to(tf.range(seq_length), tf.shape(word_ids))
-  units = tf.where(candidate, word_ids, 0) if config.whole_word_masking else (
-      positions)
   # One random score per unit (word or token): sorting by it shuffles units and
   # keeps the pieces of a word next to each other.
-  unit_score = tf.random.stateless_uniform(tf.shape(word_ids), seed=seeds[0])
-  score = tf.where(candidate, tf.gather(unit_score, units, batch_dims=1), 2.0)
+  score = tf.random.stateless_uniform(tf.shape(word_ids), seed=seeds[0])
+  if config.whole_word_masking:
+    units = tf.where(candidate, word_ids, 0)
+    score = tf.gather(score, units, batch_dims=1)
+  score = tf.where(candidate, score, 2.0)
   order = tf.argsort(score, axis=1, stable=True)
 
   sorted_candidate = tf.gather(candidate, order, batch_dims=1)
   sorted_teacher = tf.logical_and(
       sorted_candidate, tf.gather(vocab_ids, order, batch_dims=1) == 0)
   # Unit ids unique across the batch, for segment reductions in sorted order.
-  sorted_units = tf.gather(units, order, batch_dims=1) + (
-      tf.range(batch)[:, tf.newaxis] * seq_length)
+  sorted_units = None
+  if config.whole_word_masking:
+    sorted_units = tf.gather(units, order, batch_dims=1) + (
+        tf.range(batch)[:, tf.newaxis] * seq_length)
   num_units = batch * seq_length
 
   eligible = sorted_candidate

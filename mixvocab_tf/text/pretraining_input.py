@@ -179,35 +179,37 @@ def pretraining_dataset(config, teacher_vocab, student_vocab, batch_size,
   base_seed = tf.constant(config.seed, tf.int64)
 
   def tokenize(index, text):
-    seed = tf.stack([base_seed, index])
-    out = tokenizer(text, seed=seed)
-    return {
-        "token_ids": out["token_ids"],
-        "vocab_ids": out["vocab_ids"],
-        "word_ids": out["word_ids"],
-        "doc_end": tf.equal(tf.strings.strip(text), ""),
-    }
-
-  lines = lines.batch(config.lines_per_tokenizer_call).enumerate().map(
-      tokenize).unbatch()
-  chunks = packing.pack_lines(lines, config.seq_length - 3)
-  if shard_sequences:
-    chunks = chunks.shard(num_pipelines, pipeline_id)
+    token_ids, vocab_ids = tokenizer.tokenize_words(
+        text, seed=tf.stack([base_seed, index]))
+    doc_end = tf.equal(tf.strings.strip(text), "")
+    return packing.flatten_line_batch(token_ids, vocab_ids, doc_end)
 
   special_vocab_id = 1 if config.mode == "student" else 0
   special_tokens = student_tokens if special_vocab_id else teacher_tokens
   special_ids = {t: special_tokens.index(t) for t in ("[CLS]", "[SEP]",
                                                       "[PAD]")}
 
-  def to_pair(index, chunk):
-    seed = tf.stack([base_seed + 1, index])
-    return packing.make_sequence_pair(chunk, config.seq_length, special_ids,
-                                      special_vocab_id, seed)
+  def to_pairs(index, chunks):
+    return packing.make_sequence_pairs(chunks, config.seq_length, special_ids,
+                                       special_vocab_id,
+                                       tf.stack([base_seed + 1, index]))
 
-  sequences = chunks.enumerate().map(to_pair,
+  line_batches = lines.batch(config.lines_per_tokenizer_call).enumerate().map(
+      tokenize, num_parallel_calls=tf.data.AUTOTUNE)
+  chunks = packing.pack_line_batches(line_batches, config.seq_length - 3)
+  sequences = chunks.enumerate().map(to_pairs,
                                      num_parallel_calls=tf.data.AUTOTUNE)
-  if config.shuffle_buffer:
-    sequences = sequences.shuffle(config.shuffle_buffer, seed=config.seed)
+  if config.shuffle_buffer or shard_sequences:
+    sequences = sequences.unbatch()
+    if shard_sequences:
+      sequences = sequences.shard(num_pipelines, pipeline_id)
+    if config.shuffle_buffer:
+      sequences = sequences.shuffle(config.shuffle_buffer, seed=config.seed)
+    batches = sequences.batch(batch_size, drop_remainder=config.repeat)
+  else:
+    # Without shuffling, rebatching the packer's chunk batches saves the
+    # per-sequence cost of unbatch + batch.
+    batches = sequences.rebatch(batch_size, drop_remainder=config.repeat)
   masking_config = masking.MaskingConfig(
       mask_token_ids=(teacher_tokens.index("[MASK]"),
                       student_tokens.index("[MASK]")),
@@ -226,6 +228,5 @@ def pretraining_dataset(config, teacher_vocab, student_vocab, batch_size,
       outputs["word_ids"] = word_ids
     return outputs
 
-  batches = sequences.batch(batch_size, drop_remainder=config.repeat)
   batches = batches.enumerate().map(mask, num_parallel_calls=tf.data.AUTOTUNE)
   return batches.prefetch(tf.data.AUTOTUNE)
