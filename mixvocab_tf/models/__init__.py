@@ -23,3 +23,4 @@ from mixvocab_tf.models.teacher_loader import load_bert_pretrainer
 from mixvocab_tf.models.teacher_loader import load_teacher
 from mixvocab_tf.models.teacher_loader import read_bert_checkpoint
 from mixvocab_tf.models.teacher_loader import read_bert_config
+from mixvocab_tf.models.joint_intent_slot_model import JointIntentSlotModel
