@@ -9,6 +9,15 @@ student together with shared projections).
 """
 
 from mixvocab_tf.tasks import base_task
+from mixvocab_tf.tasks import dual
 from mixvocab_tf.tasks import nokd
 from mixvocab_tf.tasks import stage1
 from mixvocab_tf.tasks import stage2
+from mixvocab_tf.tasks import finetune_glue
+from mixvocab_tf.tasks import finetune_snips
+# Distillation baselines with the teacher's vocabulary (DistilBERT, TinyBERT,
+# PKD) and stage II with distillation across vocabularies.
+from mixvocab_tf.tasks import distilbert
+from mixvocab_tf.tasks import pkd
+from mixvocab_tf.tasks import stage2_distill
+from mixvocab_tf.tasks import tinybert

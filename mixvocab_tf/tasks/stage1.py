@@ -75,15 +75,14 @@ def teacher_encoder_config(teacher_checkpoint: Optional[str],
   if _exists(teacher_config):
     with tf.io.gfile.GFile(teacher_config) as f:
       config = json.load(f)
-    # A google bert_config.json has no model_type and means tanh by "gelu".
-    google = "model_type" not in config
-    activations = (teacher_loader._GOOGLE_ACTIVATIONS if google  # pylint: disable=protected-access
-                   else teacher_loader._HF_ACTIVATIONS)  # pylint: disable=protected-access
-    return (teacher_loader._encoder_config(config, activations, teacher_config),  # pylint: disable=protected-access
-            f"{teacher_config}")
-  return (teacher_loader._encoder_config(  # pylint: disable=protected-access
-      BERT_LARGE_CONFIG, teacher_loader._GOOGLE_ACTIVATIONS,  # pylint: disable=protected-access
-      "built-in BERT-LARGE"),
+    # A google bert_config.json has no model_type, and its "gelu" is the tanh
+    # approximation.
+    checkpoint_format = (teacher_loader.GOOGLE if "model_type" not in config
+                         else teacher_loader.HUGGINGFACE)
+    return (teacher_loader.encoder_config_from_bert_config(
+        config, checkpoint_format, source=teacher_config), teacher_config)
+  return (teacher_loader.encoder_config_from_bert_config(
+      BERT_LARGE_CONFIG, teacher_loader.GOOGLE, source="built-in BERT-LARGE"),
           "built-in BERT-LARGE dimensions (24 x 1024, 16 heads; neither the "
           f"checkpoint {teacher_checkpoint!r} nor the config "
           f"{teacher_config!r} was found)")

@@ -152,6 +152,11 @@ def _steps_in(directory: str):
   return steps
 
 
+def has_checkpoint(model_dir: str) -> bool:
+  """Whether `model_dir` holds a complete checkpoint (of the chief)."""
+  return bool(_steps_in(model_dir))
+
+
 def worker_directory(model_dir: str, worker_index: int) -> str:
   """Where worker `worker_index` keeps its checkpoints (chief: model_dir)."""
   if worker_index == 0:
@@ -199,6 +204,7 @@ class RunCheckpoint:
       raise ValueError(f"{METADATA_KEY!r} is reserved for the run's metadata.")
     self.model_dir = model_dir
     self.vocab_fingerprints = dict(vocab_fingerprints)
+    self.task_name = task_name
     self.worker_index = worker_index
     self.num_workers = num_workers
     self.metadata = make_metadata(task_name, vocab_fingerprints)
@@ -235,7 +241,7 @@ class RunCheckpoint:
     check_vocab_fingerprints(path, self.vocab_fingerprints,
                              purpose="resuming")
     recorded_task = read_metadata(path)["task"]
-    task = self.metadata["task"].numpy().decode("utf-8")
+    task = self.task_name
     if recorded_task and recorded_task != task:
       raise ValueError(
           f"Refusing to resume: {path} was written by task {recorded_task!r}, "

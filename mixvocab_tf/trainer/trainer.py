@@ -40,6 +40,7 @@ import tf_keras
 from mixvocab_tf.tasks import base_task
 from mixvocab_tf.trainer import checkpointing
 from mixvocab_tf.trainer import distribute
+from mixvocab_tf.trainer import evaluation
 from mixvocab_tf.trainer import optimization as optimization_lib
 
 PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
@@ -173,6 +174,12 @@ class Trainer:
       (bfloat16 on TPU, else float32).
     seed: seed of weight initialisation and dropout.
     deterministic: make TF ops deterministic (exact resume tests; slower).
+    evaluate_every: steps between evaluations on the task's validation data
+      (and at the last step); None: no evaluation. The best checkpoint is
+      kept in `model_dir/best/` (see `evaluation.Evaluator`).
+    eval_max_batches: batches per evaluation (None: the whole split).
+    best_metric: the metric that picks the best checkpoint (None: the
+      task's `best_metric`).
   """
 
   def __init__(self,
@@ -187,7 +194,10 @@ class Trainer:
                log_every: int = 100,
                precision: str = "auto",
                seed: int = 0,
-               deterministic: bool = False):
+               deterministic: bool = False,
+               evaluate_every: Optional[int] = None,
+               eval_max_batches: Optional[int] = None,
+               best_metric: Optional[str] = None):
     if not model_dir:
       raise ValueError("model_dir is required (where checkpoints go).")
     for name, value in (("train_steps", train_steps),
@@ -198,6 +208,15 @@ class Trainer:
       if not isinstance(value, int) or value <= 0:
         raise ValueError(f"{name} must be a positive integer; received "
                          f"{value!r}.")
+    for name, value in (("evaluate_every", evaluate_every),
+                        ("eval_max_batches", eval_max_batches)):
+      if value is not None and (not isinstance(value, int) or value <= 0):
+        raise ValueError(f"{name} must be a positive integer or None; "
+                         f"received {value!r}.")
+    self.evaluate_every = evaluate_every
+    self.eval_max_batches = eval_max_batches
+    self.best_metric = best_metric
+    self.eval_results = []
     if precision not in PRECISIONS:
       raise ValueError(f"precision must be one of {PRECISIONS}; received "
                        f"{precision!r}.")
@@ -311,6 +330,10 @@ class Trainer:
         max_to_keep=self.keep_checkpoints, worker_index=self.worker_index,
         num_workers=self.num_workers)
     self._train_loop = self._make_train_loop()
+    self.evaluator = evaluation.Evaluator(
+        self.task, self.model, self.model_dir, best_metric=self.best_metric,
+        max_batches=self.eval_max_batches,
+        is_chief=self.is_chief) if self.evaluate_every else None
     self._built = True
 
   # ---------------------------------------------------------------------------
@@ -401,6 +424,13 @@ class Trainer:
       f.write(gin.operative_config_str())
     tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
 
+  def _check_files(self):
+    missing = self.task.missing_files()
+    if missing:
+      raise FileNotFoundError(
+          f"Task {self.task.task_name} cannot start: " + "; ".join(
+              f"{what}: {problem}" for what, problem in missing.items()))
+
   def _step(self):
     return int(self.optimizer.iterations.numpy())
 
@@ -415,13 +445,13 @@ class Trainer:
       NonFiniteLossError: the loss became NaN or Inf (nothing is saved).
       VocabularyMismatchError: the run's checkpoint has other vocabularies.
     """
+    if not checkpointing.has_checkpoint(self.model_dir):
+      # A fresh run: fail before the (slow) build if a file is missing.
+      self._check_files()
     self.build()
     restored = self.run_checkpoint.restore_latest()
     if restored is None:
-      missing = self.task.missing_files()
-      if missing:
-        raise FileNotFoundError("; ".join(f"{k}: {v}"
-                                          for k, v in missing.items()))
+      self._check_files()
       self.task.initialize(self.model)
     self._write_operative_config()
     step = self._step()
@@ -450,6 +480,7 @@ class Trainer:
         boundary = min(end_step,
                        _next_multiple(step, self.log_every),
                        _next_multiple(step, self.checkpoint_every),
+                       _next_multiple(step, self.evaluate_every or end_step),
                        step + self.steps_per_loop)
         loss_sum, norm_sum, metrics, bad_step, last_loss = self._train_loop(
             self.iterator, tf.constant(boundary - step, tf.int32))
@@ -473,6 +504,9 @@ class Trainer:
           window = _Window()
         if step % self.checkpoint_every == 0 or step == end_step:
           self.run_checkpoint.save(step)
+        if self.evaluator and (step % self.evaluate_every == 0 or
+                               step == end_step):
+          self.eval_results.append(self.evaluator.run(step))
         if self._stop_requested:
           logging.warning("Stop requested at step %d.", step)
           self.run_checkpoint.save(step)
@@ -518,11 +552,10 @@ class Trainer:
     listed, not fatal.
     """
     tf_keras.utils.set_random_seed(self.seed)
-    lines = [f"Task: {self.task.describe()}"]
     with _generator_backed_dropout():
       model = self.task.build_model()
     trainable = list(self.task.trainable_variables(model))
-    lines.append("Parameters:")
+    lines = [f"Task: {self.task.describe()}", "Parameters:"]
     lines.append(parameter_summary(model, trainable))
     schedule = optimization_lib.build_optimizer(self.optimization)[1]
     marks = sorted({0, self.train_steps // 10, self.train_steps // 2,

@@ -1,0 +1,62 @@
+"""Tests of gin parsing: the search path and the error messages."""
+
+import os
+
+import gin
+import tensorflow as tf
+
+from mixvocab_tf.trainer import gin_utils
+
+
+class GinUtilsTest(tf.test.TestCase):
+
+  def setUp(self):
+    super().setUp()
+    gin.clear_config()
+    self.addCleanup(gin.clear_config)
+
+  def test_shipped_configs_parse_by_bare_name_from_any_directory(self):
+    os.chdir(self.get_temp_dir())
+    for name in ("stage1_cpu.gin", "stage2_cpu.gin", "nokd_cpu.gin",
+                 "stage1_tpu.gin", "stage2_tpu.gin", "stage1_gpu.gin",
+                 "stage2_gpu.gin", "dual_cpu.gin"):
+      gin.clear_config()
+      gin_utils.parse([name], ["Trainer.train_steps = 7"])
+      self.assertEqual(gin.query_parameter("Trainer.train_steps"), 7)
+    self.assertIn("stage1_tpu.gin", gin_utils.shipped_configs())
+
+  def test_every_shipped_config_has_a_header_with_a_command(self):
+    for directory in gin_utils.config_dirs():
+      for name in os.listdir(directory):
+        with open(os.path.join(directory, name)) as f:
+          header = f.read().split("\n\n")[0]
+        self.assertTrue(header.startswith("#"), name)
+        if name != "pretraining_base.gin":
+          self.assertIn("python -m mixvocab_tf.train", header, name)
+          self.assertIn("Expect", header, name)
+
+  def test_misspelt_parameter_suggests_the_right_one(self):
+    with self.assertRaisesRegex(
+        gin_utils.GinConfigError,
+        r"(?s)'Trainer' doesn't have a parameter named 'train_stepz'.*"
+        r"Did you mean: train_steps"):
+      gin_utils.parse([], ["Trainer.train_stepz = 3"])
+
+  def test_unknown_configurable_suggests_close_names(self):
+    with self.assertRaisesRegex(gin_utils.GinConfigError,
+                                r"(?s)'Stage1Tsk'.*Did you mean: Stage1Task"):
+      gin_utils.parse([], ["Stage1Tsk.student_embedding_width = 3"])
+
+  def test_missing_file_lists_the_shipped_configs(self):
+    with self.assertRaisesRegex(gin_utils.GinConfigError,
+                                r"not found: 'stage9.gin'.*stage1_cpu.gin"):
+      gin_utils.parse(["stage9.gin"], [])
+
+  def test_syntax_error_is_a_config_error(self):
+    with self.assertRaisesRegex(gin_utils.GinConfigError,
+                                "Bad gin configuration"):
+      gin_utils.parse([], ["Trainer.train_steps = ("])
+
+
+if __name__ == "__main__":
+  tf.test.main()
