@@ -24,3 +24,4 @@ from mixvocab_tf.models.teacher_loader import load_teacher
 from mixvocab_tf.models.teacher_loader import read_bert_checkpoint
 from mixvocab_tf.models.teacher_loader import read_bert_config
 from mixvocab_tf.models.joint_intent_slot_model import JointIntentSlotModel
+from mixvocab_tf.models.sentence_classifier import SentenceClassifier
