@@ -109,10 +109,10 @@ def restore_model(task, model, checkpoint: str) -> str:
   path = checkpointing.resolve_checkpoint(checkpoint)
   checkpointing.check_vocab_fingerprints(path, task.vocab_fingerprints(),
                                          purpose="evaluating")
-  status = tf.train.Checkpoint(model=model).read(path)
   try:
+    status = tf.train.Checkpoint(model=model).read(path)
     status.assert_existing_objects_matched()
-  except AssertionError as e:
+  except (AssertionError, ValueError) as e:  # Missing or misshapen weights.
     recorded = checkpointing.read_metadata(path)["task"]
     raise ValueError(
         f"{path} (task {recorded or 'unknown'}) does not fit the model of "
