@@ -7,8 +7,11 @@ students of 2 layers x 32), so that the tests run real tasks end to end in
 seconds per step.
 """
 
+import glob
 import os
 import shutil
+import subprocess
+import sys
 
 from mixvocab_tf import data as data_lib
 from mixvocab_tf import testing_utils
@@ -56,3 +59,35 @@ def tiny_bindings(batch_size=8, seq_length=TINY_SEQ_LENGTH, max_predictions=5,
       f"NoKDTask.hidden_size = {TINY_HIDDEN}",
       "NoKDTask.num_attention_heads = 2",
   ]
+
+
+def train_command(model_dir, gin_files=(), bindings=(), extra_flags=()):
+  """The `python -m mixvocab_tf.train` command line for a subprocess."""
+  command = [sys.executable, "-m", "mixvocab_tf.train",
+             f"--model_dir={model_dir}"]
+  command += [f"--gin_file={f}" for f in gin_files]
+  command += [f"--gin_bindings={b}" for b in bindings]
+  return command + list(extra_flags)
+
+
+def run_train(model_dir, gin_files=(), bindings=(), extra_flags=(), env=None,
+              timeout=600):
+  """Runs the binary to completion; returns the CompletedProcess (text)."""
+  return subprocess.run(
+      train_command(model_dir, gin_files, bindings, extra_flags),
+      capture_output=True, text=True, timeout=timeout,
+      env=dict(os.environ, **(env or {})))
+
+
+def read_scalars(model_dir, tag):
+  """{step: value} of a TensorBoard scalar the trainer wrote (chief only)."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from tensorflow.python.summary import summary_iterator  # pylint: disable=g-import-not-at-top,g-direct-tensorflow-import
+  values = {}
+  for path in sorted(glob.glob(os.path.join(model_dir, "train",
+                                            "events.out.tfevents.*"))):
+    for event in summary_iterator.summary_iterator(path):
+      for value in event.summary.value:
+        if value.tag == tag:
+          values[event.step] = float(tf.make_ndarray(value.tensor))
+  return values

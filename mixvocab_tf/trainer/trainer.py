@@ -286,33 +286,13 @@ class Trainer:
     if not self.trainable_variables:
       raise ValueError(f"Task {self.task.task_name} has no trainable "
                        "variables.")
-    input_options = None
-    if isinstance(self.strategy, (tf.distribute.MirroredStrategy,
-                                  tf.distribute.MultiWorkerMirroredStrategy)):
-      # Per-replica tf.data iterators, kept on the host: the only layout
-      # whose iterator state tf.train.Checkpoint can save (see
-      # `_iterator_trackables`); the cost is a host-to-device copy per step,
-      # small next to a step on CPU or GPU.
-      input_options = tf.distribute.InputOptions(
-          experimental_fetch_to_device=False,
-          experimental_replication_mode=(
-              tf.distribute.InputReplicationMode.PER_REPLICA))
-    element_specs = []
-
-    def dataset_fn(context):
-      dataset = self.task.build_inputs(context, training=True)
-      element_specs.append(dataset.element_spec)
-      return dataset
-
-    dataset = self.strategy.distribute_datasets_from_function(
-        dataset_fn, options=input_options)
-    self.iterator = iter(dataset)
+    self.iterator, element_spec = self._make_input_iterator()
 
     # One forward pass in the scope's cross-replica context creates the
     # dropout generators (they are created lazily, and a replica function
     # cannot create variables under a MirroredStrategy).
     with self.strategy.scope():
-      self.task.compute_loss(self.model, _dummy_batch(element_specs[0]),
+      self.task.compute_loss(self.model, _dummy_batch(element_spec),
                              training=True)
     self.dropout_generators = dropout_generators(self.model)
     input_trackables = _iterator_trackables(self.iterator)
@@ -335,6 +315,51 @@ class Trainer:
         max_batches=self.eval_max_batches,
         is_chief=self.is_chief) if self.evaluate_every else None
     self._built = True
+
+  def _make_input_iterator(self):
+    """The training input iterator and the spec of one replica's batch.
+
+    Per-replica batches always come from `task.build_inputs` with the
+    pipeline's `tf.distribute.InputContext`. The iterator is laid out so that
+    tf.train.Checkpoint can save its position wherever tf.distribute allows:
+
+    * default strategy: the plain tf.data iterator;
+    * MirroredStrategy: one host-side iterator per replica (PER_REPLICA, no
+      fetching to device; a host-to-device copy per step, small next to a
+      step on CPU or GPU);
+    * MultiWorkerMirroredStrategy with one device per worker: each worker
+      iterates its own pipeline (its InputContext as tf.distribute would
+      build it) and hands the batch to `strategy.run`, because the
+      multi-device iterator of `distribute_datasets_from_function` cannot be
+      saved;
+    * otherwise (TPU, several devices per worker): the distributed iterator,
+      whose position is not saved (a warning says so).
+    """
+    strategy = self.strategy
+    specs = []
+
+    def dataset_fn(context):
+      dataset = self.task.build_inputs(context, training=True)
+      specs.append(dataset.element_spec)
+      return dataset
+
+    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy) and (
+        len(strategy.extended.worker_devices) == 1):
+      context = tf.distribute.InputContext(
+          num_input_pipelines=self.num_workers,
+          input_pipeline_id=self.worker_index,
+          num_replicas_in_sync=strategy.num_replicas_in_sync)
+      with tf.device(strategy.extended.worker_devices[0]):
+        return iter(dataset_fn(context)), specs[0]
+    options = None
+    if isinstance(strategy, tf.distribute.MirroredStrategy):
+      options = tf.distribute.InputOptions(
+          experimental_fetch_to_device=False,
+          experimental_replication_mode=(
+              tf.distribute.InputReplicationMode.PER_REPLICA))
+    dataset = strategy.distribute_datasets_from_function(dataset_fn,
+                                                         options=options)
+    return iter(dataset), specs[0]
 
   # ---------------------------------------------------------------------------
   # The step.
