@@ -25,6 +25,7 @@ from absl import flags
 from absl import logging
 import tensorflow as tf
 
+from mixvocab_tf import pipeline
 from mixvocab_tf.trainer import checkpointing
 from mixvocab_tf.trainer import distribute
 from mixvocab_tf.trainer import gin_utils
@@ -49,13 +50,23 @@ flags.DEFINE_bool("traceback", False,
                   "On an error, also print the Python traceback.")
 
 # Errors whose message says everything: printed without a traceback.
-_CLEAR_ERRORS = (ValueError, FileNotFoundError, KeyError,
+_CLEAR_ERRORS = (ValueError, pipeline.PipelineError, FileNotFoundError,
+                 KeyError,
                  trainer_lib.NonFiniteLossError,
                  checkpointing.VocabularyMismatchError, tf.errors.OpError)
 
 
 def _run():
   gin_utils.parse(FLAGS.gin_file, FLAGS.gin_bindings)
+  if pipeline.configured_steps():
+    # A pipeline config (e.g. quickstart.gin) chains trainer runs and tools.
+    if FLAGS.dry_run:
+      print("Pipeline steps:", *pipeline.configured_steps(), sep="\n  ")
+      return
+    if not FLAGS.model_dir:
+      raise ValueError("--model_dir is required to run a pipeline.")
+    pipeline.run(FLAGS.model_dir)
+    return
   if FLAGS.dry_run:
     trainer = trainer_lib.Trainer(model_dir=FLAGS.model_dir or "(dry run)")
     print(trainer.dry_run())
