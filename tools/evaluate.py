@@ -62,16 +62,21 @@ flags.DEFINE_string("output_json", None, "Also write the metrics here.")
 
 
 def _parse_config():
-  files = list(FLAGS.gin_file)
-  if not files:
+  if FLAGS.gin_file:
+    gin_utils.parse(FLAGS.gin_file, FLAGS.gin_bindings)
+  else:
     if not FLAGS.model_dir:
       raise ValueError("Give --model_dir (its operative_config.gin is read) "
                        "or --gin_file.")
-    files = [os.path.join(FLAGS.model_dir, trainer_lib.OPERATIVE_CONFIG)]
-    if not os.path.isfile(files[0]):
+    operative = os.path.join(FLAGS.model_dir, trainer_lib.OPERATIVE_CONFIG)
+    if not os.path.isfile(operative):
       raise FileNotFoundError(
-          f"{files[0]} not found; pass the run's --gin_file instead.")
-  gin_utils.parse(files, FLAGS.gin_bindings)
+          f"{operative} not found; pass the run's --gin_file instead.")
+    gin_utils.parse([], [])  # Registers the configurables.
+    # The record of a run also names configurables of modules this tool does
+    # not import (binary-level ones); they play no part in evaluation.
+    gin.parse_config_file(operative, skip_unknown=True)
+    gin_utils.parse([], FLAGS.gin_bindings)
   task_class = base_task.get_task_class(gin.query_parameter("Trainer.task"))
   if FLAGS.split:
     if not issubclass(task_class, finetune_task.FinetuneTask):

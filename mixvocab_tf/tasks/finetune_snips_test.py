@@ -5,6 +5,7 @@ import pytest
 import tensorflow as tf
 
 from mixvocab_tf import data as data_lib
+from mixvocab_tf import models
 from mixvocab_tf import networks
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.tasks import finetune_snips
@@ -143,8 +144,11 @@ def _student_checkpoint(directory, vocab_tokens, num_layers=2, hidden=32,
       hidden_size=hidden, num_attention_heads=heads, max_sequence_length=64)
   metadata = checkpointing.make_metadata(
       "nokd", {"student": text_lib.vocab_fingerprint(vocab_tokens)})
-  path = tf.train.Checkpoint(student_encoder=encoder, metadata=metadata).save(
-      directory + "/ckpt")
+  # As a student MLM task saves it: the variables live under model/, and
+  # `student_encoder` is a second name of the same object.
+  path = tf.train.Checkpoint(
+      model=models.MLMPretrainer(encoder), student_encoder=encoder,
+      metadata=metadata).save(directory + "/ckpt")
   return encoder, path
 
 

@@ -28,6 +28,8 @@ from absl import logging
 import numpy as np
 import tensorflow as tf
 
+from tensorflow.core.protobuf import trackable_object_graph_pb2  # pylint: disable=g-direct-tensorflow-import
+
 from mixvocab_tf import data as data_lib
 from mixvocab_tf import networks
 from mixvocab_tf import text as text_lib
@@ -41,7 +43,39 @@ from mixvocab_tf.trainer import checkpointing
 STUDENT_ENCODER_KEY = "student_encoder"
 DEFAULT_TEACHER = "default"
 
-_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
+def object_variables(reader, key: str) -> Dict[str, str]:
+  """{path below `key`: checkpoint key} of the variables of object `key`.
+
+  A trainer checkpoint stores each variable once, under the first path that
+  reaches it (`model/encoder_network/...`); the stable name `student_encoder`
+  is another edge to the same object. Walking the checkpoint's object graph
+  finds the variables whatever path named them.
+
+  Args:
+    reader: a `tf.train.load_checkpoint` reader.
+    key: a child of the checkpoint's root (e.g. 'student_encoder').
+  """
+  graph = trackable_object_graph_pb2.TrackableObjectGraph()
+  graph.ParseFromString(reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
+  start = [c.node_id for c in graph.nodes[0].children if c.local_name == key]
+  variables = {}
+  stack = [(start[0], "")] if start else []
+  # Objects have several names (a layer keeps a weight as `embeddings` and as
+  # `_position_embeddings`): every path is kept, a few per object, which
+  # also ends any cycle.
+  paths_seen = {}
+  while stack:
+    node_id, path = stack.pop()
+    paths_seen[node_id] = paths_seen.get(node_id, 0) + 1
+    if paths_seen[node_id] > 4:
+      continue
+    node = graph.nodes[node_id]
+    for attribute in node.attributes:
+      if attribute.name == "VARIABLE_VALUE":
+        variables[path] = attribute.checkpoint_key
+    for child in node.children:
+      stack.append((child.node_id, f"{path}/{child.local_name}".lstrip("/")))
+  return variables
 
 
 def encoder_config_from_checkpoint(checkpoint_path: str,
@@ -62,24 +96,26 @@ def encoder_config_from_checkpoint(checkpoint_path: str,
   Raises:
     ValueError: the checkpoint has no encoder under `key`.
   """
-  shapes = tf.train.load_checkpoint(checkpoint_path).get_variable_to_shape_map()
-  prefix = f"{key}/"
+  reader = tf.train.load_checkpoint(checkpoint_path)
+  shapes = reader.get_variable_to_shape_map()
+  variables = object_variables(reader, key)
 
   def shape(name):
-    return shapes.get(prefix + name + _SUFFIX)
+    checkpoint_key = variables.get(name)
+    return shapes[checkpoint_key] if checkpoint_key else None
 
   words = shape("_embedding_layer/embeddings")
   if words is None:
     found = sorted({k.split("/")[0] for k in shapes if "/" in k})
     raise ValueError(
         f"{checkpoint_path} holds no encoder under {key!r} (no "
-        f"{key}/_embedding_layer/embeddings); it holds {found}. "
+        f"{key}/_embedding_layer/embeddings); its top-level objects are "
+        f"{found}. "
         "init_checkpoint must be a run of a student MLM task (stage2, nokd, "
         "a baseline); for a Hugging Face or google-research/bert model use "
         "teacher_checkpoint.")
   layer_ids = {int(m.group(1)) for m in (
-      re.match(re.escape(prefix) + r"_transformer_layers/(\d+)/", k)
-      for k in shapes) if m}
+      re.match(r"_transformer_layers/(\d+)/", k) for k in variables) if m}
   query = shape("_transformer_layers/0/_attention_layer/_query_dense/kernel")
   inner = shape("_transformer_layers/0/_intermediate_dense/kernel")
   hidden = query[0]
@@ -96,11 +132,6 @@ def encoder_config_from_checkpoint(checkpoint_path: str,
     config["embedding_width"] = words[1]
   config.update(overrides)
   return networks.student_encoder_config(None, **config)
-
-
-def _count_lines(path):
-  with tf.io.gfile.GFile(path, "rb") as f:
-    return sum(1 for _ in f)
 
 
 class FinetuneTask(base_task.Task):
