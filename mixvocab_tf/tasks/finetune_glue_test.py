@@ -11,6 +11,9 @@ from mixvocab_tf.trainer import testing as trainer_testing
 
 GLUE_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared",
                         "data", "glue")
+# The development machines' copy of GLUE (SST-2, MRPC, the MNLI sample).
+needs_glue = pytest.mark.skipif(not os.path.isdir(GLUE_DIR),
+                                reason=f"no GLUE data at {GLUE_DIR}")
 
 
 def _tiny(**kwargs):
@@ -72,6 +75,7 @@ def test_mrpc_reports_f1_then_accuracy(tmp_path):
   assert results["classifier/loss"] == pytest.approx(4.0 / 3.0)
 
 
+@needs_glue
 def test_loss_is_mean_cross_entropy():
   task = _tiny(glue_task="sst2", data_dir=GLUE_DIR)
   model = task.build_model()
@@ -86,6 +90,7 @@ def test_loss_is_mean_cross_entropy():
   assert metrics["classifier/accuracy"].numpy()[1] == len(labels)
 
 
+@needs_glue
 def test_mnli_sample_and_sizes():
   task = _tiny(glue_task="mnli")
   assert task.eval_split == "validation_matched"
@@ -99,6 +104,7 @@ def test_mnli_sample_and_sizes():
     _tiny(glue_task="cola")
 
 
+@needs_glue
 def test_starts_from_a_teacher_with_its_vocabulary(tmp_path):
   teacher = trainer_testing.write_tiny_teacher(str(tmp_path / "teacher"))
   task = _tiny(glue_task="sst2", teacher_checkpoint=teacher)
