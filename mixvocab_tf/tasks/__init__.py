@@ -21,3 +21,4 @@ from mixvocab_tf.tasks import distilbert
 from mixvocab_tf.tasks import pkd
 from mixvocab_tf.tasks import stage2_distill
 from mixvocab_tf.tasks import tinybert
+from mixvocab_tf.tasks import tinybert_snips
