@@ -159,21 +159,12 @@ class FinetuneGlueTask(finetune_task.FinetuneTask):
         pair=glue_data.is_pair_task(self.glue_task))
     dataset = self._examples(split)
     if training:
-      # Shuffle sentences, not features: smaller iterator checkpoints.
-      batch_size = self.global_batch_size
-      if input_context:
-        batch_size = input_context.get_per_replica_batch_size(batch_size)
-        dataset = dataset.shard(input_context.num_input_pipelines,
-                                input_context.input_pipeline_id)
-      dataset = dataset.shuffle(self.shuffle_buffer, seed=self.seed,
-                                reshuffle_each_iteration=True).repeat()
       # Featurized per batch: tensorflow_text tokenizes a batch in one call.
-      return dataset.batch(batch_size, drop_remainder=True).map(
-          featurize, num_parallel_calls=tf.data.AUTOTUNE,
-          deterministic=True).prefetch(tf.data.AUTOTUNE)
-    dataset = dataset.enumerate().map(
-        lambda i, example: dict(example, example_index=i))
-    return dataset.batch(self.eval_batch_size).map(
+      return self.shuffled(dataset, input_context).batch(
+          self.replica_batch_size(input_context), drop_remainder=True).map(
+              featurize, num_parallel_calls=tf.data.AUTOTUNE,
+              deterministic=True).prefetch(tf.data.AUTOTUNE)
+    return self.with_example_index(dataset).batch(self.eval_batch_size).map(
         lambda batch: dict(featurize(batch),
                            example_index=batch["example_index"]),
         num_parallel_calls=tf.data.AUTOTUNE, deterministic=True).prefetch(

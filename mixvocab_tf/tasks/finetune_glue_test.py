@@ -119,4 +119,4 @@ def test_starts_from_a_teacher_with_its_vocabulary(tmp_path):
   np.testing.assert_array_equal(
       embeddings, weights["embeddings.word_embeddings.weight"])
   assert set(task.vocab_fingerprints()) == {"teacher"}
-  assert tf.is_tensor(model(next(iter(task.build_inputs(False))))["logits"])
+  assert tf.is_tensor(model(next(iter(task.build_inputs(training=False))))["logits"])

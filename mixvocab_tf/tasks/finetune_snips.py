@@ -205,21 +205,17 @@ class FinetuneSnipsTask(finetune_task.FinetuneTask):
     featurize = snips_data.snips_featurizer(self.tokens, self.seq_length)
     dataset = snips_data.make_snips_dataset(examples, self.labels)
     if training:
-      # Shuffled as words and tags, before featurizing: small buffer state in
-      # the checkpointed iterator.
-      dataset = dataset.shuffle(self.shuffle_buffer, seed=self.seed,
-                                reshuffle_each_iteration=True)
-    dataset = dataset.map(featurize, num_parallel_calls=tf.data.AUTOTUNE,
-                          deterministic=True)
-    if training:
-      batch_size = self.global_batch_size
-      if input_context:
-        batch_size = input_context.get_per_replica_batch_size(batch_size)
-        dataset = dataset.shard(input_context.num_input_pipelines,
-                                input_context.input_pipeline_id)
-      return dataset.repeat().batch(batch_size, drop_remainder=True).prefetch(
-          tf.data.AUTOTUNE)
-    return self.shard_and_batch(dataset, None, training=False)
+      # The featurizer maps one query at a time (ragged words -> pieces).
+      return self.shuffled(dataset, input_context).map(
+          featurize, num_parallel_calls=tf.data.AUTOTUNE,
+          deterministic=True).batch(
+              self.replica_batch_size(input_context),
+              drop_remainder=True).prefetch(tf.data.AUTOTUNE)
+    dataset = self.with_example_index(dataset).map(
+        lambda example: dict(featurize(example),
+                             example_index=example["example_index"]),
+        num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    return dataset.batch(self.eval_batch_size).prefetch(tf.data.AUTOTUNE)
 
   def num_train_examples(self):
     return len(_read(self.split_dir("train")).intents)

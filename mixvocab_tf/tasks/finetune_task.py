@@ -42,6 +42,7 @@ from mixvocab_tf.trainer import checkpointing
 #: (`student_mlm_task.STUDENT_ENCODER_KEY`).
 STUDENT_ENCODER_KEY = "student_encoder"
 DEFAULT_TEACHER = "default"
+DEFAULT_TEACHER_NAME = "all-MiniLM-L6-v2"
 
 def object_variables(reader, key: str) -> Dict[str, str]:
   """{path below `key`: checkpoint key} of the variables of object `key`.
@@ -192,7 +193,8 @@ class FinetuneTask(base_task.Task):
     if not 0.0 <= dropout_rate < 1.0:
       raise ValueError(f"dropout_rate must be in [0, 1); received "
                        f"{dropout_rate!r}.")
-    if teacher_checkpoint == DEFAULT_TEACHER:
+    self._default_teacher = teacher_checkpoint == DEFAULT_TEACHER
+    if self._default_teacher:
       teacher_checkpoint = data_lib.default_teacher_dir()
     self.init_checkpoint = init_checkpoint
     self.teacher_checkpoint = teacher_checkpoint
@@ -207,9 +209,13 @@ class FinetuneTask(base_task.Task):
     self.shuffle_buffer = shuffle_buffer
     self.seed = seed
     self.model_name = model_name
-    if vocab is None:
-      vocab = (os.path.join(teacher_checkpoint, "vocab.txt")
-               if teacher_checkpoint else data_lib.default_student_vocab())
+    if vocab is None and teacher_checkpoint:
+      # Both checkpoint layouts keep vocab.txt beside the weights.
+      base = (os.path.dirname(teacher_checkpoint)
+              if teacher_checkpoint.endswith(".ckpt") else teacher_checkpoint)
+      vocab = os.path.join(base, "vocab.txt")
+    elif vocab is None:
+      vocab = data_lib.default_student_vocab()
     self.vocab_path = vocab
     self._tokens = None
     self.encoder_config = None
@@ -317,28 +323,29 @@ class FinetuneTask(base_task.Task):
   # ---------------------------------------------------------------------------
   # Inputs.
 
-  def shard_and_batch(self, dataset, input_context, training):
-    """Shuffles, repeats and batches training data; batches evaluation data.
+  def replica_batch_size(self, input_context):
+    if input_context is None:
+      return self.global_batch_size
+    return input_context.get_per_replica_batch_size(self.global_batch_size)
 
-    Args:
-      dataset: unbatched featurized examples in file order.
-      input_context: the pipeline's `tf.distribute.InputContext` or None.
-      training: training (shuffled, repeated, full batches) or evaluation
-        (one pass in order, with `example_index`, last batch smaller).
+  def shuffled(self, dataset, input_context):
+    """This pipeline's shard of unbatched training examples, shuffled, forever.
+
+    Shuffle examples before featurizing them (words or sentences are smaller
+    than features): the shuffle buffer is part of the checkpointed iterator
+    state.
     """
-    if not training:
-      dataset = dataset.enumerate().map(
-          lambda i, features: dict(features, example_index=i))
-      return dataset.batch(self.eval_batch_size).prefetch(tf.data.AUTOTUNE)
-    batch_size = self.global_batch_size
     if input_context:
-      batch_size = input_context.get_per_replica_batch_size(batch_size)
       dataset = dataset.shard(input_context.num_input_pipelines,
                               input_context.input_pipeline_id)
-    dataset = dataset.shuffle(self.shuffle_buffer, seed=self.seed,
-                              reshuffle_each_iteration=True).repeat()
-    return dataset.batch(batch_size, drop_remainder=True).prefetch(
-        tf.data.AUTOTUNE)
+    return dataset.shuffle(self.shuffle_buffer, seed=self.seed,
+                           reshuffle_each_iteration=True).repeat()
+
+  @staticmethod
+  def with_example_index(dataset):
+    """Numbers unbatched evaluation examples (`example_index`, file order)."""
+    return dataset.enumerate().map(
+        lambda i, example: dict(example, example_index=i))
 
   # ---------------------------------------------------------------------------
   # Evaluation: collect arrays per batch, concatenate, restore file order.
@@ -371,8 +378,10 @@ class FinetuneTask(base_task.Task):
   # Reporting.
 
   def source_name(self):
+    if self._default_teacher:
+      return f"teacher {DEFAULT_TEACHER_NAME}"
     if self.teacher_checkpoint:
-      return f"teacher {os.path.basename(os.path.normpath(self.teacher_checkpoint))}"
+      return f"teacher {os.path.normpath(self.teacher_checkpoint)}"
     if self.init_checkpoint:
       return f"student {os.path.normpath(self.init_checkpoint)}"
     return "fresh student"
