@@ -77,9 +77,24 @@ def _run():
       FLAGS.strategy)
   strategy = distribute.build_strategy(strategy_name, tpu_address=FLAGS.tpu)
   trainer = trainer_lib.Trainer(model_dir=FLAGS.model_dir, strategy=strategy)
-  # Preemption (SIGTERM) saves a checkpoint at the next step boundary.
-  signal.signal(signal.SIGTERM, lambda *_: trainer.request_stop())
+  _stop_on_signals(trainer)
   trainer.train()
+
+
+def _stop_on_signals(trainer):
+  """SIGTERM (preemption) or a first Ctrl-C: save at the next step boundary.
+
+  A second Ctrl-C interrupts at once, as usual.
+  """
+  def stop(signum, unused_frame):
+    logging.warning("Signal %d: saving a checkpoint after the current steps.",
+                    signum)
+    trainer.request_stop()
+    if signum == signal.SIGINT:
+      signal.signal(signal.SIGINT, signal.default_int_handler)
+
+  signal.signal(signal.SIGTERM, stop)
+  signal.signal(signal.SIGINT, stop)
 
 
 def main(argv):

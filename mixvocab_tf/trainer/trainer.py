@@ -405,8 +405,12 @@ class Trainer:
       # All-reduced in the replicas: every replica holds the same values.
       loss, grad_norm, metrics = tf.nest.map_structure(
           lambda v: strategy.experimental_local_results(v)[0], outputs)
-      finite = tf.logical_and(tf.math.is_finite(loss),
-                              tf.math.is_finite(grad_norm))
+      finite = tf.math.is_finite(loss)
+      if self.precision != "mixed_float16":
+        # With float16, dynamic loss scaling expects overflowing gradients
+        # now and then: the LossScaleOptimizer skips those steps and lowers
+        # the scale.
+        finite = tf.logical_and(finite, tf.math.is_finite(grad_norm))
       return loss, grad_norm, metrics, finite
 
     @tf.function(autograph=False)

@@ -47,7 +47,9 @@ class _ToyTask(base_task.Task):
     return dataset.batch(batch_size, drop_remainder=True)
 
   def compute_loss(self, model, features, training):
-    predictions = model(features["x"], training=training)[:, 0]
+    # Losses in float32 under mixed precision, as the real tasks do.
+    predictions = tf.cast(model(features["x"], training=training)[:, 0],
+                          tf.float32)
     squared = tf.reduce_sum(tf.square(predictions - features["y"]))
     count = tf.cast(tf.shape(predictions)[0], tf.float32)
     return (squared / base_task.global_sum(count),
@@ -133,6 +135,25 @@ class TrainerTest(tf.test.TestCase):
     with self.assertRaisesRegex(checkpointing.VocabularyMismatchError,
                                 "different student vocabulary"):
       other.train()
+
+  def test_mixed_precision_trains_with_float32_losses(self):
+    self.addCleanup(tf_keras.mixed_precision.set_global_policy, "float32")
+    for precision in ("mixed_bfloat16", "mixed_float16"):
+      trainer = _trainer(os.path.join(self.get_temp_dir(), precision),
+                         train_steps=4, precision=precision)
+      records = trainer.train()
+      self.assertTrue(np.isfinite(records[-1].scalars["loss"]), precision)
+      self.assertEqual(trainer.model.layers[1].compute_dtype,
+                       precision.split("_")[1])
+      self.assertEqual(trainer.model.layers[1].kernel.dtype, tf.float32)
+
+  def test_stop_request_saves_at_the_next_step_boundary(self):
+    model_dir = self.get_temp_dir()
+    trainer = _trainer(model_dir)
+    trainer.request_stop()  # As the SIGTERM handler of train.py does.
+    trainer.train()
+    self.assertEqual(os.path.basename(tf.train.latest_checkpoint(model_dir)),
+                     "ckpt-1")
 
   def test_dry_run_reports_parameters_and_config(self):
     report = _trainer(self.get_temp_dir()).dry_run()

@@ -1,0 +1,293 @@
+r"""Training-step speed of the trainer against Model Garden, and FLOP/s.
+
+Three numbers in one run (Zhao et al., EACL 2021 sizes; synthetic batches, so
+only the step is timed, not the text pipeline):
+
+1. Student step (L6-H96 over the shipped student vocabulary, stage II / NoKD)
+   through `mixvocab_tf.trainer.Trainer`, against the same dimensions as
+   `official.nlp.modeling.models.BertPretrainerV2` trained by a plain
+   GradientTape loop with the same LAMB. Target: speed ratio >= 1.0.
+2. Stage I step (the dual-vocabulary teacher with both MLM heads, default
+   teacher dimensions 6 x 384, 30,522 + student vocabulary) through the
+   trainer, against a plain teacher MLM step (`BertPretrainerV2`, teacher
+   vocabulary only, same loop as in 1). Target: time ratio <= 1.15.
+3. Achieved FLOP/s of each (analytic count: 2 x multiply-adds of the matmuls,
+   forward x 3 for a training step) against this machine's measured float32
+   matmul peak (a 2048 x 2048 matmul).
+
+  python bench/train_step_bench.py              # all three, a few minutes
+  python bench/train_step_bench.py --steps=3 --repeats=2 --stage1_batch=8
+
+Timings interleave the two sides of each comparison and take the median of
+`--repeats` windows of `--steps` steps, which keeps other processes on a
+shared machine from favouring one side.
+"""
+
+import statistics
+import tempfile
+import time
+
+from absl import app
+from absl import flags
+import numpy as np
+import tensorflow as tf
+import tf_keras
+
+from official.modeling.optimization import optimizer_factory
+from official.nlp.modeling import models as nlp_models
+from official.nlp.modeling import networks as nlp_networks
+
+from mixvocab_tf import data
+from mixvocab_tf import text
+from mixvocab_tf.tasks import mlm_inputs
+from mixvocab_tf.tasks import nokd
+from mixvocab_tf.tasks import stage1
+from mixvocab_tf.trainer import optimization
+from mixvocab_tf.trainer import trainer as trainer_lib
+
+FLAGS = flags.FLAGS
+flags.DEFINE_integer("seq_length", 128, "Tokens per sequence.")
+flags.DEFINE_integer("max_predictions", 20, "Masked tokens per sequence.")
+flags.DEFINE_integer("student_batch", 64, "Batch of the student comparison.")
+flags.DEFINE_integer("stage1_batch", 32, "Batch of the stage I comparison.")
+flags.DEFINE_integer("steps", 5, "Steps per timed window.")
+flags.DEFINE_integer("repeats", 3, "Timed windows per side.")
+flags.DEFINE_enum("only", "all", ["all", "student", "stage1", "peak"],
+                  "Run one part only.")
+
+
+def _optimization(steps=1000):
+  return optimization.optimization_config(train_steps=steps)
+
+
+def _synthetic_batch(batch, seq_length, predictions, teacher_vocab,
+                     student_vocab, vocab_tag=None, seed=0):
+  """A fixed masked-LM batch of one vocabulary (tag 0 or 1) or mixed (None)."""
+  rng = np.random.RandomState(seed)
+  if vocab_tag is None:  # Half the tokens from each vocabulary.
+    vocab_ids = (rng.rand(batch, seq_length) < 0.5).astype(np.int32)
+  else:
+    vocab_ids = np.full((batch, seq_length), vocab_tag, np.int32)
+  sizes = np.where(vocab_ids == 1, student_vocab, teacher_vocab)
+  word_ids = (rng.rand(batch, seq_length) * sizes).astype(np.int32)
+  positions = np.sort(np.stack([rng.choice(seq_length, predictions,
+                                           replace=False)
+                                for _ in range(batch)]), axis=1)
+  masked_vocab = np.take_along_axis(vocab_ids, positions, axis=1)
+  masked_sizes = np.where(masked_vocab == 1, student_vocab, teacher_vocab)
+  return {
+      "input_word_ids": word_ids,
+      "input_mask": np.ones((batch, seq_length), np.int32),
+      "input_type_ids": np.zeros((batch, seq_length), np.int32),
+      "input_vocab_ids": vocab_ids,
+      "masked_lm_positions": positions.astype(np.int32),
+      "masked_lm_ids": (rng.rand(batch, predictions) *
+                        masked_sizes).astype(np.int32),
+      "masked_lm_vocab_ids": masked_vocab.astype(np.int32),
+      "masked_lm_weights": np.ones((batch, predictions), np.float32),
+  }
+
+
+def _repeat(batch):
+  return tf.data.Dataset.from_tensors(
+      {k: tf.constant(v) for k, v in batch.items()}).repeat()
+
+
+class _SyntheticNoKD(nokd.NoKDTask):
+  """The NoKD student on one repeated synthetic batch."""
+
+  def __init__(self, batch, **kwargs):
+    super().__init__(**kwargs)
+    self.batch = batch
+
+  def build_inputs(self, input_context=None, training=True):
+    return _repeat(self.batch)
+
+
+class _SyntheticStage1(stage1.Stage1Task):
+  """Stage I on one repeated synthetic mixed batch."""
+
+  def __init__(self, batch, **kwargs):
+    super().__init__(**kwargs)
+    self.batch = batch
+
+  def build_inputs(self, input_context=None, training=True):
+    return _repeat(self.batch)
+
+
+def _trainer_loop(task):
+  """The trainer's compiled loop for `task`: a function of a step count."""
+  trainer = trainer_lib.Trainer(model_dir=tempfile.mkdtemp(), task=task,
+                                train_steps=1000,
+                                optimization=_optimization())
+  trainer.build()
+
+  def run(steps):
+    outputs = trainer._train_loop(trainer.iterator, tf.constant(steps))  # pylint: disable=protected-access
+    float(outputs[0])  # Waits for the steps to finish.
+
+  return run, trainer.model
+
+
+def _baseline_loop(encoder_config, batch):
+  """A plain Model Garden step: BertPretrainerV2, GradientTape, LAMB."""
+  encoder = nlp_networks.BertEncoderV2(**encoder_config)
+  model = nlp_models.BertPretrainerV2(
+      encoder, mlm_activation=tf_keras.activations.get("gelu"))
+  # The same LAMB and schedule; the baseline clips as Model Garden does,
+  # inside the optimizer (global_clipnorm of the config).
+  factory = optimizer_factory.OptimizerFactory(_optimization())
+  optimizer = factory.build_optimizer(factory.build_learning_rate())
+  iterator = iter(_repeat(batch))
+
+  @tf.function
+  def loop(steps):
+    loss = tf.constant(0.0)
+    for _ in tf.range(steps):
+      features = next(iterator)
+      with tf.GradientTape() as tape:
+        logits = model(features, training=True)["mlm_logits"]
+        losses = tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=features["masked_lm_ids"], logits=logits)
+        weights = features["masked_lm_weights"]
+        loss = tf.reduce_sum(losses * weights) / tf.reduce_sum(weights)
+      grads = tape.gradient(loss, model.trainable_variables)
+      pairs = [(g, v) for g, v in zip(grads, model.trainable_variables)
+               if g is not None]
+      optimizer.apply_gradients(pairs)
+    return loss
+
+  def run(steps):
+    float(loop(tf.constant(steps)))
+
+  return run, model
+
+
+def _time_pair(first, second, steps, repeats):
+  """Median seconds per step of two step functions, interleaved."""
+  first(1)  # Traces and warms up.
+  second(1)
+  times = ([], [])
+  for _ in range(repeats):
+    for run, out in ((first, times[0]), (second, times[1])):
+      start = time.perf_counter()
+      run(steps)
+      out.append((time.perf_counter() - start) / steps)
+  return statistics.median(times[0]), statistics.median(times[1])
+
+
+def _bert_train_flops(layers, hidden, inner, seq_length, batch, predictions,
+                      vocab_heads, extra_token_macs=0):
+  """Analytic FLOPs of one training step of a BERT with MLM heads.
+
+  Per token and layer: Q, K, V, output projections (4 d^2), feed-forward
+  (2 d inner), scores and weighted sum (2 L d). Per masked position and head:
+  transform (d x width) and output (width x vocab). Training ~ 3x forward.
+  """
+  per_token = layers * (4 * hidden * hidden + 2 * hidden * inner +
+                        2 * seq_length * hidden) + extra_token_macs
+  macs = batch * seq_length * per_token
+  for width, vocab in vocab_heads:
+    macs += batch * predictions * (hidden * width + width * vocab)
+  return 3 * 2 * macs
+
+
+def _matmul_peak(n=2048, repeats=5):
+  a = tf.random.normal([n, n])
+  b = tf.random.normal([n, n])
+
+  @tf.function
+  def product():
+    return tf.reduce_sum(tf.matmul(a, b))
+
+  float(product())
+  best = min(_timed(product) for _ in range(repeats))
+  return 2 * n ** 3 / best
+
+
+def _timed(fn):
+  start = time.perf_counter()
+  float(fn())
+  return time.perf_counter() - start
+
+
+def _student_comparison(peak):
+  student_vocab = len(text.load_vocab(data.default_student_vocab()))
+  batch = _synthetic_batch(FLAGS.student_batch, FLAGS.seq_length,
+                           FLAGS.max_predictions, student_vocab, student_vocab,
+                           vocab_tag=1)
+  task = _SyntheticNoKD(
+      batch, student_preset="L6-H96",
+      inputs=mlm_inputs.MlmInputs(global_batch_size=FLAGS.student_batch,
+                                  seq_length=FLAGS.seq_length,
+                                  max_predictions=FLAGS.max_predictions))
+  ours, model = _trainer_loop(task)
+  config = dict(task.encoder_config, vocab_size=student_vocab)
+  baseline, _ = _baseline_loop(config, batch)
+  ours_time, baseline_time = _time_pair(ours, baseline, FLAGS.steps,
+                                        FLAGS.repeats)
+  flops = _bert_train_flops(6, 96, 384, FLAGS.seq_length, FLAGS.student_batch,
+                            FLAGS.max_predictions, [(96, student_vocab)])
+  print(f"\n[1] Student L6-H96 ({model.count_params():,} parameters), batch "
+        f"{FLAGS.student_batch} x {FLAGS.seq_length}:")
+  print(f"    trainer          {1 / ours_time:7.3f} steps/s "
+        f"({ours_time * 1000:.0f} ms/step)")
+  print(f"    BertPretrainerV2 {1 / baseline_time:7.3f} steps/s "
+        f"({baseline_time * 1000:.0f} ms/step)")
+  print(f"    speed ratio trainer / BertPretrainerV2 = "
+        f"{baseline_time / ours_time:.3f}  (target >= 1.0)")
+  print(f"    {flops / 1e9:.1f} GFLOP/step: {flops / ours_time / 1e9:.1f} "
+        f"GFLOP/s = {flops / ours_time / peak:.1%} of the matmul peak")
+
+
+def _stage1_comparison(peak):
+  teacher_vocab = len(text.load_vocab(data.default_teacher_vocab()))
+  student_vocab = len(text.load_vocab(data.default_student_vocab()))
+  width = 96
+  mixed = _synthetic_batch(FLAGS.stage1_batch, FLAGS.seq_length,
+                           FLAGS.max_predictions, teacher_vocab,
+                           student_vocab)
+  plain = _synthetic_batch(FLAGS.stage1_batch, FLAGS.seq_length,
+                           FLAGS.max_predictions, teacher_vocab,
+                           student_vocab, vocab_tag=0)
+  task = _SyntheticStage1(
+      mixed, student_embedding_width=width,
+      inputs=mlm_inputs.MlmInputs(global_batch_size=FLAGS.stage1_batch,
+                                  seq_length=FLAGS.seq_length,
+                                  max_predictions=FLAGS.max_predictions))
+  ours, model = _trainer_loop(task)
+  config, _ = stage1.teacher_encoder_config(data.default_teacher_dir())
+  baseline, _ = _baseline_loop(config, plain)
+  ours_time, baseline_time = _time_pair(ours, baseline, FLAGS.steps,
+                                        FLAGS.repeats)
+  hidden, inner = config["hidden_size"], config["inner_dim"]
+  flops = _bert_train_flops(
+      config["num_layers"], hidden, inner, FLAGS.seq_length,
+      FLAGS.stage1_batch, FLAGS.max_predictions,
+      [(hidden, teacher_vocab), (width, student_vocab)],
+      extra_token_macs=width * hidden)  # Up-projection of student tokens.
+  print(f"\n[2] Stage I teacher {config['num_layers']} x {hidden} "
+        f"({model.count_params():,} parameters), batch {FLAGS.stage1_batch} x "
+        f"{FLAGS.seq_length}:")
+  print(f"    stage I (trainer)      {ours_time * 1000:7.0f} ms/step")
+  print(f"    plain teacher MLM step {baseline_time * 1000:7.0f} ms/step")
+  print(f"    time ratio stage I / plain = {ours_time / baseline_time:.3f}  "
+        "(target <= 1.15)")
+  print(f"    {flops / 1e9:.1f} GFLOP/step: {flops / ours_time / 1e9:.1f} "
+        f"GFLOP/s = {flops / ours_time / peak:.1%} of the matmul peak")
+
+
+def main(argv):
+  del argv
+  tf_keras.utils.set_random_seed(0)
+  peak = _matmul_peak()
+  print(f"float32 matmul peak (2048 x 2048, TF): {peak / 1e9:.1f} GFLOP/s "
+        f"on {len(tf.config.list_physical_devices('CPU'))} CPU device(s)")
+  if FLAGS.only in ("all", "student"):
+    _student_comparison(peak)
+  if FLAGS.only in ("all", "stage1"):
+    _stage1_comparison(peak)
+
+
+if __name__ == "__main__":
+  app.run(main)
