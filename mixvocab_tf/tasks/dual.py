@@ -34,7 +34,7 @@ from mixvocab_tf.tasks import student_mlm_task
 PROJECTIONS = ("down", "up")
 
 
-class DualModel(tf_keras.Model):
+class _DualModel(tf_keras.Model):
   """Holds the teacher, the student and the shared projection; not callable."""
 
   def __init__(self, teacher, student, projection, **kwargs):
@@ -44,7 +44,7 @@ class DualModel(tf_keras.Model):
     self.projection = projection
 
   def call(self, inputs, training=None):
-    raise NotImplementedError("Call DualModel.teacher or DualModel.student.")
+    raise NotImplementedError("Call the .teacher or the .student model.")
 
 
 @base_task.register_task("dual")
@@ -128,7 +128,7 @@ class DualTask(mlm_task.MlmTask):
                                 student_hidden_size=config["hidden_size"],
                                 name="shared_projection")
     projection.build(None)
-    return DualModel(teacher, student, projection, name="dual")
+    return _DualModel(teacher, student, projection, name="dual")
 
   def initialize(self, model):
     self.stage1.initialize(model.teacher)
