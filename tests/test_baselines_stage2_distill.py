@@ -1,0 +1,89 @@
+"""Stage II with cross-vocabulary distillation through the trainer, and the
+shipped gin configs of the distillation tasks (parse, dry run)."""
+
+import gin
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from mixvocab_tf.tasks import distillation_testing
+from mixvocab_tf.tasks import finetune_task
+from mixvocab_tf.tasks import stage2_distill
+from mixvocab_tf.trainer import gin_utils
+from mixvocab_tf.trainer import optimization
+from mixvocab_tf.trainer import trainer as trainer_lib
+
+CPU_CONFIGS = ("distilbert_cpu.gin", "tinybert_cpu.gin", "pkd_cpu.gin",
+               "stage2_distill_cpu.gin")
+TPU_CONFIGS = ("distilbert_tpu.gin", "tinybert_tpu.gin", "pkd_tpu.gin",
+               "stage2_distill_tpu.gin")
+
+
+@pytest.fixture(autouse=True)
+def clear_gin():
+  gin.clear_config()
+  yield
+  gin.clear_config()
+
+
+def test_trains_from_the_stage1_table_and_teacher(tmp_path):
+  teacher_dir = distillation_testing.tiny_teacher(str(tmp_path / "teacher"))
+  stage1_dir, stage1_teacher = distillation_testing.write_stage1_run(
+      str(tmp_path / "stage1"), teacher_dir, 16)
+  task = stage2_distill.Stage2DistillTask(
+      init_checkpoint=stage1_dir, teacher_checkpoint=teacher_dir,
+      soft_target_weight=1.0, hidden_weight=1.0, attention_weight=1.0,
+      num_layers=2, hidden_size=16, num_attention_heads=2,
+      inputs=distillation_testing.tiny_inputs())
+  trainer = trainer_lib.Trainer(
+      model_dir=str(tmp_path / "run"), task=task, train_steps=2, log_every=1,
+      optimization=optimization.optimization_config(train_steps=2))
+  records = trainer.train()
+  scalars = records[-1].scalars
+  for name in ("distill/kl", "distill/hidden_mse", "distill/attention_mse",
+               "student_mlm/loss", "teacher_student_mlm/accuracy"):
+    assert np.isfinite(scalars[name]), name
+  np.testing.assert_allclose(
+      scalars["loss"], scalars["student_mlm/loss"] + scalars["distill/kl"]
+      + scalars["distill/hidden_mse"] + scalars["distill/attention_mse"],
+      rtol=1e-4)
+  # The teacher is the stage I run, frozen.
+  np.testing.assert_array_equal(
+      trainer.model.teacher.encoder_network.get_student_embedding_table(),
+      stage1_teacher.encoder_network.get_student_embedding_table())
+  # Fine-tuning reads its student encoder as it reads a stage II one.
+  config = finetune_task.encoder_config_from_checkpoint(
+      tf.train.latest_checkpoint(str(tmp_path / "run")))
+  assert (config["hidden_size"], config["num_layers"]) == (16, 2)
+  assert config["vocab_size"] == len(task.vocab("student"))
+
+
+@pytest.mark.parametrize("name", CPU_CONFIGS + TPU_CONFIGS)
+def test_shipped_config_parses(name):
+  gin_utils.parse([name], ["Trainer.train_steps = 7"])
+  assert gin.query_parameter("Trainer.train_steps") == 7
+  task = gin.query_parameter("Trainer.task")
+  assert task in name
+
+
+def test_cpu_configs_dry_run_with_a_tiny_teacher(tmp_path):
+  teacher_dir = distillation_testing.tiny_teacher(str(tmp_path / "teacher"))
+  stage1_dir, _ = distillation_testing.write_stage1_run(
+      str(tmp_path / "stage1"), teacher_dir, 16)
+  for name in CPU_CONFIGS:
+    gin.clear_config()
+    task = name[:-len("_cpu.gin")]
+    configurable = {"distilbert": "DistilBertTask", "tinybert": "TinyBertTask",
+                    "pkd": "PkdTask", "stage2_distill": "Stage2DistillTask"
+                    }[task]
+    bindings = [f"{configurable}.teacher_checkpoint = '{teacher_dir}'",
+                f"{configurable}.hidden_size = 16",
+                f"{configurable}.num_layers = 2",
+                f"{configurable}.num_attention_heads = 2",
+                "MlmInputs.seq_length = 32"]
+    if task != "tinybert":
+      bindings.append(f"STAGE1_DIR = '{stage1_dir}'")
+    gin_utils.parse([name], bindings)
+    report = trainer_lib.Trainer(model_dir=str(tmp_path / task)).dry_run()
+    assert "All files the run needs are present." in report, report
+    assert f"Task: {task}" in report
