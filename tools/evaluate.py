@@ -119,13 +119,17 @@ def _run():
         task, model, FLAGS.max_batches, mode=FLAGS.mlm_mode,
         input_files=FLAGS.input_files)
     table = mlm_eval.accuracy_table(results)
+    names = [k for k in sorted(results) if k.endswith("/accuracy") and
+             results.get(k.replace("/accuracy", "/masked_tokens"))]
   else:
     results = evaluation.evaluate(task, model, FLAGS.max_batches)
-    table = None
-  extra = evaluation.report_fields(task, model, results)
+    table = names = None
+  extra = evaluation.report_fields(task, model, results, names)
   extra.update(task=task.task_name, checkpoint=checkpoint,
                split=getattr(task, "eval_split", None),
                description=task.describe())
+  if isinstance(task, mlm_task.MlmTask):
+    extra["input_files"] = FLAGS.input_files or "the run's own text"
   print(json.dumps({"metrics": results, **extra}, indent=2, sort_keys=True,
                    default=str))
   print(table or extra["markdown_header"] + "\n" + extra["markdown_row"])

@@ -127,17 +127,20 @@ def count_parameters(model) -> int:
   return int(sum(np.prod(v.shape) for v in model.weights))
 
 
-def report_fields(task, model, results: Mapping[str, Any]) -> Dict[str, Any]:
+def report_fields(task, model, results: Mapping[str, Any],
+                  metric_names=None) -> Dict[str, Any]:
   """Model name, parameters, fp32 size and the markdown row of `results`.
 
   A task may name its model (`report_name()`) and the metrics of its table
-  row in order (`report_metrics`); otherwise every metric is shown.
+  row in order (`report_metrics`); otherwise (and without `metric_names`)
+  every float metric is shown.
   """
   name = task.report_name() if hasattr(task, "report_name") else (
       task.task_name)
   params = count_parameters(model)
-  names = getattr(task, "report_metrics", None) or [
-      k for k in results if k not in ("eval_batches", "eval_seconds")]
+  names = metric_names or getattr(task, "report_metrics", None) or [
+      k for k, v in results.items()
+      if isinstance(v, float) and k != "eval_seconds"]
   shown = {k: results.get(k) for k in names}
   return {
       "model": name,
