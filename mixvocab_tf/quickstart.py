@@ -117,12 +117,67 @@ def _teacher_parameters():
   return int(sum(w.size for w in weights.values()))
 
 
-def export_step(step_dir, output_dir, bindings):
-  """Exports the fine-tuned SNIPS student: SavedModel, TFLite, parity, latency."""
-  raise NotImplementedError(
-      "The export step of the quickstart is not wired yet; the fine-tuned "
-      f"SNIPS runs are in {output_dir}. Export them with "
-      "tools/export_saved_model.py and tools/convert_tflite.py.")
+def export_step(step_dir, output_dir, bindings,
+                quantizations=("none", "dynamic")):
+  """Exports the fine-tuned SNIPS student: SavedModel, TFLite, accuracy, latency.
+
+  The SavedModel is written by `tools/export_saved_model.py` in a child
+  process (it rebuilds the task from the run's operative config); each .tflite
+  is then run by the LiteRT interpreter, one query at a time on one thread,
+  over SNIPS valid.
+  """
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf import report  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf.export import parity  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf.export import tflite_conversion  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf.tasks import snips_data  # pylint: disable=g-import-not-at-top
+  (run_dir,) = bindings
+  tool = os.path.join(os.path.dirname(os.path.dirname(
+      os.path.abspath(__file__))), "tools", "export_saved_model.py")
+  if not os.path.isfile(tool):
+    raise FileNotFoundError(
+        f"{tool} not found: the quickstart's export step runs from a source "
+        "checkout (pip install -e .).")
+  saved_model_dir = os.path.join(step_dir, "saved_model")
+  if not os.path.isfile(os.path.join(saved_model_dir, "saved_model.pb")):
+    subprocess.run([sys.executable, tool, f"--model_dir={run_dir}",
+                    f"--export_dir={saved_model_dir}"], check=True)
+  valid = snips_data.read_snips(data.snips_dir("valid"))
+  queries = [" ".join(words) for words in valid.words]
+  summary = {"saved_model_dir": saved_model_dir,
+             "saved_model_bytes": report.file_size(saved_model_dir),
+             "tflite": {}}
+  train = snips_data.read_snips(data.snips_dir("train"))
+  calibration = [" ".join(w) for w in train.words[::50]]
+  for quantize in quantizations:
+    path = os.path.join(step_dir, f"snips_{quantize}.tflite")
+    if not os.path.isfile(path):
+      logging.info("Converting to TFLite (%s)...", quantize)
+      content = tflite_conversion.convert_saved_model(
+          saved_model_dir, quantize=quantize,
+          representative_examples=calibration)
+      with open(path + ".tmp", "wb") as f:
+        f.write(content)
+      os.replace(path + ".tmp", path)
+    runner = tflite_conversion.TFLiteRunner(model_path=path, num_threads=1)
+    latencies, predictions = [], []
+    for query in queries:
+      start = time.perf_counter()
+      outputs = runner([query])
+      latencies.append(time.perf_counter() - start)
+      predictions.extend(parity.split_examples(outputs))
+    scores = parity.snips_scores(predictions, valid.intents, valid.tags)
+    summary["tflite"][quantize] = {
+        "path": path, "size_bytes": os.path.getsize(path),
+        "p50_ms": report.percentile_ms(latencies, 50),
+        "p90_ms": report.percentile_ms(latencies, 90),
+        "intent_accuracy": scores["intent_accuracy"],
+        "slot_f1": scores["slot_f1"]}
+    logging.info("TFLite %s: %s", quantize, summary["tflite"][quantize])
+  with open(os.path.join(step_dir, "summary.json"), "w",
+            encoding="utf-8") as f:
+    json.dump(summary, f, indent=2)
 
 
 def report_step(step_dir, output_dir, bindings):
@@ -202,7 +257,8 @@ def report_step(step_dir, output_dir, bindings):
             f"![size against accuracy]({os.path.basename(size_png)})", ""]
   with open(join("report.md"), "w", encoding="utf-8") as f:
     f.write("\n".join(lines))
-  with open(os.path.join(step_dir, "summary.json"), "w", encoding="utf-8") as f:
+  with open(os.path.join(step_dir, "summary.json"), "w",
+            encoding="utf-8") as f:
     json.dump({"report": join("report.md"), "curves": curves}, f, indent=2)
   print("\n".join(lines))
 
