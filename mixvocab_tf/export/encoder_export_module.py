@@ -1,0 +1,70 @@
+"""Serving module of a bare student encoder: strings in, embeddings out.
+
+For uses of the small BERTs of Zhao et al. (EACL 2021) other than the paper's
+fine-tuning tasks (features for another model, on-device similarity): the
+encoder with the student tokenizer, `[CLS] text [SEP]` packed as
+`glue_data.glue_featurizer` does for one sentence.
+
+Signatures `serving_default` and `serving_tflite` (the same) take `text`
+(string [batch]) and give `pooled_output` (float32 [batch, hidden]),
+`sequence_output` (float32 [batch, length, hidden]) and `input_mask` (int32
+[batch, length], 1 on real tokens; length is the longest packed text of the
+batch, at most `seq_length`).
+"""
+
+import tensorflow as tf
+
+from mixvocab_tf.export import serving_tokenizer as serving_lib
+
+DEFAULT_SEQ_LENGTH = 128
+
+
+class EncoderExportModule(tf.Module):
+  """A BERT encoder with its tokenizer, for serving.
+
+  Example:
+  ```python
+  module = EncoderExportModule(encoder, data.default_student_vocab())
+  module.serve(tf.constant(["a tiny bert"]))["pooled_output"]  # [1, hidden]
+  ```
+
+  Args:
+    model: an encoder taking `input_word_ids`, `input_mask`,
+      `input_type_ids` and returning `sequence_output` and `pooled_output`
+      (`PlainBertEncoder`).
+    vocab: the student vocab.txt (path, kept as an asset) or token list.
+    seq_length: the most tokens of a text, [CLS] and [SEP] included.
+    lower_case: uncased tokenization, as in training.
+    name: module name.
+  """
+
+  task = "encoder"
+
+  def __init__(self, model, vocab, seq_length=DEFAULT_SEQ_LENGTH,
+               lower_case=True, name="encoder_export_module"):
+    super().__init__(name=name)
+    if seq_length < 3:
+      raise ValueError("seq_length must leave room for [CLS], a piece and "
+                       f"[SEP]; received {seq_length}.")
+    self.model = model
+    self.seq_length = int(seq_length)
+    self.tokenizer = serving_lib.ServingTokenizer(vocab, lower_case)
+
+  def labels_json(self):
+    return None
+
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string,
+                                              name="text")])
+  def serve(self, text):
+    features = self.tokenizer.pack_sentences(tf.reshape(text, [-1]), None,
+                                             self.seq_length)
+    outputs = self.model(features, training=False)
+    return {
+        "pooled_output": tf.cast(outputs["pooled_output"], tf.float32),
+        "sequence_output": tf.cast(outputs["sequence_output"], tf.float32),
+        "input_mask": features["input_mask"],
+    }
+
+  def signatures(self):
+    function = self.serve.get_concrete_function()
+    return {"serving_default": function, "serving_tflite": function}

@@ -1,0 +1,91 @@
+"""Writes an export module as a SavedModel that Keras loads back.
+
+The served student (Zhao et al., EACL 2021, §4.2) is saved so that one
+directory serves three uses:
+
+- TensorFlow serving and TFLite conversion read its string-in signatures
+  (`serving_default`, `serving_tflite`);
+- `tf_keras.models.load_model(export_dir)` gives back the fine-tuned
+  tf_keras model (token features in, logits out), to continue fine-tuning;
+- Keras 3's `keras.layers.TFSMLayer(export_dir, call_endpoint=
+  "serving_default")` serves raw strings.
+
+For the second use the SavedModel's root is the tf_keras model itself (saved
+by tf_keras, with its Keras metadata), and the export module (tokenizer, the
+student vocabulary as an asset) is saved as the model's `export_module`
+attribute. `assets.extra/export_info.json` records what the conversion tool
+needs to know without loading the model (task, sequence length, labels).
+"""
+
+import json
+import os
+
+import tensorflow as tf
+import tf_keras
+
+#: Attribute of the saved model that holds the export module.
+EXPORT_MODULE_ATTRIBUTE = "export_module"
+EXPORT_INFO_FILE = os.path.join("assets.extra", "export_info.json")
+LABELS_FILE = os.path.join("assets.extra", "labels.json")
+
+
+def export_saved_model(module, export_dir):
+  """Saves `module` (an export module of this package) to `export_dir`.
+
+  Args:
+    module: a `SnipsExportModule`, `GlueExportModule` or
+      `EncoderExportModule`.
+    export_dir: the SavedModel directory (created; must not hold a model).
+
+  Returns:
+    `export_dir`.
+  """
+  if tf.io.gfile.exists(os.path.join(export_dir, "saved_model.pb")):
+    raise FileExistsError(
+        f"{export_dir} already holds a SavedModel; export to a new directory.")
+  model = module.model
+  signatures = module.signatures()
+  if isinstance(model, tf_keras.Model):
+    # Keeps the tokenizer and the vocabulary asset in the SavedModel; removed
+    # again so that the caller's model is left as it was.
+    setattr(model, EXPORT_MODULE_ATTRIBUTE, module)
+    try:
+      tf_keras.models.save_model(model, export_dir, save_format="tf",
+                                 include_optimizer=False,
+                                 signatures=signatures)
+    finally:
+      delattr(model, EXPORT_MODULE_ATTRIBUTE)
+  else:
+    tf.saved_model.save(module, export_dir, signatures=signatures)
+  info = {
+      "task": module.task,
+      "seq_length": module.seq_length,
+      "vocab_size": module.tokenizer.vocab_size,
+      "lower_case": module.tokenizer.lower_case,
+      "signatures": sorted(signatures),
+  }
+  if module.task == "glue":
+    info.update(pair=module.pair, labels=module.label_names)
+  if module.task == "snips":
+    info.update(intents=list(module.labels.intents),
+                slots=list(module.labels.slots))
+  tf.io.gfile.makedirs(os.path.join(export_dir, "assets.extra"))
+  with tf.io.gfile.GFile(os.path.join(export_dir, EXPORT_INFO_FILE),
+                         "w") as f:
+    f.write(json.dumps(info, indent=1) + "\n")
+  labels_json = module.labels_json()
+  if labels_json is not None:
+    with tf.io.gfile.GFile(os.path.join(export_dir, LABELS_FILE), "w") as f:
+      f.write(labels_json + "\n")
+  return export_dir
+
+
+def read_export_info(export_dir):
+  """The `export_info.json` of a SavedModel written by `export_saved_model`."""
+  path = os.path.join(export_dir, EXPORT_INFO_FILE)
+  if not tf.io.gfile.exists(path):
+    raise FileNotFoundError(
+        f"{path} does not exist; {export_dir} was not written by "
+        "mixvocab_tf.export.export_saved_model.")
+  with tf.io.gfile.GFile(path, "r") as f:
+    return json.load(f)

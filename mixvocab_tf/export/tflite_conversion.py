@@ -1,0 +1,248 @@
+"""Converts an exported student to TFLite and runs it in the LiteRT interpreter.
+
+The point of the tiny students of Zhao et al. (EACL 2021) is to run on
+phones; this module turns the SavedModel of `export_saved_model` into a
+.tflite that answers raw strings with TFLite builtins plus tensorflow_text's
+TFLite kernels only (no Flex / select TF ops), as tensorflow_text's guide
+"Converting TensorFlow Text operators to TensorFlow Lite" describes.
+
+Quantization (`quantize`):
+
+- `none`: float32 weights and activations.
+- `dynamic`: int8 weights, float activations (dynamic-range quantization).
+- `float16`: float16 weights, computed in float32.
+- `int8`: int8 weights and int8 activations where TFLite has int8 kernels,
+  calibrated on representative text (the tokenizer and the string
+  outputs stay as they are: the model takes and gives strings). The
+  position-embedding lookup stays in float (`INT8_FLOAT_NODES`): TensorFlow
+  2.20's quantizer gives its BROADCAST_TO an output scale other than its
+  input's, and TFLite's int8 BROADCAST_TO copies values without rescaling,
+  so every position embedding came out wrong (measured: 82% relative error
+  at that tensor, slot-tag agreement with fp32 down from 78% to 55% on a
+  6x96 SNIPS student).
+
+The converter is TensorFlow's (`tf.lite.TFLiteConverter`); the interpreter is
+LiteRT's (`ai_edge_litert.interpreter.InterpreterWithCustomOps`) with
+`tensorflow_text.tflite_registrar.SELECT_TFTEXT_OPS`, which is also what
+int8 calibration runs under.
+"""
+
+import re
+
+import numpy as np
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+QUANTIZATIONS = ("none", "dynamic", "float16", "int8")
+
+#: The TFLite custom ops that tensorflow_text's registrar provides
+#: (`tflite_registrar.SELECT_TFTEXT_OPS`); a converted model may use no other.
+TFTEXT_CUSTOM_OPS = frozenset({
+    "FastBertNormalize",
+    "FastWordpieceTokenizeWithOffsets",
+    "RaggedTensorToTensor",
+    "TFText>ByteSplitByOffsets",
+    "TFText>ByteSplitWithOffsets",
+    "TFText>FastSentencepieceDetokenize",
+    "TFText>FastSentencepieceTokenize",
+    "TFText>FastWordpieceDetokenize",
+    "TFText>NgramsStringJoin",
+    "TFText>RoundRobinGenerateMasks",
+    "TFText>RoundRobinTrim",
+    "TFText>Utf8Binarize",
+    "TFText>WhitespaceTokenizeWithOffsetsV2",
+})
+
+#: Regex of the tensors kept in float by int8 quantization (see above).
+INT8_FLOAT_NODES = r"position_embedding/"
+
+#: The SavedModel signature converted by default (see the export modules).
+TFLITE_SIGNATURE = "serving_tflite"
+#: The signature key inside the .tflite.
+SIGNATURE_KEY = "serving_default"
+
+
+class UnsupportedOpsError(ValueError):
+  """A converted model uses custom ops that tensorflow_text does not serve."""
+
+
+def custom_ops(tflite_model):
+  """Sorted names of the custom ops in a .tflite (bytes).
+
+  Flex ops (select TF ops) are custom ops whose names start with "Flex".
+  """
+  # Imported here: the schema module is large and only this function needs it.
+  from ai_edge_litert import schema_py_generated as schema  # pylint: disable=g-import-not-at-top
+  model = schema.Model.GetRootAsModel(tflite_model, 0)
+  names = set()
+  for i in range(model.OperatorCodesLength()):
+    code = model.OperatorCodes(i)
+    builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+    if builtin == schema.BuiltinOperator.CUSTOM:
+      names.add(code.CustomCode().decode("utf-8"))
+  return sorted(names)
+
+
+def operator_outputs(tflite_model):
+  """Names of the tensors that the operators of a .tflite (bytes) write."""
+  from ai_edge_litert import schema_py_generated as schema  # pylint: disable=g-import-not-at-top
+  subgraph = schema.Model.GetRootAsModel(tflite_model, 0).Subgraphs(0)
+  names = []
+  for i in range(subgraph.OperatorsLength()):
+    operator = subgraph.Operators(i)
+    for j in range(operator.OutputsLength()):
+      names.append(subgraph.Tensors(operator.Outputs(j)).Name().decode())
+  return names
+
+
+def check_custom_ops(tflite_model):
+  """Raises `UnsupportedOpsError` for custom ops beyond tensorflow_text's."""
+  unsupported = [op for op in custom_ops(tflite_model)
+                 if op not in TFTEXT_CUSTOM_OPS]
+  if unsupported:
+    raise UnsupportedOpsError(
+        f"The converted model uses custom ops {unsupported} that neither "
+        "TFLite builtins nor tensorflow_text's TFLite kernels provide; "
+        f"allowed custom ops: {sorted(TFTEXT_CUSTOM_OPS)}. Express the "
+        "serving graph with other ops (e.g. no ragged slicing, which gives "
+        "RaggedRange).")
+
+
+def _representative_dataset(input_names, examples):
+  """Yields one calibration sample per example, as the signature's inputs."""
+  def generate():
+    for example in examples:
+      if isinstance(example, str):
+        example = (example,)
+      if len(example) != len(input_names):
+        raise ValueError(
+            f"Representative examples must give the inputs {input_names}; "
+            f"received {example!r}.")
+      yield {name: np.array([value.encode("utf-8")], dtype=object)
+             for name, value in zip(input_names, example)}
+  return generate
+
+
+def _make_converter(loaded, function, quantize, dataset):
+  """A TFLiteConverter for `function` (a converter converts only once)."""
+  converter = tf.lite.TFLiteConverter.from_concrete_functions([function],
+                                                              loaded)
+  # Builtins only; tensorflow_text's ops pass as custom ops (checked after
+  # conversion), never as Flex ops.
+  converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+  converter.allow_custom_ops = True
+  if quantize != "none":
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+  if quantize == "float16":
+    converter.target_spec.supported_types = [tf.float16]
+  if quantize == "int8":
+    converter.representative_dataset = dataset
+    # Calibration runs the model, tokenizer included.
+    converter.target_spec._experimental_custom_op_registerers = (  # pylint: disable=protected-access
+        list(tf_text.tflite_registrar.SELECT_TFTEXT_OPS))
+  return converter
+
+
+def convert_saved_model(saved_model_dir, quantize="none",
+                        representative_examples=None,
+                        signature=TFLITE_SIGNATURE):
+  """Converts the `signature` of a SavedModel to a .tflite (bytes).
+
+  Args:
+    saved_model_dir: a SavedModel from `export_saved_model`.
+    quantize: one of `QUANTIZATIONS`.
+    representative_examples: for `int8`, the calibration inputs: strings
+      (one-input signatures) or tuples of strings (sentence pairs). A few
+      hundred task queries are enough.
+    signature: the SavedModel signature to convert.
+
+  Returns:
+    The .tflite flatbuffer, checked to need no custom op beyond
+    `TFTEXT_CUSTOM_OPS`. Its one signature is `SIGNATURE_KEY`.
+
+  Raises:
+    ValueError: an unknown `quantize`, or `int8` without examples.
+    UnsupportedOpsError: the graph needs ops TFLite cannot run.
+  """
+  if quantize not in QUANTIZATIONS:
+    raise ValueError(f"quantize must be one of {QUANTIZATIONS}; received "
+                     f"{quantize!r}.")
+  loaded = tf.saved_model.load(saved_model_dir)
+  if signature not in loaded.signatures:
+    raise ValueError(f"{saved_model_dir} has no signature {signature!r}; it "
+                     f"has {sorted(loaded.signatures)}.")
+  function = loaded.signatures[signature]
+  dataset = None
+  if quantize == "int8":
+    if not representative_examples:
+      raise ValueError("quantize='int8' needs representative_examples (text "
+                       "to calibrate activation ranges on).")
+    input_names = sorted(function.structured_input_signature[1])
+    dataset = _representative_dataset(input_names,
+                                      list(representative_examples))
+  tflite_model = _make_converter(loaded, function, quantize,
+                                 dataset).convert()
+  if quantize == "int8":
+    float_nodes = [name for name in operator_outputs(tflite_model)
+                   if re.search(INT8_FLOAT_NODES, name)]
+    if float_nodes:
+      # Quantized again, with those nodes in float. The debugger is the
+      # converter's API for a per-node denylist; it calibrates anew.
+      debugger = tf.lite.experimental.QuantizationDebugger(
+          converter=_make_converter(loaded, function, quantize, dataset),
+          debug_dataset=dataset,
+          debug_options=tf.lite.experimental.QuantizationDebugOptions(
+              denylisted_nodes=float_nodes))
+      tflite_model = debugger.get_nondebug_quantized_model()
+  check_custom_ops(tflite_model)
+  return tflite_model
+
+
+def make_interpreter(model_path=None, model_content=None, num_threads=1):
+  """A LiteRT interpreter with tensorflow_text's TFLite kernels registered.
+
+  Example:
+  ```python
+  runner = make_interpreter("snips_int8.tflite").get_signature_runner()
+  runner(text=np.array([b"play some jazz"], dtype=object))["intent"]
+  ```
+  """
+  # Imported here: LiteRT is only needed to run .tflite files.
+  from ai_edge_litert import interpreter as litert  # pylint: disable=g-import-not-at-top
+  return litert.InterpreterWithCustomOps(
+      custom_op_registerers=list(tf_text.tflite_registrar.SELECT_TFTEXT_OPS),
+      model_path=model_path, model_content=model_content,
+      num_threads=num_threads)
+
+
+class TFLiteRunner:
+  """Calls a .tflite's signature on Python strings, one batch at a time.
+
+  Args:
+    model_path: path of a .tflite, or None with `model_content`.
+    model_content: the .tflite bytes.
+    num_threads: interpreter threads.
+  """
+
+  def __init__(self, model_path=None, model_content=None, num_threads=1):
+    self.interpreter = make_interpreter(model_path, model_content,
+                                        num_threads)
+    self.runner = self.interpreter.get_signature_runner(SIGNATURE_KEY)
+    self.input_names = sorted(self.runner.get_input_details())
+
+  def __call__(self, *texts):
+    """Runs one batch: one list of strings (or bytes) per input, in
+    `input_names` order (sorted names, e.g. sentence_a, sentence_b).
+
+    Returns:
+      The signature's outputs as NumPy arrays (strings as bytes).
+    """
+    if len(texts) != len(self.input_names):
+      raise ValueError(f"The model takes {self.input_names}; received "
+                       f"{len(texts)} inputs.")
+    inputs = {}
+    for name, values in zip(self.input_names, texts):
+      inputs[name] = np.array(
+          [v.encode("utf-8") if isinstance(v, str) else v for v in values],
+          dtype=object)
+    return self.runner(**inputs)
