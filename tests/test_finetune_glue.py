@@ -51,7 +51,8 @@ def test_mrpc_with_the_trainer_binary(tmp_path):
 def test_mnli_sample_in_process(tmp_path):
   task = finetune_glue.FinetuneGlueTask(
       glue_task="mnli", data_dir=GLUE_DIR, seq_length=32,
-      global_batch_size=8, eval_batch_size=64, student_preset=None,
+      global_batch_size=8, eval_batch_size=64, shuffle_buffer=256,
+      student_preset=None,
       num_layers=1, hidden_size=32, num_attention_heads=2)
   trainer = trainer_lib.Trainer(
       model_dir=str(tmp_path), task=task, train_steps=2, log_every=1,
