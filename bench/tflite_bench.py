@@ -1,0 +1,201 @@
+r"""On-device-style latency and file size of SNIPS models in TFLite.
+
+Zhao et al. (EACL 2021) make BERTs small enough for phones; this measures what
+a phone would run: the .tflite of a SNIPS export module (raw query in, intent
+and slot tags out, tokenization included), in the LiteRT interpreter with one
+thread, pinned to one CPU core, one query per call, on SNIPS valid queries.
+
+Models (SNIPS heads: 7 intents, 72 slot tags; sequences up to 64 tokens):
+- `student`: the 6x96 student (4 heads, the shipped 4,929-token student
+  vocabulary); random weights, or `--student_saved_model` (an export of a
+  fine-tuned student, from tools/export_saved_model.py);
+- `teacher`: the default teacher's dimensions (6 layers, hidden 384, 12 heads,
+  the 30,522-token teacher vocabulary), random weights;
+- `base`: BERT-base's dimensions (12 layers, hidden 768, 12 heads, 30,522
+  tokens), random weights.
+
+For each model and quantization it prints the .tflite size, the size of the
+tokenizer's model buffers inside it (the vocabulary in tensorflow_text's
+FastWordpiece form plus the normalizer), and latency p50 / p90 over the
+queries, both wall-clock and as the thread's CPU time (robust to other jobs
+on a shared machine). Ratios: base / student and teacher / student p50, per
+quantization. Usage (about 15 minutes on 2 busy cores, most of it converting
+BERT-base):
+
+  python bench/tflite_bench.py [--queries=300] [--large_queries=100] \
+      [--quantizations=none,dynamic,float16,int8] \
+      [--large_quantizations=none,dynamic] [--output_dir=/tmp/tflite_bench]
+
+Targets (issue 6): 6x96 int8 file <= 1.5 MB including its vocabulary; p50 <=
+1 ms; base / student p50 >= 57.
+"""
+
+import json
+import os
+import tempfile
+import time
+
+from absl import app
+from absl import flags
+import numpy as np
+
+_QUERIES = flags.DEFINE_integer("queries", 300,
+                                "SNIPS valid queries timed per student model.")
+_LARGE_QUERIES = flags.DEFINE_integer(
+    "large_queries", 100, "Queries timed for the teacher- and base-sized "
+    "models.")
+_WARMUP = flags.DEFINE_integer("warmup", 20, "Untimed calls first.")
+_QUANTIZATIONS = flags.DEFINE_list("quantizations",
+                                   ["none", "dynamic", "float16", "int8"],
+                                   "Quantizations of the student.")
+_LARGE_QUANTIZATIONS = flags.DEFINE_list(
+    "large_quantizations", ["none", "dynamic"],
+    "Quantizations of the teacher- and base-sized models.")
+_MODELS = flags.DEFINE_list("models", ["student", "teacher", "base"],
+                            "Models to measure.")
+_STUDENT_SAVED_MODEL = flags.DEFINE_string(
+    "student_saved_model", None, "Export of a fine-tuned 6x96 SNIPS student "
+    "(default: random weights).")
+_OUTPUT_DIR = flags.DEFINE_string("output_dir", None,
+                                  "Keeps the SavedModels and .tflite files.")
+_CORE = flags.DEFINE_integer("core", 0, "CPU core to pin the process to.")
+_SEQ_LENGTH = flags.DEFINE_integer("seq_length", 64,
+                                   "Most tokens per query.")
+_CALIBRATION = flags.DEFINE_integer("calibration_examples", 100,
+                                    "SNIPS train queries calibrating int8.")
+
+# name -> (num_layers, hidden_size, num_attention_heads, vocabulary).
+_MODEL_SIZES = {
+    "student": (6, 96, 4, "student"),
+    "teacher": (6, 384, 12, "teacher"),
+    "base": (12, 768, 12, "teacher"),
+}
+_TOKENIZER_OPS = ("FastBertNormalize", "FastWordpieceTokenizeWithOffsets")
+
+
+def _export(name, export_dir, labels):
+  """Exports a random-weight SNIPS model of size `name`."""
+  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf import data
+  from mixvocab_tf import export
+  from mixvocab_tf import models
+  from mixvocab_tf import networks
+  from mixvocab_tf.text import vocab as vocab_lib
+  # pylint: enable=g-import-not-at-top
+  layers, hidden, heads, which = _MODEL_SIZES[name]
+  vocab = (data.default_student_vocab() if which == "student" else
+           data.default_teacher_vocab())
+  encoder = networks.build_student_encoder(
+      None, vocab_size=len(vocab_lib.load_vocab(vocab)), num_layers=layers,
+      hidden_size=hidden, num_attention_heads=heads)
+  model = models.JointIntentSlotModel(encoder, labels.num_intents,
+                                      labels.num_slots)
+  module = export.SnipsExportModule(model, labels, vocab,
+                                    seq_length=_SEQ_LENGTH.value)
+  export.export_saved_model(module, export_dir)
+  return export_dir
+
+
+def _tokenizer_bytes(tflite_model):
+  """Bytes of the constant inputs of the tokenizer ops (their models)."""
+  from ai_edge_litert import schema_py_generated as schema  # pylint: disable=g-import-not-at-top
+  model = schema.Model.GetRootAsModel(tflite_model, 0)
+  subgraph = model.Subgraphs(0)
+  total = 0
+  for i in range(subgraph.OperatorsLength()):
+    operator = subgraph.Operators(i)
+    code = model.OperatorCodes(operator.OpcodeIndex())
+    custom = code.CustomCode()
+    if custom is None or custom.decode() not in _TOKENIZER_OPS:
+      continue
+    for j in range(operator.InputsLength()):
+      tensor = subgraph.Tensors(operator.Inputs(j))
+      total += model.Buffers(tensor.Buffer()).DataLength()
+  return total
+
+
+def _latency(tflite_path, queries):
+  """(wall p50, wall p90, cpu p50, cpu p90) in ms, one query per call."""
+  from mixvocab_tf.export import tflite_conversion  # pylint: disable=g-import-not-at-top
+  runner = tflite_conversion.TFLiteRunner(model_path=tflite_path,
+                                          num_threads=1)
+  for query in queries[:_WARMUP.value]:
+    runner([query])
+  wall, cpu = [], []
+  for query in queries:
+    start_wall, start_cpu = time.perf_counter(), time.thread_time()
+    runner([query])
+    cpu.append(time.thread_time() - start_cpu)
+    wall.append(time.perf_counter() - start_wall)
+  ms = lambda values, q: round(1000 * float(np.percentile(values, q)), 3)
+  return ms(wall, 50), ms(wall, 90), ms(cpu, 50), ms(cpu, 90)
+
+
+def main(argv):
+  del argv
+  os.sched_setaffinity(0, {_CORE.value})
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  tf.config.threading.set_intra_op_parallelism_threads(1)
+  tf.config.threading.set_inter_op_parallelism_threads(1)
+  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf import data
+  from mixvocab_tf.export import tflite_conversion
+  from mixvocab_tf.tasks import snips_data
+  # pylint: enable=g-import-not-at-top
+
+  output_dir = _OUTPUT_DIR.value or tempfile.mkdtemp(prefix="tflite_bench")
+  os.makedirs(output_dir, exist_ok=True)
+  train = snips_data.read_snips(data.snips_dir("train"))
+  labels = snips_data.SnipsLabels.from_examples(train)
+  calibration = [" ".join(w) for w in train.words[:_CALIBRATION.value]]
+  valid = [" ".join(w) for w in
+           snips_data.read_snips(data.snips_dir("valid")).words]
+  results = []
+  for name in _MODELS.value:
+    export_dir = os.path.join(output_dir, f"{name}_savedmodel")
+    if name == "student" and _STUDENT_SAVED_MODEL.value:
+      export_dir = _STUDENT_SAVED_MODEL.value
+    elif not os.path.exists(export_dir):
+      _export(name, export_dir, labels)
+    student = name == "student"
+    quantizations = (_QUANTIZATIONS.value if student else
+                     _LARGE_QUANTIZATIONS.value)
+    queries = valid[:_QUERIES.value if student else _LARGE_QUERIES.value]
+    for quantize in quantizations:
+      start = time.time()
+      tflite_model = tflite_conversion.convert_saved_model(
+          export_dir, quantize, calibration)
+      convert_seconds = time.time() - start
+      path = os.path.join(output_dir, f"{name}_{quantize}.tflite")
+      with open(path, "wb") as f:
+        f.write(tflite_model)
+      wall50, wall90, cpu50, cpu90 = _latency(path, queries)
+      row = dict(model=name, quantize=quantize,
+                 size_bytes=len(tflite_model),
+                 tokenizer_bytes=_tokenizer_bytes(tflite_model),
+                 p50_ms=wall50, p90_ms=wall90, cpu_p50_ms=cpu50,
+                 cpu_p90_ms=cpu90, queries=len(queries),
+                 convert_seconds=round(convert_seconds, 1))
+      del tflite_model
+      results.append(row)
+      print(json.dumps(row), flush=True)
+
+  by_key = {(r["model"], r["quantize"]): r for r in results}
+  ratios = {}
+  for (name, quantize), row in by_key.items():
+    student = by_key.get(("student", quantize))
+    if name != "student" and student:
+      for key in ("p50_ms", "cpu_p50_ms"):
+        ratios[f"{name}/student {quantize} {key}"] = round(
+            row[key] / student[key], 1)
+  print("\n| model | quantize | size (MB) | tokenizer (MB) | p50 ms | p90 ms "
+        "| CPU p50 ms | CPU p90 ms |\n|---|---|---:|---:|---:|---:|---:|---:|")
+  for r in results:
+    print(f"| {r['model']} | {r['quantize']} | {r['size_bytes'] / 1e6:.3f} | "
+          f"{r['tokenizer_bytes'] / 1e6:.3f} | {r['p50_ms']} | {r['p90_ms']} "
+          f"| {r['cpu_p50_ms']} | {r['cpu_p90_ms']} |")
+  print(json.dumps({"ratios": ratios, "output_dir": output_dir}, indent=1))
+
+
+if __name__ == "__main__":
+  app.run(main)
