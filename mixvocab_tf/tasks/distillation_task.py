@@ -373,7 +373,8 @@ def copy_teacher_layers(student, teacher, layer_map) -> List[str]:
 
   Copies embeddings, the mapped transformer layers, the pooler and the MLM
   head (transform and bias) of the teacher into a student of the same width,
-  heads, feed-forward width and vocabulary.
+  heads, feed-forward width and vocabulary. Position embeddings are copied
+  for the positions both have.
 
   Args:
     student: an `MLMPretrainer` over the teacher's vocabulary.
@@ -399,7 +400,14 @@ def copy_teacher_layers(student, teacher, layer_map) -> List[str]:
   teacher_head = bert_variables.masked_lm_variables(teacher.masked_lm)
   pairs.extend((name, variable, teacher_head[name])
                for name, variable in student_head.items())
-  for name, variable, source in pairs:
+  for i, (name, variable, source) in enumerate(pairs):
+    if name.endswith("position_embeddings") and (
+        variable.shape[1:] == source.shape[1:]):
+      # Positions the teacher never had keep their fresh values.
+      rows = min(variable.shape[0], source.shape[0])
+      pairs[i] = (name, variable, tf.concat(
+          [source[:rows], variable[rows:]], axis=0))
+      continue
     if variable.shape != source.shape:
       raise ValueError(
           f"Cannot initialise the student from the teacher: {name} has shape "
