@@ -86,9 +86,11 @@ class TinyBertSnipsTask(finetune_snips.FinetuneSnipsTask):
     if not teacher_run:
       raise ValueError("TinyBertSnipsTask.teacher_run is required: a "
                        "finetune_snips run of the teacher.")
-    if kwargs.get("labels_file") is None:
-      kwargs["labels_file"] = os.path.join(
-          _run_dir(teacher_run), finetune_snips.LABELS_FILE)
+    labels = os.path.join(_run_dir(teacher_run), finetune_snips.LABELS_FILE)
+    if kwargs.get("labels_file") is None and tf.io.gfile.exists(labels):
+      # The teacher's label ids (otherwise both build them from the train
+      # split, in the same order).
+      kwargs["labels_file"] = labels
     # Not FinetuneTask's teacher_checkpoint: the student is what fine-tunes.
     super().__init__(**kwargs)
     self.teacher_run = teacher_run
