@@ -22,7 +22,7 @@ from absl import logging
 import gin
 
 DONE = "DONE"
-STEP_KINDS = ("vocab", "train", "export", "report")
+STEP_KINDS = ("vocab", "train", "export", "report", "results")
 
 
 class PipelineError(RuntimeError):
@@ -90,6 +90,7 @@ def _run_train(name, step_dir, gin_files, bindings, output_dir):
                                stderr=subprocess.STDOUT, text=True)
     for line in process.stdout:
       log.write(line)
+      log.flush()
       if "step " in line or "rror" in line or "ETA" in line:
         sys.stderr.write(f"[{name}] {line}")
     code = process.wait()
@@ -128,6 +129,9 @@ def run(output_dir):
       from mixvocab_tf import quickstart  # pylint: disable=g-import-not-at-top
       quickstart.report_step(step_dir, output_dir,
                              [_format(b, output_dir) for b in bindings])
+    elif kind == "results":
+      from mixvocab_tf import replication  # pylint: disable=g-import-not-at-top
+      replication.results_step(step_dir, output_dir)
     with open(os.path.join(step_dir, DONE), "w", encoding="utf-8") as f:
       f.write(f"{time.time() - step_start:.1f} seconds\n")
   logging.info("Pipeline finished in %.0f s; outputs in %s.",

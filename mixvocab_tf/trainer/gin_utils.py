@@ -41,6 +41,8 @@ def shipped_configs():
 def register_configurables():
   """Imports every module that registers gin configurables (tasks, trainer)."""
   # pylint: disable=g-import-not-at-top,unused-import
+  import mixvocab_tf.pipeline
+  import mixvocab_tf.replication
   import mixvocab_tf.tasks
   import mixvocab_tf.trainer.optimization
   import mixvocab_tf.trainer.trainer

@@ -1,0 +1,269 @@
+"""A scaled replication of Zhao et al. (EACL 2021), Tables 1 and 2, as one job.
+
+`gin_configs/replication_cpu.gin` sets `pipeline.steps = @replication_steps()`:
+the quickstart's vocabulary and 6 x 96 runs, the same stage I / stage II /
+NoKD runs for wider students, the DistilBERT and TinyBERT 6 x 96 baselines
+over the teacher's 30K vocabulary, then every model fine-tuned on every task
+with several seeds, and a `results` step that writes `results.md` (mean and
+standard deviation over seeds) from the runs' `best/metrics.json` files.
+
+Steps are ordered so that a job cut short still yields complete rows: the
+6 x 96 models first, then each task over all seeds, then wider students.
+Every step is an ordinary trainer run (see `mixvocab_tf.pipeline`), so
+rerunning the job resumes it.
+"""
+
+import json
+import math
+import os
+from typing import Optional, Sequence
+
+import gin
+
+# Method names as the tables show them; "mixed" is the paper's method.
+METHODS = {
+    "mixed": "mixed-vocab (stage I + II)",
+    "nokd": "NoKD",
+    "distilbert": "DistilBERT (30K vocab)",
+    "tinybert": "TinyBERT (30K vocab)",
+}
+TASKS = ("snips", "sst2", "mrpc", "mnli")
+# (metric key, column header) per task; values in metrics.json are fractions.
+TASK_COLUMNS = {
+    "snips": (("intent_accuracy", "SNIPS intent"), ("slot_f1", "SNIPS slot F1")),
+    "sst2": (("accuracy", "SST-2 acc."),),
+    "mrpc": (("f1", "MRPC F1"), ("accuracy", "MRPC acc.")),
+    "mnli": (("accuracy", "MNLI-sample acc."),),
+}
+RESULTS_FILE = "results.md"
+
+
+def _size(preset):
+  """'L6-H96' -> 96."""
+  return int(preset.split("-H")[1])
+
+
+def pretraining_dir(method, preset):
+  """Step name of a model's pretraining run (6 x 96 names = quickstart's)."""
+  name = {"mixed": "stage2"}.get(method, method)
+  return name if preset == "L6-H96" else f"{name}_{preset}"
+
+
+def finetune_dir(method, preset, task, seed):
+  return f"ft_{task}_{method}_{preset}_seed{seed}"
+
+
+def _pretraining_steps(preset, methods, stage1_steps, student_steps,
+                       baseline_steps):
+  """The pretraining steps of one student size."""
+  vocab = "{output_dir}/student_vocab.txt"
+  stage1 = "stage1" if preset == "L6-H96" else f"stage1_{preset}"
+  steps = []
+  if "mixed" in methods:
+    steps.append((stage1, "train", ["stage1_cpu.gin"], [
+        f"Trainer.train_steps = {stage1_steps}",
+        "Trainer.checkpoint_every = 50",
+        f"Stage1Task.student_vocab = '{vocab}'",
+    ] + ([] if preset == "L6-H96" else
+         [f"STUDENT_HIDDEN = {_size(preset)}"])))
+    steps.append((pretraining_dir("mixed", preset), "train",
+                  ["stage2_cpu.gin"], [
+                      f"STAGE1_DIR = '{{output_dir}}/{stage1}'",
+                      f"Trainer.train_steps = {student_steps}",
+                      f"Stage2Task.student_vocab = '{vocab}'",
+                  ] + ([] if preset == "L6-H96" else
+                       [f"STUDENT_PRESET = '{preset}'"])))
+  if "nokd" in methods:
+    steps.append((pretraining_dir("nokd", preset), "train", ["nokd_cpu.gin"], [
+        f"Trainer.train_steps = {student_steps}",
+        f"NoKDTask.student_vocab = '{vocab}'",
+    ] + ([] if preset == "L6-H96" else [f"STUDENT_PRESET = '{preset}'"])))
+  if "distilbert" in methods:
+    # The teacher is the 6 x 96 stage I run: stage I trained its
+    # teacher-vocabulary MLM head, which DistilBERT's soft targets need.
+    steps.append((pretraining_dir("distilbert", preset), "train",
+                  ["distilbert_cpu.gin"], [
+                      "STAGE1_DIR = '{output_dir}/stage1'",
+                      f"Trainer.train_steps = {baseline_steps}",
+                      f"STUDENT_PRESET = '{preset}'",
+                  ]))
+  if "tinybert" in methods:
+    steps.append((pretraining_dir("tinybert", preset), "train",
+                  ["tinybert_cpu.gin"], [
+                      f"Trainer.train_steps = {baseline_steps}",
+                      f"STUDENT_PRESET = '{preset}'",
+                  ]))
+  return steps
+
+
+def _finetune_step(method, preset, task, seed, glue_dir, teacher_vocab,
+                   snips_steps, glue_steps):
+  """One fine-tuning run of one pretrained model."""
+  init = "{output_dir}/" + pretraining_dir(method, preset)
+  vocab = (teacher_vocab if method in ("distilbert", "tinybert") else
+           "{output_dir}/student_vocab.txt")
+  label = f"{METHODS[method]} {preset}"
+  bindings = [f"INIT_CHECKPOINT = '{init}'", f"Trainer.seed = {seed}"]
+  if task == "snips":
+    gin_file = "finetune_snips_cpu.gin"
+    bindings += [f"Trainer.train_steps = {snips_steps}",
+                 f"Trainer.evaluate_every = {snips_steps}",
+                 f"Trainer.checkpoint_every = {snips_steps}",
+                 f"FinetuneSnipsTask.vocab = '{vocab}'",
+                 f"FinetuneSnipsTask.model_name = '{label}'"]
+  else:
+    gin_file = "finetune_glue_cpu.gin"
+    bindings += [f"GLUE_TASK = '{task}'", f"GLUE_DIR = '{glue_dir}'",
+                 f"Trainer.train_steps = {glue_steps}",
+                 f"Trainer.evaluate_every = {glue_steps}",
+                 f"Trainer.checkpoint_every = {glue_steps}",
+                 f"FinetuneGlueTask.vocab = '{vocab}'",
+                 f"FinetuneGlueTask.model_name = '{label}'"]
+  return (finetune_dir(method, preset, task, seed), "train", [gin_file],
+          bindings)
+
+
+@gin.configurable(module="mixvocab_tf")
+def replication_steps(
+    presets: Sequence[str] = ("L6-H96", "L6-H192", "L6-H256"),
+    methods: Sequence[str] = ("mixed", "nokd", "distilbert", "tinybert"),
+    baseline_presets: Sequence[str] = ("L6-H96",),
+    tasks: Sequence[str] = TASKS,
+    seeds: Sequence[int] = (0, 1, 2),
+    glue_dir: Optional[str] = None,
+    stage1_steps: int = 200,
+    student_steps: int = 300,
+    baseline_steps: int = 200,
+    snips_steps: int = 200,
+    glue_steps: int = 200):
+  """The replication's pipeline steps (for `pipeline.steps`).
+
+  Args:
+    presets: student sizes (`networks.STUDENT_PRESETS` names); the 6 x 96 runs
+      are named as in quickstart.gin, so a job run in the quickstart's
+      directory reuses them.
+    methods: any of `METHODS`.
+    baseline_presets: sizes at which the DistilBERT and TinyBERT baselines
+      run (default: 6 x 96 only).
+    tasks: any of `TASKS`.
+    seeds: fine-tuning seeds (`Trainer.seed`) per model and task.
+    glue_dir: directory with SST-2/, MRPC/ (GLUE TSV) and MNLI/ (the sample
+      JSON files); required when a GLUE task is asked for.
+    stage1_steps, student_steps, baseline_steps: pretraining steps of stage I,
+      of stage II and NoKD, and of DistilBERT and TinyBERT.
+    snips_steps, glue_steps: fine-tuning steps (evaluated once, at the end).
+
+  Returns:
+    A list of (name, kind, gin_files, bindings) steps.
+  """
+  from mixvocab_tf import data  # pylint: disable=g-import-not-at-top
+  unknown = [m for m in methods if m not in METHODS]
+  if unknown:
+    raise ValueError(f"Unknown methods {unknown}; expected any of "
+                     f"{sorted(METHODS)}.")
+  unknown = [t for t in tasks if t not in TASKS]
+  if unknown:
+    raise ValueError(f"Unknown tasks {unknown}; expected any of {TASKS}.")
+  if any(t != "snips" for t in tasks):
+    if not glue_dir:
+      raise ValueError("replication_steps.glue_dir is required for the GLUE "
+                       "tasks (a directory with SST-2/, MRPC/ and MNLI/).")
+    glue_dir = os.path.abspath(glue_dir)
+    if not os.path.isdir(glue_dir):
+      raise FileNotFoundError(f"replication_steps.glue_dir: no directory "
+                              f"{glue_dir}.")
+  teacher_vocab = data.default_teacher_vocab()
+  steps = [("vocab", "vocab", [], [])]
+  for preset in presets:
+    size_methods = [m for m in methods
+                    if m in ("mixed", "nokd") or preset in baseline_presets]
+    steps += _pretraining_steps(preset, size_methods, stage1_steps,
+                                student_steps, baseline_steps)
+    for task in tasks:
+      for seed in seeds:
+        for method in size_methods:
+          steps.append(_finetune_step(method, preset, task, seed, glue_dir,
+                                      teacher_vocab, snips_steps, glue_steps))
+  steps.append(("results", "results", [], []))
+  return steps
+
+
+def _mean_std(values):
+  mean = sum(values) / len(values)
+  if len(values) < 2:
+    return mean, float("nan")
+  var = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
+  return mean, math.sqrt(var)
+
+
+def _format_cell(values):
+  if not values:
+    return "not run"
+  mean, std = _mean_std([100 * v for v in values])
+  if math.isnan(std):
+    return f"{mean:.1f} (n=1)"
+  return f"{mean:.1f} ± {std:.1f}" + ("" if len(values) == 3 else
+                                      f" (n={len(values)})")
+
+
+def collect_results(output_dir):
+  """{(method, preset): {"parameters", "size_bytes", (task, metric): [..]}}.
+
+  Reads every `ft_*/best/metrics.json` under `output_dir`.
+  """
+  results = {}
+  for name in sorted(os.listdir(output_dir)):
+    path = os.path.join(output_dir, name, "best", "metrics.json")
+    if not name.startswith("ft_") or not os.path.exists(path):
+      continue
+    _, task, method, preset, _ = name.split("_", 4)
+    with open(path, encoding="utf-8") as f:
+      best = json.load(f)
+    row = results.setdefault((method, preset), {})
+    row.setdefault("parameters", best.get("parameters"))
+    if task == "snips":
+      # The SNIPS model's size (the GLUE heads differ by a few hundred floats).
+      row["size_bytes"] = best.get("size_bytes")
+    row.setdefault("size_bytes", best.get("size_bytes"))
+    for metric, _ in TASK_COLUMNS[task]:
+      row.setdefault((task, metric), []).append(best["metrics"][metric])
+  return results
+
+
+def results_table(output_dir):
+  """Markdown table: one row per (method, size), mean ± std over seeds."""
+  results = collect_results(output_dir)
+  header = ["model", "size", "parameters", "fp32 MB"]
+  for task in TASKS:
+    header += [title for _, title in TASK_COLUMNS[task]]
+  order = {m: i for i, m in enumerate(METHODS)}
+  rows = []
+  for method, preset in sorted(results, key=lambda k: (_size(k[1]),
+                                                       order[k[0]])):
+    row = results[(method, preset)]
+    cells = [METHODS[method], preset.replace("L", "").replace("-H", "x"),
+             f"{row['parameters'] / 1e6:.2f}M" if row["parameters"] else "",
+             f"{row['size_bytes'] / 1e6:.2f}" if row["size_bytes"] else ""]
+    for task in TASKS:
+      cells += [_format_cell(row.get((task, metric), []))
+                for metric, _ in TASK_COLUMNS[task]]
+    rows.append(cells)
+  lines = ["| " + " | ".join(header) + " |",
+           "|" + "---|" * len(header)]
+  lines += ["| " + " | ".join(cells) + " |" for cells in rows]
+  return "\n".join(lines) + "\n"
+
+
+def results_step(step_dir, output_dir):
+  """Writes `results.md` into `output_dir` and prints it."""
+  table = results_table(output_dir)
+  text = ("Fine-tuning results (best evaluation of each run, % on SNIPS "
+          "valid, SST-2 dev, MRPC dev, MNLI sample dev; mean ± sample std "
+          "over seeds, n=3 unless shown).\n\n" + table)
+  with open(os.path.join(output_dir, RESULTS_FILE), "w",
+            encoding="utf-8") as f:
+    f.write(text)
+  with open(os.path.join(step_dir, "summary.json"), "w",
+            encoding="utf-8") as f:
+    json.dump({"results": os.path.join(output_dir, RESULTS_FILE)}, f)
+  print(text)

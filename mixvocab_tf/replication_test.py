@@ -1,0 +1,84 @@
+"""Tests for the replication job's steps and results table."""
+
+import os
+
+import gin
+import tensorflow as tf
+
+from mixvocab_tf import replication
+from mixvocab_tf.tasks import metrics as metrics_lib
+from mixvocab_tf.trainer import gin_utils
+
+
+class ReplicationStepsTest(tf.test.TestCase):
+
+  def setUp(self):
+    super().setUp()
+    gin.clear_config()
+
+  def test_six_by_96_steps_are_the_quickstarts(self):
+    gin_utils.parse(["quickstart.gin"], [])
+    quickstart = {s[0]: s for s in gin.query_parameter("pipeline.steps")}
+    steps = replication.replication_steps(tasks=["snips"], seeds=[0])
+    for name in ("vocab", "stage1", "stage2", "nokd"):
+      self.assertEqual(quickstart[name], [s for s in steps if s[0] == name][0])
+
+  def test_grid_and_order(self):
+    glue = self.get_temp_dir()
+    steps = replication.replication_steps(glue_dir=glue)
+    names = [s[0] for s in steps]
+    self.assertLen(set(names), len(names))
+    # 4 methods at 6 x 96 + 2 at each wider size, 4 tasks, 3 seeds.
+    self.assertLen([n for n in names if n.startswith("ft_")], (4 + 2 + 2) * 12)
+    self.assertEqual(names[-1], "results")
+    # Every 6 x 96 fine-tuning run comes before any wider pretraining run.
+    last_96 = max(i for i, n in enumerate(names) if n.endswith("H96_seed2"))
+    self.assertLess(last_96, names.index("stage1_L6-H192"))
+    # Each fine-tuning run starts from a pretraining step that runs before it.
+    for index, (name, kind, _, bindings) in enumerate(steps):
+      if name.startswith("ft_"):
+        init = [b for b in bindings if b.startswith("INIT_CHECKPOINT")][0]
+        source = init.split("{output_dir}/")[1].rstrip("'")
+        self.assertIn(source, names[:index])
+        self.assertEqual(kind, "train")
+    wide = [s for s in steps if s[0] == "stage2_L6-H256"][0]
+    self.assertIn("STUDENT_PRESET = 'L6-H256'", wide[3])
+    self.assertIn("STAGE1_DIR = '{output_dir}/stage1_L6-H256'", wide[3])
+
+  def test_bad_arguments(self):
+    with self.assertRaisesRegex(ValueError, "glue_dir is required"):
+      replication.replication_steps(tasks=["sst2"])
+    with self.assertRaisesRegex(ValueError, "Unknown methods"):
+      replication.replication_steps(methods=["mixd"], tasks=["snips"])
+    with self.assertRaisesRegex(ValueError, "Unknown tasks"):
+      replication.replication_steps(tasks=["cola"])
+    with self.assertRaisesRegex(FileNotFoundError, "no directory"):
+      replication.replication_steps(glue_dir="/nonexistent/glue")
+
+  def test_results_table(self):
+    run_dir = os.path.join(self.get_temp_dir(), "results_run")
+    def write(name, metrics, parameters=1_202_976):
+      metrics_lib.write_metrics_json(
+          os.path.join(run_dir, name, "best", "metrics.json"), metrics,
+          parameters=parameters, size_bytes=4 * parameters, step=200)
+    for seed, (intent, slot) in enumerate([(0.9, 0.5), (0.8, 0.6),
+                                           (0.7, 0.7)]):
+      write(f"ft_snips_mixed_L6-H96_seed{seed}",
+            {"intent_accuracy": intent, "slot_f1": slot,
+             "sentence_accuracy": 0.1})
+    write("ft_sst2_nokd_L6-H192_seed0", {"accuracy": 0.75},
+          parameters=3_751_488)
+    os.makedirs(os.path.join(run_dir, "ft_mrpc_nokd_L6-H96_seed0"))  # unfinished
+    table = replication.results_table(run_dir).splitlines()
+    self.assertLen(table, 4)
+    mixed = table[2].split(" | ")
+    self.assertEqual(mixed[1:6], ["6x96", "1.20M", "4.81", "80.0 ± 10.0",
+                                  "60.0 ± 10.0"])
+    self.assertIn("not run", mixed[6])
+    nokd = table[3].split(" | ")
+    self.assertEqual(nokd[:2], ["| NoKD", "6x192"])
+    self.assertEqual(nokd[6], "75.0 (n=1)")
+
+
+if __name__ == "__main__":
+  tf.test.main()

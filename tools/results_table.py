@@ -1,0 +1,36 @@
+r"""Prints the replication's results table from a run directory.
+
+Reads every fine-tuning run `DIR/ft_<task>_<method>_<preset>_seed<N>/best/
+metrics.json` that `gin_configs/replication_cpu.gin` made (finished or not)
+and prints one markdown row per method and student size: parameters, fp32
+size, and mean ± sample standard deviation over seeds per task metric.
+
+  python tools/results_table.py runs/quickstart
+  python tools/results_table.py runs/quickstart --output=results.md
+"""
+
+import sys
+
+from absl import app
+from absl import flags
+
+from mixvocab_tf import replication
+
+_OUTPUT = flags.DEFINE_string("output", None, "Also write the table here.")
+
+
+def main(argv):
+  if len(argv) != 2:
+    sys.exit("usage: python tools/results_table.py RUN_DIR [--output=FILE]")
+  table = replication.results_table(argv[1])
+  if table.count("\n") <= 2:
+    sys.exit(f"No finished fine-tuning runs (ft_*/best/metrics.json) under "
+             f"{argv[1]}.")
+  print(table, end="")
+  if _OUTPUT.value:
+    with open(_OUTPUT.value, "w", encoding="utf-8") as f:
+      f.write(table)
+
+
+if __name__ == "__main__":
+  app.run(main)
