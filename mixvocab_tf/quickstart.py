@@ -133,16 +133,20 @@ def export_step(step_dir, output_dir, bindings,
   from mixvocab_tf.export import tflite_conversion  # pylint: disable=g-import-not-at-top
   from mixvocab_tf.tasks import snips_data  # pylint: disable=g-import-not-at-top
   (run_dir,) = bindings
-  tool = os.path.join(os.path.dirname(os.path.dirname(
-      os.path.abspath(__file__))), "tools", "export_saved_model.py")
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  tool = os.path.join(root, "tools", "export_saved_model.py")
   if not os.path.isfile(tool):
     raise FileNotFoundError(
         f"{tool} not found: the quickstart's export step runs from a source "
         "checkout (pip install -e .).")
   saved_model_dir = os.path.join(step_dir, "saved_model")
   if not os.path.isfile(os.path.join(saved_model_dir, "saved_model.pb")):
+    # The tool imports this package from the same checkout, installed or not.
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (root, env.get("PYTHONPATH")) if p)
     subprocess.run([sys.executable, tool, f"--model_dir={run_dir}",
-                    f"--export_dir={saved_model_dir}"], check=True)
+                    f"--export_dir={saved_model_dir}"], check=True, env=env)
   valid = snips_data.read_snips(data.snips_dir("valid"))
   queries = [" ".join(words) for words in valid.words]
   summary = {"saved_model_dir": saved_model_dir,

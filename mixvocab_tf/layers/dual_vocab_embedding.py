@@ -155,6 +155,12 @@ class DualVocabEmbedding(tf_keras.layers.Layer):
     return self._student_embedding_layer.embeddings
 
   @property
+  def student_embedding_layer(self):
+    """The student table's lookup layer (`OnDeviceEmbedding`), shareable with
+    a student encoder that reads the same table (dual training)."""
+    return self._student_embedding_layer
+
+  @property
   def up_projection(self):
     """The d_s -> d_t EinsumDense layer (`kernel` [d_s, d_t], `bias` [d_t])."""
     return self._up_projection

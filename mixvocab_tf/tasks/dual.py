@@ -117,7 +117,7 @@ class DualTask(mlm_task.MlmTask):
     # layer, so the same variable. (A BertEncoderV2, which accepts an
     # embedding layer; PlainBertEncoder owns its own.)
     embedding = teacher.encoder_network.embedding_layer
-    config["embedding_layer"] = embedding._student_embedding_layer  # pylint: disable=protected-access
+    config["embedding_layer"] = embedding.student_embedding_layer
     student = models.MLMPretrainer(
         nlp_networks.BertEncoderV2(**config),
         name="student")
