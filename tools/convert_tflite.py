@@ -59,6 +59,10 @@ _REPRESENTATIVE_EXAMPLES = flags.DEFINE_integer(
 _PARITY_FILE = flags.DEFINE_string(
     "parity_file", None, "Parity text for non-SNIPS models, one example per "
     "line (default: the built-in corpus).")
+_INT8_FLOAT_NODES = flags.DEFINE_string(
+    "int8_float_nodes", tflite_conversion.INT8_FLOAT_NODES,
+    "With --quantize=int8: regex of the .tflite tensor names whose ops stay "
+    "in float (empty: none).")
 _PARITY_EXAMPLES = flags.DEFINE_integer(
     "parity_examples", None, "Compare on only this many examples (default: "
     "all of SNIPS valid, 500 lines otherwise).")
@@ -144,7 +148,8 @@ def _run():
                                _REPRESENTATIVE_EXAMPLES.value, "train")
   start = time.time()
   tflite_model = tflite_conversion.convert_saved_model(
-      _SAVED_MODEL.value, _QUANTIZE.value, representative)
+      _SAVED_MODEL.value, _QUANTIZE.value, representative,
+      int8_float_nodes=_INT8_FLOAT_NODES.value)
   seconds = time.time() - start
   parent = os.path.dirname(os.path.abspath(_OUTPUT.value))
   os.makedirs(parent, exist_ok=True)

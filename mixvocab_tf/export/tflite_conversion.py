@@ -145,7 +145,8 @@ def _make_converter(loaded, function, quantize, dataset):
 
 def convert_saved_model(saved_model_dir, quantize="none",
                         representative_examples=None,
-                        signature=TFLITE_SIGNATURE):
+                        signature=TFLITE_SIGNATURE,
+                        int8_float_nodes=INT8_FLOAT_NODES):
   """Converts the `signature` of a SavedModel to a .tflite (bytes).
 
   Args:
@@ -155,6 +156,8 @@ def convert_saved_model(saved_model_dir, quantize="none",
       (one-input signatures) or tuples of strings (sentence pairs). A few
       hundred task queries are enough.
     signature: the SavedModel signature to convert.
+    int8_float_nodes: for `int8`, a regex of the tensor names (as in the
+      .tflite) whose ops stay in float; default `INT8_FLOAT_NODES`.
 
   Returns:
     The .tflite flatbuffer, checked to need no custom op beyond
@@ -184,7 +187,7 @@ def convert_saved_model(saved_model_dir, quantize="none",
                                  dataset).convert()
   if quantize == "int8":
     float_nodes = [name for name in operator_outputs(tflite_model)
-                   if re.search(INT8_FLOAT_NODES, name)]
+                   if int8_float_nodes and re.search(int8_float_nodes, name)]
     if float_nodes:
       # Quantized again, with those nodes in float. The debugger is the
       # converter's API for a per-node denylist; it calibrates anew.
