@@ -135,7 +135,7 @@ def replication_steps(
     student_steps: int = 300,
     baseline_steps: int = 200,
     snips_steps: int = 200,
-    glue_steps: int = 200):
+    glue_steps: int = 500):
   """The replication's pipeline steps (for `pipeline.steps`).
 
   Args:
