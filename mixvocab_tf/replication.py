@@ -14,11 +14,13 @@ rerunning the job resumes it.
 """
 
 import json
-import math
 import os
+import statistics
 from typing import Optional, Sequence
 
 import gin
+
+from mixvocab_tf import report
 
 # Method names as the tables show them; "mixed" is the paper's method.
 METHODS = {
@@ -188,22 +190,15 @@ def replication_steps(
   return steps
 
 
-def _mean_std(values):
-  mean = sum(values) / len(values)
-  if len(values) < 2:
-    return mean, float("nan")
-  var = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
-  return mean, math.sqrt(var)
-
-
 def _format_cell(values):
   if not values:
     return "not run"
-  mean, std = _mean_std([100 * v for v in values])
-  if math.isnan(std):
+  percents = [100 * v for v in values]
+  mean = statistics.mean(percents)
+  if len(percents) == 1:
     return f"{mean:.1f} (n=1)"
-  return f"{mean:.1f} ± {std:.1f}" + ("" if len(values) == 3 else
-                                      f" (n={len(values)})")
+  return f"{mean:.1f} ± {statistics.stdev(percents):.1f}" + (
+      "" if len(values) == 3 else f" (n={len(values)})")
 
 
 def collect_results(output_dir):
@@ -220,11 +215,11 @@ def collect_results(output_dir):
     with open(path, encoding="utf-8") as f:
       best = json.load(f)
     row = results.setdefault((method, preset), {})
-    row.setdefault("parameters", best.get("parameters"))
-    if task == "snips":
-      # The SNIPS model's size (the GLUE heads differ by a few hundred floats).
+    if task == "snips" or "parameters" not in row:
+      # The SNIPS model's count and size when there is one (the GLUE heads
+      # differ by a few hundred floats).
+      row["parameters"] = best.get("parameters")
       row["size_bytes"] = best.get("size_bytes")
-    row.setdefault("size_bytes", best.get("size_bytes"))
     for metric, _ in TASK_COLUMNS[task]:
       row.setdefault((task, metric), []).append(best["metrics"][metric])
   return results
@@ -248,10 +243,7 @@ def results_table(output_dir):
       cells += [_format_cell(row.get((task, metric), []))
                 for metric, _ in TASK_COLUMNS[task]]
     rows.append(cells)
-  lines = ["| " + " | ".join(header) + " |",
-           "|" + "---|" * len(header)]
-  lines += ["| " + " | ".join(cells) + " |" for cells in rows]
-  return "\n".join(lines) + "\n"
+  return report.markdown_table(header, rows) + "\n"
 
 
 def results_step(step_dir, output_dir):

@@ -34,6 +34,7 @@ from absl import flags
 import gin
 
 from mixvocab_tf import data as data_lib
+from mixvocab_tf import report
 from mixvocab_tf.export import checkpoint_export
 from mixvocab_tf.export import encoder_export_module
 from mixvocab_tf.tasks import base_task
@@ -130,8 +131,7 @@ def _run():
     export_dir, read = checkpoint_export.export_task_checkpoint(
         task, _checkpoint_path(), _EXPORT_DIR.value)
     task_name = task.task_name
-  size = sum(os.path.getsize(os.path.join(root, f))
-             for root, _, files in os.walk(export_dir) for f in files)
+  size = report.file_size(export_dir)
   print(json.dumps({"export_dir": export_dir, "checkpoint": read,
                     "task": task_name, "size_bytes": size}, indent=1))
 
