@@ -10,6 +10,7 @@ other by bare name.
 
 import difflib
 import inspect
+import logging
 import os
 import re
 from typing import Sequence
@@ -21,6 +22,25 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 class GinConfigError(ValueError):
   """A gin file or binding is wrong: unknown name, bad value, missing file."""
+
+
+class _SearchPathNoise(logging.Filter):
+  """Drops gin's "Path not found" errors for bare names.
+
+  Gin looks a bare file name up as a Python resource before it tries its
+  search path, and logs an ERROR when the first lookup fails, even though the
+  file is then found; every run would print one per gin file and `include`.
+  Files that are really missing raise `GinConfigError` instead.
+  """
+
+  def filter(self, record):
+    return not (record.levelno == logging.ERROR and
+                record.pathname.endswith(os.path.join("gin",
+                                                      "resource_reader.py"))
+                and str(record.msg).startswith("Path not found"))
+
+
+_SEARCH_PATH_NOISE = _SearchPathNoise()
 
 
 def config_dirs():
@@ -92,6 +112,9 @@ def parse(gin_files: Sequence[str], gin_bindings: Sequence[str]) -> None:
       names the file or binding and, for a misspelt name, the closest names.
   """
   register_configurables()
+  root_logger = logging.getLogger()
+  if _SEARCH_PATH_NOISE not in root_logger.filters:
+    root_logger.addFilter(_SEARCH_PATH_NOISE)
   for directory in reversed(config_dirs()):
     if directory not in gin.config._LOCATION_PREFIXES:  # pylint: disable=protected-access
       gin.add_config_file_search_path(directory)

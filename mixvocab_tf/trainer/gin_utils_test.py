@@ -27,6 +27,12 @@ class GinUtilsTest(tf.test.TestCase):
       self.assertEqual(gin.query_parameter("Trainer.train_steps"), 7)
     self.assertIn("stage1_tpu.gin", gin_utils.shipped_configs())
 
+  def test_bare_names_and_includes_log_no_errors(self):
+    os.chdir(self.get_temp_dir())
+    # stage1_cpu.gin includes pretraining_base.gin by bare name.
+    with self.assertNoLogs(level="ERROR"):
+      gin_utils.parse(["stage1_cpu.gin"], [])
+
   def test_pretraining_configs_have_a_header_with_command_and_result(self):
     directory = os.path.join(os.path.dirname(gin_utils.__file__), "..",
                              "gin_configs")
