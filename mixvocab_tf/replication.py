@@ -246,6 +246,39 @@ def results_table(output_dir):
   return report.markdown_table(header, rows) + "\n"
 
 
+def per_seed_table(output_dir):
+  """Markdown table of every finished fine-tuning run, one column per seed.
+
+  One row per model and task metric; a cell is blank where that seed has not
+  finished.
+  """
+  values = {}
+  seeds = set()
+  for name in sorted(os.listdir(output_dir)):
+    path = os.path.join(output_dir, name, "best", "metrics.json")
+    if not name.startswith("ft_") or not os.path.exists(path):
+      continue
+    _, task, method, preset, seed = name.split("_", 4)
+    seed = int(seed[len("seed"):])
+    seeds.add(seed)
+    with open(path, encoding="utf-8") as f:
+      metrics = json.load(f)["metrics"]
+    for metric, title in TASK_COLUMNS[task]:
+      values.setdefault((method, preset, task, title), {})[seed] = (
+          100 * metrics[metric])
+  seeds = sorted(seeds)
+  order = {m: i for i, m in enumerate(METHODS)}
+  rows = []
+  for key in sorted(values, key=lambda k: (_size(k[1]), order[k[0]],
+                                           TASKS.index(k[2]))):
+    method, preset, _, title = key
+    rows.append([METHODS[method], preset.replace("L", "").replace("-H", "x"),
+                 title] + [f"{values[key][s]:.1f}" if s in values[key] else ""
+                           for s in seeds])
+  return report.markdown_table(
+      ["model", "size", "metric"] + [f"seed {s}" for s in seeds], rows) + "\n"
+
+
 def results_step(step_dir, output_dir):
   """Writes `results.md` into `output_dir` and prints it."""
   table = results_table(output_dir)

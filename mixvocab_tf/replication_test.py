@@ -78,6 +78,16 @@ class ReplicationStepsTest(tf.test.TestCase):
     nokd = table[3].split(" | ")
     self.assertEqual(nokd[:2], ["| NoKD", "6x192"])
     self.assertEqual(nokd[6], "75.0 (n=1)")
+    per_seed = replication.per_seed_table(run_dir).splitlines()
+    self.assertEqual(per_seed[0], "| model | size | metric | seed 0 | seed 1 "
+                     "| seed 2 |")
+    self.assertEqual(per_seed[2:], [
+        "| mixed-vocab (stage I + II) | 6x96 | SNIPS intent | 90.0 | 80.0 "
+        "| 70.0 |",
+        "| mixed-vocab (stage I + II) | 6x96 | SNIPS slot F1 | 50.0 | 60.0 "
+        "| 70.0 |",
+        "| NoKD | 6x192 | SST-2 acc. | 75.0 |  |  |",
+    ])
 
 
 if __name__ == "__main__":

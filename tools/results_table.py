@@ -7,6 +7,7 @@ size, and mean ± sample standard deviation over seeds per task metric.
 
   python tools/results_table.py runs/quickstart
   python tools/results_table.py runs/quickstart --output=results.md
+  python tools/results_table.py runs/quickstart --per_seed   # every run
 """
 
 import sys
@@ -17,12 +18,18 @@ from absl import flags
 from mixvocab_tf import replication
 
 _OUTPUT = flags.DEFINE_string("output", None, "Also write the table here.")
+_PER_SEED = flags.DEFINE_bool(
+    "per_seed", False, "Print each run's value (one column per seed) instead "
+    "of mean ± std.")
 
 
 def main(argv):
   if len(argv) != 2:
     sys.exit("usage: python tools/results_table.py RUN_DIR [--output=FILE]")
-  table = replication.results_table(argv[1])
+  if _PER_SEED.value:
+    table = replication.per_seed_table(argv[1])
+  else:
+    table = replication.results_table(argv[1])
   if table.count("\n") <= 2:
     sys.exit(f"No finished fine-tuning runs (ft_*/best/metrics.json) under "
              f"{argv[1]}.")
