@@ -201,19 +201,38 @@ def _format_cell(values):
       "" if len(values) == 3 else f" (n={len(values)})")
 
 
+def _finished_runs(output_dir):
+  """Yields (task, method, preset, seed, best metrics) per finished run.
+
+  A finished run is a `ft_<task>_<method>_<preset>_seed<N>/` directory under
+  `output_dir` with a `best/metrics.json`.
+  """
+  for name in sorted(os.listdir(output_dir)):
+    path = os.path.join(output_dir, name, "best", "metrics.json")
+    if not name.startswith("ft_") or not os.path.exists(path):
+      continue
+    _, task, method, preset, seed = name.split("_", 4)
+    with open(path, encoding="utf-8") as f:
+      yield task, method, preset, int(seed[len("seed"):]), json.load(f)
+
+
+def _row_order(method_and_preset):
+  """Sort key: smaller students first, then the order of `METHODS`."""
+  method, preset = method_and_preset
+  return _size(preset), list(METHODS).index(method)
+
+
+def _size_label(preset):
+  return preset.replace("L", "").replace("-H", "x")
+
+
 def collect_results(output_dir):
   """{(method, preset): {"parameters", "size_bytes", (task, metric): [..]}}.
 
   Reads every `ft_*/best/metrics.json` under `output_dir`.
   """
   results = {}
-  for name in sorted(os.listdir(output_dir)):
-    path = os.path.join(output_dir, name, "best", "metrics.json")
-    if not name.startswith("ft_") or not os.path.exists(path):
-      continue
-    _, task, method, preset, _ = name.split("_", 4)
-    with open(path, encoding="utf-8") as f:
-      best = json.load(f)
+  for task, method, preset, _, best in _finished_runs(output_dir):
     row = results.setdefault((method, preset), {})
     if task == "snips" or "parameters" not in row:
       # The SNIPS model's count and size when there is one (the GLUE heads
@@ -231,12 +250,10 @@ def results_table(output_dir):
   header = ["model", "size", "parameters", "fp32 MB"]
   for task in TASKS:
     header += [title for _, title in TASK_COLUMNS[task]]
-  order = {m: i for i, m in enumerate(METHODS)}
   rows = []
-  for method, preset in sorted(results, key=lambda k: (_size(k[1]),
-                                                       order[k[0]])):
+  for method, preset in sorted(results, key=_row_order):
     row = results[(method, preset)]
-    cells = [METHODS[method], preset.replace("L", "").replace("-H", "x"),
+    cells = [METHODS[method], _size_label(preset),
              f"{row['parameters'] / 1e6:.2f}M" if row["parameters"] else "",
              f"{row['size_bytes'] / 1e6:.2f}" if row["size_bytes"] else ""]
     for task in TASKS:
@@ -254,27 +271,19 @@ def per_seed_table(output_dir):
   """
   values = {}
   seeds = set()
-  for name in sorted(os.listdir(output_dir)):
-    path = os.path.join(output_dir, name, "best", "metrics.json")
-    if not name.startswith("ft_") or not os.path.exists(path):
-      continue
-    _, task, method, preset, seed = name.split("_", 4)
-    seed = int(seed[len("seed"):])
+  for task, method, preset, seed, best in _finished_runs(output_dir):
     seeds.add(seed)
-    with open(path, encoding="utf-8") as f:
-      metrics = json.load(f)["metrics"]
     for metric, title in TASK_COLUMNS[task]:
       values.setdefault((method, preset, task, title), {})[seed] = (
-          100 * metrics[metric])
+          100 * best["metrics"][metric])
   seeds = sorted(seeds)
-  order = {m: i for i, m in enumerate(METHODS)}
   rows = []
-  for key in sorted(values, key=lambda k: (_size(k[1]), order[k[0]],
+  for key in sorted(values, key=lambda k: (*_row_order(k[:2]),
                                            TASKS.index(k[2]))):
     method, preset, _, title = key
-    rows.append([METHODS[method], preset.replace("L", "").replace("-H", "x"),
-                 title] + [f"{values[key][s]:.1f}" if s in values[key] else ""
-                           for s in seeds])
+    rows.append([METHODS[method], _size_label(preset), title] +
+                [f"{values[key][s]:.1f}" if s in values[key] else ""
+                 for s in seeds])
   return report.markdown_table(
       ["model", "size", "metric"] + [f"seed {s}" for s in seeds], rows) + "\n"
 

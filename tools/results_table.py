@@ -25,7 +25,8 @@ _PER_SEED = flags.DEFINE_bool(
 
 def main(argv):
   if len(argv) != 2:
-    sys.exit("usage: python tools/results_table.py RUN_DIR [--output=FILE]")
+    sys.exit("usage: python tools/results_table.py RUN_DIR [--per_seed] "
+             "[--output=FILE]")
   if _PER_SEED.value:
     table = replication.per_seed_table(argv[1])
   else:
