@@ -33,6 +33,7 @@ import gin
 import numpy as np
 import pytest
 import tensorflow as tf
+import tensorflow_text as tf_text
 import tf_keras
 
 from mixvocab_tf import data as data_lib
@@ -197,8 +198,7 @@ def test_int8_calibration_sees_the_given_text(exported):
   text = "play some jazz music by miles davis on spotify"
   pattern = r"word_embeddings/Gather"
   interpreter = litert.InterpreterWithCustomOps(
-      custom_op_registerers=list(
-          tflite_conversion.tf_text.tflite_registrar.SELECT_TFTEXT_OPS),
+      custom_op_registerers=list(tf_text.tflite_registrar.SELECT_TFTEXT_OPS),
       model_content=exported["tflite"]["none"],
       experimental_preserve_all_tensors=True)
   interpreter.get_signature_runner()(
