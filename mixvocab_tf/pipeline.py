@@ -8,6 +8,8 @@ files, with its model_dir under DIR, so each stage is exactly what a user
 would run by hand, shows its own progress line with ETA, and resumes from its
 own checkpoints. A finished step leaves a `DONE` marker and is skipped when the
 job is run again; an interrupted one resumes where its checkpoints left off.
+The "results" step is the exception: it summarises every finished run in DIR,
+which other jobs sharing DIR may have added to, so it runs every time.
 
 In the bindings of a step, `{output_dir}` stands for DIR.
 """
@@ -109,7 +111,7 @@ def run(output_dir):
   started = time.time()
   for index, (name, kind, gin_files, bindings) in enumerate(steps, 1):
     step_dir = os.path.join(output_dir, name)
-    if os.path.exists(os.path.join(step_dir, DONE)):
+    if kind != "results" and os.path.exists(os.path.join(step_dir, DONE)):
       logging.info("[%d/%d] %s: done already, skipped.", index, len(steps),
                    name)
       continue
