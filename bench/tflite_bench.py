@@ -140,7 +140,7 @@ def main(argv):
   # pylint: disable=g-import-not-at-top
   from mixvocab_tf import data
   from mixvocab_tf.export import tflite_conversion
-  from mixvocab_tf.tasks import snips_data
+  from mixvocab_tf.tasks.finetuning import snips_data
   # pylint: enable=g-import-not-at-top
 
   output_dir = _OUTPUT_DIR.value or tempfile.mkdtemp(prefix="tflite_bench")

@@ -4,7 +4,7 @@ Three numbers in one run (Zhao et al., EACL 2021 sizes; synthetic batches, so
 only the step is timed, not the text pipeline):
 
 1. Student step (L6-H96 over the shipped student vocabulary, stage II / NoKD)
-   through `mixvocab_tf.trainer.Trainer`, against the same dimensions as
+   through `mixvocab_tf.core.Trainer`, against the same dimensions as
    `official.nlp.modeling.models.BertPretrainerV2` trained by a plain
    GradientTape loop with the same LAMB. Target: speed ratio >= 1.0.
 2. Stage I step (the dual-vocabulary teacher with both MLM heads, default
@@ -40,11 +40,11 @@ from official.nlp.modeling import networks as nlp_networks
 
 from mixvocab_tf import data
 from mixvocab_tf import text
-from mixvocab_tf.tasks import mlm_inputs
-from mixvocab_tf.tasks import nokd
-from mixvocab_tf.tasks import stage1
-from mixvocab_tf.trainer import optimization
-from mixvocab_tf.trainer import trainer as trainer_lib
+from mixvocab_tf.tasks.pretraining import mlm_inputs
+from mixvocab_tf.tasks.pretraining import nokd
+from mixvocab_tf.tasks.pretraining import stage1
+from mixvocab_tf.core import optimization
+from mixvocab_tf.core import trainer as trainer_lib
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("seq_length", 128, "Tokens per sequence.")

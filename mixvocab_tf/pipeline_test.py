@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from mixvocab_tf import pipeline
 from mixvocab_tf import replication
-from mixvocab_tf.tasks import metrics as metrics_lib
+from mixvocab_tf.core import metrics_io
 
 
 class PipelineTest(tf.test.TestCase):
@@ -18,7 +18,7 @@ class PipelineTest(tf.test.TestCase):
     self.output_dir = self.get_temp_dir()
 
   def _finish_run(self, name, accuracy):
-    metrics_lib.write_metrics_json(
+    metrics_io.write_metrics_json(
         os.path.join(self.output_dir, name, "best", "metrics.json"),
         {"accuracy": accuracy}, parameters=1_000, size_bytes=4_000, step=500)
     with open(os.path.join(self.output_dir, name, pipeline.DONE), "w",

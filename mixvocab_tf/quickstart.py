@@ -131,7 +131,7 @@ def export_step(step_dir, output_dir, bindings,
   from mixvocab_tf import report  # pylint: disable=g-import-not-at-top
   from mixvocab_tf.export import parity  # pylint: disable=g-import-not-at-top
   from mixvocab_tf.export import tflite_conversion  # pylint: disable=g-import-not-at-top
-  from mixvocab_tf.tasks import snips_data  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf.tasks.finetuning import snips_data  # pylint: disable=g-import-not-at-top
   (run_dir,) = bindings
   root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
   tool = os.path.join(root, "tools", "export_saved_model.py")

@@ -6,8 +6,8 @@ import gin
 import tensorflow as tf
 
 from mixvocab_tf import replication
-from mixvocab_tf.tasks import metrics as metrics_lib
-from mixvocab_tf.trainer import gin_utils
+from mixvocab_tf.core import metrics_io
+from mixvocab_tf.core import gin_utils
 
 
 class ReplicationStepsTest(tf.test.TestCase):
@@ -58,7 +58,7 @@ class ReplicationStepsTest(tf.test.TestCase):
   def test_results_table(self):
     run_dir = os.path.join(self.get_temp_dir(), "results_run")
     def write(name, metrics, parameters=1_202_976):
-      metrics_lib.write_metrics_json(
+      metrics_io.write_metrics_json(
           os.path.join(run_dir, name, "best", "metrics.json"), metrics,
           parameters=parameters, size_bytes=4 * parameters, step=200)
     for seed, (intent, slot) in enumerate([(0.9, 0.5), (0.8, 0.6),

@@ -21,6 +21,16 @@ from scipy import special
 import tensorflow as tf
 import tf_keras
 
+#: The development machines' real data (`../shared/data` beside a checkout of
+#: the repository). A user's clone has none: tests that read it skip.
+SHARED_DATA = os.path.normpath(os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data"))
+
+
+def shared_data(*parts):
+  """A path below `SHARED_DATA` (which may not exist)."""
+  return os.path.join(SHARED_DATA, *parts)
+
 # -----------------------------------------------------------------------------
 # Serialization checks.
 # -----------------------------------------------------------------------------

@@ -25,11 +25,17 @@ from absl import flags
 from absl import logging
 import tensorflow as tf
 
+# Importing the tasks and the jobs registers their gin configurables and the
+# tasks' names (`Trainer.task = "stage1"`), before any gin file is parsed.
+import mixvocab_tf.tasks  # pylint: disable=unused-import
 from mixvocab_tf import pipeline
-from mixvocab_tf.trainer import checkpointing
-from mixvocab_tf.trainer import distribute
-from mixvocab_tf.trainer import gin_utils
-from mixvocab_tf.trainer import trainer as trainer_lib
+from mixvocab_tf import replication  # pylint: disable=unused-import
+from mixvocab_tf.core import base_task
+from mixvocab_tf.core import checkpointing
+from mixvocab_tf.core import distribute
+from mixvocab_tf.core import gin_utils
+from mixvocab_tf.core import optimization  # pylint: disable=unused-import
+from mixvocab_tf.core import trainer as trainer_lib
 
 FLAGS = flags.FLAGS
 

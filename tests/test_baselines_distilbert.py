@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from mixvocab_tf.tasks import distilbert
-from mixvocab_tf.tasks import distillation_testing
-from mixvocab_tf.tasks import finetune_task
-from mixvocab_tf.trainer import optimization
-from mixvocab_tf.trainer import trainer as trainer_lib
+from mixvocab_tf.tasks.distillation import distilbert
+from mixvocab_tf.tasks.distillation import distillation_testing
+from mixvocab_tf.tasks.finetuning import finetune_task
+from mixvocab_tf.core import optimization
+from mixvocab_tf.core import trainer as trainer_lib
 
 
 def _trainer(model_dir, task, train_steps):

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from mixvocab_tf.tasks import distillation_testing
-from mixvocab_tf.tasks import finetune_task
-from mixvocab_tf.tasks import stage2_distill
-from mixvocab_tf.trainer import gin_utils
-from mixvocab_tf.trainer import optimization
-from mixvocab_tf.trainer import trainer as trainer_lib
+from mixvocab_tf.tasks.distillation import distillation_testing
+from mixvocab_tf.tasks.finetuning import finetune_task
+from mixvocab_tf.tasks.distillation import stage2_distill
+from mixvocab_tf.core import gin_utils
+from mixvocab_tf.core import optimization
+from mixvocab_tf.core import trainer as trainer_lib
 
 CPU_CONFIGS = ("distilbert_cpu.gin", "tinybert_cpu.gin", "pkd_cpu.gin",
                "stage2_distill_cpu.gin")

@@ -4,11 +4,11 @@ CPU): each trains its student and the learned maps, and only them."""
 import numpy as np
 import pytest
 
-from mixvocab_tf.tasks import distillation_testing
-from mixvocab_tf.tasks import pkd
-from mixvocab_tf.tasks import tinybert
-from mixvocab_tf.trainer import optimization
-from mixvocab_tf.trainer import trainer as trainer_lib
+from mixvocab_tf.tasks.distillation import distillation_testing
+from mixvocab_tf.tasks.distillation import pkd
+from mixvocab_tf.tasks.distillation import tinybert
+from mixvocab_tf.core import optimization
+from mixvocab_tf.core import trainer as trainer_lib
 
 _STUDENT = dict(num_layers=2, hidden_size=16, num_attention_heads=2)
 

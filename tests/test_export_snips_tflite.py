@@ -41,9 +41,9 @@ from mixvocab_tf import export
 from mixvocab_tf.export import parity
 from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.models import joint_intent_slot_model
-from mixvocab_tf.tasks import snips_data
-from mixvocab_tf.trainer import gin_utils
-from mixvocab_tf.trainer import trainer as trainer_lib
+from mixvocab_tf.tasks.finetuning import snips_data
+from mixvocab_tf.core import gin_utils
+from mixvocab_tf.core import trainer as trainer_lib
 
 SEQ_LENGTH = 48
 TRAIN_STEPS = 400

@@ -9,12 +9,13 @@ import sys
 
 import pytest
 
-from mixvocab_tf.tasks import finetune_glue
-from mixvocab_tf.trainer import optimization
-from mixvocab_tf.trainer import trainer as trainer_lib
+from mixvocab_tf.tasks.finetuning import finetune_glue
+from mixvocab_tf.core import optimization
+from mixvocab_tf.core import trainer as trainer_lib
+from mixvocab_tf import testing_utils
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GLUE_DIR = os.path.join(_ROOT, "..", "shared", "data", "glue")
+GLUE_DIR = testing_utils.shared_data("glue")
 
 pytestmark = pytest.mark.skipif(
     not os.path.isdir(GLUE_DIR), reason=f"no GLUE data at {GLUE_DIR}")

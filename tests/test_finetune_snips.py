@@ -7,10 +7,10 @@ import os
 import subprocess
 import sys
 
-from mixvocab_tf.tasks import mlm_inputs
-from mixvocab_tf.tasks import nokd
-from mixvocab_tf.trainer import optimization
-from mixvocab_tf.trainer import trainer as trainer_lib
+from mixvocab_tf.tasks.pretraining import mlm_inputs
+from mixvocab_tf.tasks.pretraining import nokd
+from mixvocab_tf.core import optimization
+from mixvocab_tf.core import trainer as trainer_lib
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

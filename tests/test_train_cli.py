@@ -6,7 +6,7 @@ import subprocess
 
 import tensorflow as tf
 
-from mixvocab_tf.trainer import testing
+from mixvocab_tf.core import testing
 
 
 def _start(model_dir, gin_files=(), bindings=(), flags=()):

@@ -7,7 +7,7 @@ import subprocess
 
 import numpy as np
 
-from mixvocab_tf.trainer import testing
+from mixvocab_tf.core import testing
 
 STEPS = 6
 

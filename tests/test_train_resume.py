@@ -9,7 +9,7 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf.trainer import testing
+from mixvocab_tf.core import testing
 
 STEPS = 60
 

@@ -43,7 +43,7 @@ from mixvocab_tf import data as data_lib
 from mixvocab_tf.export import parity
 from mixvocab_tf.export import saved_model_export
 from mixvocab_tf.export import tflite_conversion
-from mixvocab_tf.tasks import snips_data
+from mixvocab_tf.tasks.finetuning import snips_data
 
 _SAVED_MODEL = flags.DEFINE_string(
     "saved_model", None, "SavedModel from tools/export_saved_model.py.")

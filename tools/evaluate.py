@@ -26,14 +26,15 @@ from absl import app
 from absl import flags
 import gin
 
-from mixvocab_tf.tasks import base_task
-from mixvocab_tf.tasks import finetune_task
-from mixvocab_tf.tasks import metrics as metrics_lib
-from mixvocab_tf.tasks import mlm_eval
-from mixvocab_tf.tasks import mlm_task
-from mixvocab_tf.trainer import evaluation
-from mixvocab_tf.trainer import gin_utils
-from mixvocab_tf.trainer import trainer as trainer_lib
+import mixvocab_tf.tasks  # Registers the built-in tasks.  # pylint: disable=unused-import
+from mixvocab_tf.core import base_task
+from mixvocab_tf.tasks.finetuning import finetune_task
+from mixvocab_tf.core import metrics_io
+from mixvocab_tf.tasks.pretraining import mlm_eval
+from mixvocab_tf.tasks.pretraining import mlm_task
+from mixvocab_tf.core import evaluation
+from mixvocab_tf.core import gin_utils
+from mixvocab_tf.core import trainer as trainer_lib
 
 FLAGS = flags.FLAGS
 
@@ -134,7 +135,7 @@ def _run():
                    default=str))
   print(table or extra["markdown_header"] + "\n" + extra["markdown_row"])
   if FLAGS.output_json:
-    metrics_lib.write_metrics_json(FLAGS.output_json, results, **extra)
+    metrics_io.write_metrics_json(FLAGS.output_json, results, **extra)
 
 
 def main(argv):

@@ -37,11 +37,12 @@ from mixvocab_tf import data as data_lib
 from mixvocab_tf import report
 from mixvocab_tf.export import checkpoint_export
 from mixvocab_tf.export import encoder_export_module
-from mixvocab_tf.tasks import base_task
-from mixvocab_tf.tasks import finetune_snips
-from mixvocab_tf.trainer import evaluation
-from mixvocab_tf.trainer import gin_utils
-from mixvocab_tf.trainer import trainer as trainer_lib
+import mixvocab_tf.tasks  # Registers the built-in tasks.  # pylint: disable=unused-import
+from mixvocab_tf.core import base_task
+from mixvocab_tf.tasks.finetuning import finetune_snips
+from mixvocab_tf.core import evaluation
+from mixvocab_tf.core import gin_utils
+from mixvocab_tf.core import trainer as trainer_lib
 
 _MODEL_DIR = flags.DEFINE_string(
     "model_dir", None, "The trainer run to export (its operative_config.gin "

@@ -12,12 +12,12 @@ from mixvocab_tf.export import encoder_export_module
 from mixvocab_tf.export import glue_export_module
 from mixvocab_tf.export import saved_model_export
 from mixvocab_tf.export import snips_export_module
-from mixvocab_tf.tasks import finetune_glue
-from mixvocab_tf.tasks import finetune_snips
-from mixvocab_tf.tasks import finetune_task
-from mixvocab_tf.tasks import glue_data
-from mixvocab_tf.trainer import checkpointing
-from mixvocab_tf.trainer import evaluation
+from mixvocab_tf.tasks.finetuning import finetune_glue
+from mixvocab_tf.tasks.finetuning import finetune_snips
+from mixvocab_tf.tasks.finetuning import finetune_task
+from mixvocab_tf.tasks.finetuning import glue_data
+from mixvocab_tf.core import checkpointing
+from mixvocab_tf.core import evaluation
 
 import tensorflow as tf
 

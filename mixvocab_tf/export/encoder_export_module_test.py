@@ -6,7 +6,7 @@ import tensorflow as tf
 from mixvocab_tf import data as data_lib
 from mixvocab_tf import export
 from mixvocab_tf.networks import student_encoder
-from mixvocab_tf.tasks import glue_data
+from mixvocab_tf.tasks.finetuning import glue_data
 
 TEXTS = ["a tiny bert", "", "Tiny BERTs run on phones, don't they?"]
 

@@ -18,7 +18,7 @@ import json
 import tensorflow as tf
 
 from mixvocab_tf.export import serving_tokenizer as serving_lib
-from mixvocab_tf.tasks import glue_data
+from mixvocab_tf.tasks.finetuning import glue_data
 
 
 class GlueExportModule(tf.Module):

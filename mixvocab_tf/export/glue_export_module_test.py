@@ -9,7 +9,7 @@ from mixvocab_tf import export
 from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.models import sentence_classifier
 from mixvocab_tf.networks import student_encoder
-from mixvocab_tf.tasks import glue_data
+from mixvocab_tf.tasks.finetuning import glue_data
 
 SEQ_LENGTH = 32
 SENTENCES_A = ["A man is playing a guitar.", "", "Nobody sleeps 😴 here",

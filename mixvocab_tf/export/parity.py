@@ -14,7 +14,7 @@ the longest example of their batch: per-word outputs are cut to
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf.tasks import metrics as metrics_lib
+from mixvocab_tf.tasks.finetuning import metrics as metrics_lib
 
 #: Per-word outputs of the SNIPS module (cut to `num_words`).
 _WORD_KEYS = ("slot_tags", "slot_ids", "slot_logits", "word_starts",

@@ -36,7 +36,7 @@ tokenizers as is (their kernels treat a bad byte as one character).
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from mixvocab_tf.tasks import snips_data
+from mixvocab_tf.tasks.finetuning import snips_data
 from mixvocab_tf.text import vocab as vocab_lib
 
 #: Padding of per-word int outputs (positions, ids, offsets).

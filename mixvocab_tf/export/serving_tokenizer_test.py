@@ -6,8 +6,8 @@ import tensorflow as tf
 
 from mixvocab_tf import data as data_lib
 from mixvocab_tf.export import serving_tokenizer
-from mixvocab_tf.tasks import glue_data
-from mixvocab_tf.tasks import snips_data
+from mixvocab_tf.tasks.finetuning import glue_data
+from mixvocab_tf.tasks.finetuning import snips_data
 
 # Punctuation inside words, accents, a NUL and a zero-width space (words
 # without pieces), a word over 100 bytes, CJK, emoji, several spaces.

@@ -35,7 +35,7 @@ also written to `assets.extra/labels.json` of the SavedModel.
 import tensorflow as tf
 
 from mixvocab_tf.export import serving_tokenizer as serving_lib
-from mixvocab_tf.tasks import snips_data
+from mixvocab_tf.tasks.finetuning import snips_data
 
 TEXT_SPEC = tf.TensorSpec([None], tf.string, name="text")
 

@@ -12,9 +12,9 @@ import tf_keras
 
 from mixvocab_tf import data
 from mixvocab_tf.text import mixed_vocab_tokenizer
+from mixvocab_tf import testing_utils
 
-SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared",
-                      "data")
+SHARED = testing_utils.SHARED_DATA
 MixedVocabTokenizer = mixed_vocab_tokenizer.MixedVocabTokenizer
 
 

@@ -8,9 +8,9 @@ import tensorflow as tf
 
 from mixvocab_tf import data
 from mixvocab_tf.text import pretraining_input
+from mixvocab_tf import testing_utils
 
-CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared",
-                      "data", "corpus", "pretrain_corpus.txt")
+CORPUS = testing_utils.shared_data("corpus", "pretrain_corpus.txt")
 
 
 @pytest.fixture(scope="module")

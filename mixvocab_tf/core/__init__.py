@@ -1,0 +1,12 @@
+"""The training loop shared by every task, and what it is built from.
+
+`Trainer` (trainer.py) runs a registered `mixvocab_tf.core.base_task.Task`;
+`optimization` builds LAMB with warm-up and decay from `official.modeling`;
+`checkpointing` saves, resumes and records vocabularies; `distribute` builds
+the tf.distribute strategy; `gin_utils` parses configs for `train.py`.
+"""
+
+from mixvocab_tf.core.checkpointing import RunCheckpoint
+from mixvocab_tf.core.checkpointing import VocabularyMismatchError
+from mixvocab_tf.core.trainer import NonFiniteLossError
+from mixvocab_tf.core.trainer import Trainer

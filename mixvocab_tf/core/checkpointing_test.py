@@ -1,0 +1,75 @@
+"""Tests of run checkpoints: metadata, vocabulary checks, multi-worker steps."""
+
+import os
+
+import tensorflow as tf
+
+from mixvocab_tf.core import checkpointing
+
+_A, _B = "a" * 64, "b" * 64
+
+
+def _save(model_dir, step, fingerprints, task="stage1", worker_index=0,
+          num_workers=1):
+  run = checkpointing.RunCheckpoint(
+      model_dir, {"weights": tf.Variable([1.0, 2.0])}, task_name=task,
+      vocab_fingerprints=fingerprints, worker_index=worker_index,
+      num_workers=num_workers)
+  return run.save(step)
+
+
+class CheckpointingTest(tf.test.TestCase):
+
+  def test_metadata_is_readable_without_a_model(self):
+    path = _save(self.get_temp_dir(), 7, {"teacher": _A, "student": _B})
+    self.assertEqual(checkpointing.read_metadata(path),
+                     {"task": "stage1", "teacher_vocab": _A,
+                      "student_vocab": _B})
+    self.assertEqual(checkpointing.resolve_checkpoint(self.get_temp_dir()),
+                     path)
+    self.assertEqual(checkpointing.resolve_checkpoint(path + ".index"), path)
+
+  def test_mismatched_vocabulary_is_refused_with_both_fingerprints(self):
+    path = _save(self.get_temp_dir(), 1, {"student": _A})
+    checkpointing.check_vocab_fingerprints(path, {"student": _A}, "testing")
+    with self.assertRaisesRegex(
+        checkpointing.VocabularyMismatchError,
+        r"Refusing testing .*different student vocabulary \(sha256 a{16}\.\.\.\)"
+        r".*\(sha256 b{16}\.\.\.\)"):
+      checkpointing.check_vocab_fingerprints(path, {"student": _B}, "testing")
+
+  def test_restore_checks_vocabulary_and_task(self):
+    model_dir = self.get_temp_dir()
+    _save(model_dir, 3, {"student": _A})
+    variable = tf.Variable([0.0, 0.0])
+    run = checkpointing.RunCheckpoint(model_dir, {"weights": variable},
+                                      task_name="stage1",
+                                      vocab_fingerprints={"student": _A})
+    self.assertEqual(run.restore_latest(), 3)
+    self.assertAllEqual(variable.numpy(), [1.0, 2.0])
+    run = checkpointing.RunCheckpoint(model_dir, {"weights": variable},
+                                      task_name="stage2",
+                                      vocab_fingerprints={"student": _A})
+    with self.assertRaisesRegex(ValueError, "written by task 'stage1'"):
+      run.restore_latest()
+
+  def test_missing_checkpoints_say_where_they_looked(self):
+    with self.assertRaisesRegex(FileNotFoundError, "holds no checkpoint"):
+      checkpointing.resolve_checkpoint(self.get_temp_dir(), "stage I run")
+    with self.assertRaisesRegex(FileNotFoundError, "not found: /nonexistent"):
+      checkpointing.resolve_checkpoint("/nonexistent/ckpt-1")
+
+  def test_workers_resume_from_the_newest_step_all_of_them_saved(self):
+    model_dir = self.get_temp_dir()
+    for step in (10, 20):
+      _save(model_dir, step, {}, worker_index=0, num_workers=2)
+    _save(model_dir, 10, {}, worker_index=1, num_workers=2)
+    self.assertTrue(os.path.isdir(os.path.join(model_dir, "worker_1")))
+    run = checkpointing.RunCheckpoint(
+        model_dir, {"weights": tf.Variable([0.0, 0.0])}, task_name="stage1",
+        vocab_fingerprints={}, worker_index=1, num_workers=2)
+    self.assertEqual(run.latest_common_step(), 10)
+
+
+if __name__ == "__main__":
+  tf.test.main()

@@ -1,0 +1,268 @@
+"""Evaluation of a task's model, and the best checkpoint on the validation split.
+
+Fine-tuning (Zhao et al., EACL 2021, Section 4.2) reports dev-set numbers of
+the best checkpoint: the trainer evaluates every `evaluate_every` steps and
+keeps the checkpoint with the best validation metric in `model_dir/best/`,
+beside a `metrics.json` that says which step it is and what it scored.
+
+Evaluation follows `official.core.base_task.Task`: `validation_step` gives one
+batch's outputs, `aggregate_logs` folds them (as NumPy) into a state, and
+`reduce_aggregated_logs` turns the state into metrics. Corpus-level metrics
+(F1, slot F1) therefore see every prediction at once. The same function serves
+the trainer, `tools/evaluate.py` and the masked-word accuracy of pretraining
+checkpoints (`tasks.mlm_eval`).
+
+Files written (by the chief):
+
+  model_dir/metrics.json          the latest evaluation (step, metrics, row)
+  model_dir/eval/                 TensorBoard scalars and history.jsonl
+  model_dir/best/ckpt-N           the best model so far (no optimizer)
+  model_dir/best/metrics.json     its step, metrics and markdown row
+"""
+
+import json
+import math
+import os
+import time
+from typing import Any, Dict, Mapping, Optional
+
+from absl import logging
+import numpy as np
+import tensorflow as tf
+
+from mixvocab_tf.core import metrics_io
+from mixvocab_tf.core import checkpointing
+
+BEST_DIR = "best"
+METRICS_JSON = "metrics.json"
+EVAL_DIR = "eval"
+HISTORY_JSONL = "history.jsonl"
+
+
+def evaluate(task, model, max_batches: Optional[int] = None,
+             dataset: Optional[tf.data.Dataset] = None,
+             reduce_fn=None) -> Dict[str, float]:
+  """Runs `task`'s validation over its evaluation data; returns the metrics.
+
+  Args:
+    task: a `base_task.Task`.
+    model: its model (weights loaded).
+    max_batches: evaluate only this many batches (None: one whole pass).
+    dataset: batches to evaluate (default: `task.build_inputs(training=False)`,
+      which must end).
+    reduce_fn: turns the aggregated state into metrics (default:
+      `task.reduce_aggregated_logs`).
+
+  Returns:
+    `task.reduce_aggregated_logs(...)`, a dict of floats, plus
+    `eval_batches` and `eval_seconds`.
+
+  Raises:
+    ValueError: there was no batch to evaluate.
+  """
+  if dataset is None:
+    dataset = task.build_inputs(None, training=False)
+  if max_batches is not None:
+    if max_batches <= 0:
+      raise ValueError(f"max_batches must be positive or None; received "
+                       f"{max_batches!r}.")
+    dataset = dataset.take(max_batches)
+
+  # autograph=False as in the training loop; reduce_retracing: the last batch
+  # of a split is usually smaller.
+  @tf.function(autograph=False, reduce_retracing=True)
+  def step(features):
+    return task.validation_step(model, features)
+
+  start = time.time()
+  state, batches = None, 0
+  for features in dataset:
+    outputs = tf.nest.map_structure(lambda t: t.numpy(), step(features))
+    state = task.aggregate_logs(state, outputs)
+    batches += 1
+  if not batches:
+    raise ValueError(f"Task {task.task_name} gave no evaluation batch; check "
+                     "its evaluation data.")
+  results = dict((reduce_fn or task.reduce_aggregated_logs)(state))
+  results["eval_batches"] = batches
+  results["eval_seconds"] = time.time() - start
+  return results
+
+
+def restore_model(task, model, checkpoint: str) -> str:
+  """Reads the weights of a trainer checkpoint (or `best/`) into `model`.
+
+  Args:
+    task: the task that wrote the checkpoint (its `checkpoint_items` name the
+      model's parts; only `model` is read).
+    model: `task.build_model()`.
+    checkpoint: a model_dir, a `best/` directory or a checkpoint prefix.
+
+  Returns:
+    The checkpoint path read.
+
+  Raises:
+    FileNotFoundError: no checkpoint there.
+    VocabularyMismatchError: it was trained with other vocabularies.
+    ValueError: it does not fit the model (another task or size).
+  """
+  path = checkpointing.resolve_checkpoint(checkpoint)
+  checkpointing.check_vocab_fingerprints(path, task.vocab_fingerprints(),
+                                         purpose="evaluating")
+  try:
+    status = tf.train.Checkpoint(model=model).read(path)
+    status.assert_existing_objects_matched()
+  except (AssertionError, ValueError) as e:  # Missing or misshapen weights.
+    recorded = checkpointing.read_metadata(path)["task"]
+    raise ValueError(
+        f"{path} (task {recorded or 'unknown'}) does not fit the model of "
+        f"task {task.task_name}; evaluate it with the gin config it was "
+        f"trained with (its operative_config.gin). Details: {str(e)[:300]}"
+    ) from e
+  status.expect_partial()
+  return path
+
+
+def count_parameters(model) -> int:
+  return int(sum(np.prod(v.shape) for v in model.weights))
+
+
+def report_fields(task, model, results: Mapping[str, Any],
+                  metric_names=None) -> Dict[str, Any]:
+  """Model name, parameters, fp32 size and the markdown row of `results`.
+
+  A task may name its model (`report_name()`) and the metrics of its table
+  row in order (`report_metrics`); otherwise (and without `metric_names`)
+  every float metric is shown.
+  """
+  name = task.report_name() if hasattr(task, "report_name") else (
+      task.task_name)
+  params = count_parameters(model)
+  names = metric_names or getattr(task, "report_metrics", None) or [
+      k for k, v in results.items()
+      if isinstance(v, float) and k != "eval_seconds"]
+  shown = {k: results.get(k) for k in names}
+  return {
+      "model": name,
+      "parameters": params,
+      "size_bytes": 4 * params,
+      "markdown_header": metrics_io.markdown_header(list(shown)),
+      "markdown_row": metrics_io.markdown_row(name, params, 4 * params, shown),
+  }
+
+
+def _better(value, best, mode):
+  if value is None or (isinstance(value, float) and math.isnan(value)):
+    return False
+  if best is None:
+    return True
+  return value > best if mode == "max" else value < best
+
+
+class Evaluator:
+  """Evaluates during training and keeps the best checkpoint in `best/`.
+
+  Example (what the trainer does every `evaluate_every` steps):
+  ```python
+  evaluator = Evaluator(task, model, model_dir)
+  results = evaluator.run(step)  # Writes metrics.json, keeps best/.
+  ```
+
+  Args:
+    task: the task (`validation_step`, `aggregate_logs`,
+      `reduce_aggregated_logs`; optionally `best_metric`, `report_name()`,
+      `report_metrics`, `write_assets(directory)`).
+    model: the model being trained.
+    model_dir: the run's directory.
+    best_metric: metric that picks the best checkpoint (default: the task's
+      `best_metric`; None: no best checkpoint is kept).
+    best_mode: "max" or "min".
+    max_batches: batches per evaluation (None: the whole split).
+    is_chief: only the chief writes files.
+  """
+
+  def __init__(self, task, model, model_dir: str,
+               best_metric: Optional[str] = None, best_mode: str = "max",
+               max_batches: Optional[int] = None, is_chief: bool = True):
+    if best_mode not in ("max", "min"):
+      raise ValueError(f"best_mode must be 'max' or 'min'; received "
+                       f"{best_mode!r}.")
+    self.task = task
+    self.model = model
+    self.model_dir = model_dir
+    self.best_metric = best_metric or getattr(task, "best_metric", None)
+    self.best_mode = best_mode
+    self.max_batches = max_batches
+    self.is_chief = is_chief
+    self.best_dir = os.path.join(model_dir, BEST_DIR)
+    self.best_value = None
+    self._best_checkpoint = None
+    self._writer = None
+    path = os.path.join(self.best_dir, METRICS_JSON)
+    if tf.io.gfile.exists(path):
+      # A resumed run competes with the best of its earlier part.
+      record = metrics_io.read_metrics_json(path)
+      self.best_value = record.get("metrics", {}).get(self.best_metric)
+    if is_chief and hasattr(task, "write_assets"):
+      task.write_assets(model_dir)
+
+  def _best(self):
+    if self._best_checkpoint is None:
+      items = dict(self.task.checkpoint_items(self.model))
+      self._best_checkpoint = checkpointing.RunCheckpoint(
+          self.best_dir, items, task_name=self.task.task_name,
+          vocab_fingerprints=self.task.vocab_fingerprints(), max_to_keep=1)
+    return self._best_checkpoint
+
+  def run(self, step: int) -> Dict[str, Any]:
+    """Evaluates now; writes metrics and summaries; saves a new best.
+
+    Returns:
+      The metrics, with `step` and `is_best`.
+    """
+    results = evaluate(self.task, self.model, self.max_batches)
+    value = results.get(self.best_metric) if self.best_metric else None
+    is_best = bool(self.best_metric) and _better(value, self.best_value,
+                                                 self.best_mode)
+    results["step"] = step
+    shown = " | ".join(f"{k} {v:.4g}" for k, v in results.items()
+                       if isinstance(v, float) and k != "eval_seconds")
+    logging.info("eval at step %d | %s%s", step, shown,
+                 " | new best" if is_best else "")
+    if not self.is_chief:
+      return dict(results, is_best=is_best)
+    extra = report_fields(self.task, self.model, results)
+    extra.update(task=self.task.task_name, step=step,
+                 best_metric=self.best_metric)
+    if hasattr(self.task, "describe"):
+      extra["description"] = self.task.describe()
+    metrics = {k: v for k, v in results.items() if k != "step"}
+    metrics_io.write_metrics_json(
+        os.path.join(self.model_dir, METRICS_JSON), metrics, **extra)
+    self._write_summaries(step, metrics, extra)
+    if is_best:
+      self.best_value = value
+      path = self._best().save(step)
+      if hasattr(self.task, "write_assets"):
+        self.task.write_assets(self.best_dir)
+      metrics_io.write_metrics_json(
+          os.path.join(self.best_dir, METRICS_JSON), metrics,
+          checkpoint=os.path.basename(path), **extra)
+      logging.info("Best %s %.4g at step %d: %s", self.best_metric, value,
+                   step, path)
+    logging.info("%s", extra["markdown_row"])
+    return dict(results, is_best=is_best)
+
+  def _write_summaries(self, step, metrics, extra):
+    eval_dir = os.path.join(self.model_dir, EVAL_DIR)
+    if self._writer is None:
+      self._writer = tf.summary.create_file_writer(eval_dir)
+    with self._writer.as_default():
+      for name, value in metrics.items():
+        if isinstance(value, (int, float)):
+          tf.summary.scalar(name, value, step=step)
+    self._writer.flush()
+    with tf.io.gfile.GFile(os.path.join(eval_dir, HISTORY_JSONL), "a") as f:
+      f.write(json.dumps({"step": step, "metrics": metrics,
+                          "markdown_row": extra["markdown_row"]},
+                         sort_keys=True, default=float) + "\n")

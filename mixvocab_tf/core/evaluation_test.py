@@ -1,0 +1,127 @@
+"""Tests of evaluation during training and of the best checkpoint."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tf_keras
+
+from mixvocab_tf.core import base_task
+from mixvocab_tf.core import checkpointing
+from mixvocab_tf.core import evaluation
+from mixvocab_tf.core import optimization
+from mixvocab_tf.core import trainer as trainer_lib
+
+
+class _ScriptedTask(base_task.Task):
+  """Regression whose validation score is read from a script, in order."""
+
+  task_name = "scripted"
+  best_metric = "score"
+  report_metrics = ("score",)
+
+  def __init__(self, scores):
+    super().__init__(global_batch_size=4)
+    self.scores = list(scores)
+
+  def build_model(self):
+    inputs = tf_keras.Input((2,))
+    return tf_keras.Model(inputs, tf_keras.layers.Dense(1)(inputs))
+
+  def build_inputs(self, input_context=None, training=True):
+    x = np.arange(24, dtype=np.float32).reshape(12, 2) / 10.0
+    dataset = tf.data.Dataset.from_tensor_slices({"x": x, "y": x.sum(-1)})
+    if training:
+      dataset = dataset.repeat()
+    return dataset.batch(4, drop_remainder=training)
+
+  def compute_loss(self, model, features, training):
+    error = model(features["x"], training=training)[:, 0] - features["y"]
+    total = tf.reduce_sum(tf.square(error))
+    count = tf.cast(tf.shape(error)[0], tf.float32)
+    return total / base_task.global_sum(count), {
+        "mse": base_task.metric(total, count)}
+
+  def reduce_aggregated_logs(self, state):
+    results = super().reduce_aggregated_logs(state)
+    results["score"] = self.scores.pop(0)
+    return results
+
+  def vocab_fingerprints(self):
+    return {"student": "c" * 64}
+
+
+def _trainer(model_dir, scores, train_steps):
+  return trainer_lib.Trainer(
+      model_dir=model_dir, task=_ScriptedTask(scores), train_steps=train_steps,
+      log_every=2, checkpoint_every=2, keep_checkpoints=5, evaluate_every=2,
+      optimization=optimization.optimization_config(
+          train_steps=train_steps, learning_rate=0.05, warmup_fraction=0.0))
+
+
+def _kernel(path):
+  reader = tf.train.load_checkpoint(path)
+  name = [k for k in reader.get_variable_to_shape_map()
+          if k.startswith("model/") and "kernel" in k and "OPTIMIZER" not in k]
+  return reader.get_tensor(name[0])
+
+
+def test_keeps_the_best_checkpoint_across_a_resume(tmp_path):
+  model_dir = str(tmp_path)
+  trainer = _trainer(model_dir, [0.5, 0.7, 0.6], train_steps=6)
+  trainer.train()
+  assert [r["step"] for r in trainer.eval_results] == [2, 4, 6]
+  assert [r["is_best"] for r in trainer.eval_results] == [True, True, False]
+  best = evaluation.BEST_DIR
+  record = json.load(open(os.path.join(model_dir, best, "metrics.json")))
+  assert record["step"] == 4 and record["metrics"]["score"] == 0.7
+  assert record["checkpoint"] == "ckpt-4"
+  assert record["markdown_row"].endswith("| 70.00 |")
+  # The best checkpoint holds the weights of step 4, not the latest ones.
+  best_path = checkpointing.resolve_checkpoint(os.path.join(model_dir, best))
+  np.testing.assert_array_equal(
+      _kernel(best_path), _kernel(os.path.join(model_dir, "ckpt-4")))
+  assert not np.array_equal(_kernel(best_path),
+                            _kernel(os.path.join(model_dir, "ckpt-6")))
+  latest = json.load(open(os.path.join(model_dir, "metrics.json")))
+  assert latest["step"] == 6 and latest["metrics"]["mse"] >= 0
+  history = open(os.path.join(model_dir, "eval", "history.jsonl")).readlines()
+  assert len(history) == 3
+  # A resumed run competes with the best of the earlier part.
+  resumed = _trainer(model_dir, [0.65, 0.9], train_steps=10)
+  resumed.train()
+  assert [r["is_best"] for r in resumed.eval_results] == [False, True]
+  record = json.load(open(os.path.join(model_dir, best, "metrics.json")))
+  assert record["step"] == 10
+  # The best checkpoint restores into a fresh model.
+  task = _ScriptedTask([])
+  model = task.build_model()
+  evaluation.restore_model(task, model, os.path.join(model_dir, best))
+  np.testing.assert_array_equal(model.weights[0].numpy(),
+                                resumed.model.weights[0].numpy())
+
+
+def test_evaluate_reads_one_pass_or_max_batches():
+  task = _ScriptedTask([1.0, 2.0])
+  model = task.build_model()
+  results = evaluation.evaluate(task, model)
+  assert results["eval_batches"] == 3 and results["score"] == 1.0
+  results = evaluation.evaluate(task, model, max_batches=1)
+  assert results["eval_batches"] == 1
+  with pytest.raises(ValueError, match="no evaluation batch"):
+    evaluation.evaluate(task, model, dataset=task.build_inputs(
+        training=False).take(0))
+  with pytest.raises(ValueError, match="max_batches .* received 0"):
+    evaluation.evaluate(task, model, max_batches=0)
+
+
+def test_restore_refuses_another_model(tmp_path):
+  task = _ScriptedTask([])
+  other = tf_keras.Sequential([tf_keras.Input((3,)), tf_keras.layers.Dense(5)])
+  metadata = checkpointing.make_metadata("other", {"student": "c" * 64})
+  tf.train.Checkpoint(model=other, metadata=metadata).save(
+      str(tmp_path / "ckpt"))
+  with pytest.raises(ValueError, match="does not fit the model"):
+    evaluation.restore_model(task, task.build_model(), str(tmp_path))

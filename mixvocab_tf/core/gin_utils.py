@@ -1,0 +1,123 @@
+"""Gin at the binary boundary: the search path and parsing with clear errors.
+
+The shipped configs live in the package (`mixvocab_tf/gin_configs/`, package
+data, so they exist in any installation); a `gin_configs/` directory at the
+root of a source checkout is searched too (before the package's), for configs
+kept beside the code. With both on gin's search path a bare name such as
+`stage1_tpu.gin` works from any directory, and gin files can `include` each
+other by bare name.
+"""
+
+import difflib
+import inspect
+import logging
+import os
+import re
+from typing import Sequence
+
+import gin
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class GinConfigError(ValueError):
+  """A gin file or binding is wrong: unknown name, bad value, missing file."""
+
+
+class _SearchPathNoise(logging.Filter):
+  """Drops gin's "Path not found" errors for bare names.
+
+  Gin looks a bare file name up as a Python resource before it tries its
+  search path, and logs an ERROR when the first lookup fails, even though the
+  file is then found; every run would print one per gin file and `include`.
+  Files that are really missing raise `GinConfigError` instead.
+  """
+
+  def filter(self, record):
+    return not (record.levelno == logging.ERROR and
+                record.pathname.endswith(os.path.join("gin",
+                                                      "resource_reader.py"))
+                and str(record.msg).startswith("Path not found"))
+
+
+_SEARCH_PATH_NOISE = _SearchPathNoise()
+
+
+def config_dirs():
+  """Directories searched for bare gin file names, first match wins."""
+  dirs = [os.path.join(os.path.dirname(_PACKAGE_DIR), "gin_configs"),
+          os.path.join(_PACKAGE_DIR, "gin_configs")]
+  return [d for d in dirs if os.path.isdir(d)]
+
+
+def shipped_configs():
+  """Names of the gin files shipped with the package."""
+  names = set()
+  for directory in config_dirs():
+    names.update(f for f in os.listdir(directory) if f.endswith(".gin"))
+  return sorted(names)
+
+
+def _known_names():
+  # pylint: disable=protected-access
+  registry = gin.config._REGISTRY
+  names = set()
+  for selector, _ in registry.items():
+    names.add(selector.split(".")[-1])
+  return names
+
+
+def _suggest(message):
+  """Adds "did you mean" to gin's unknown-name errors."""
+  match = re.search(r"No configurable matching '([^']+)'", message)
+  if match:
+    name = match.group(1).split(".")[-1]
+    close = difflib.get_close_matches(name, sorted(_known_names()), n=3)
+    if close:
+      return f"{message}\nDid you mean: {', '.join(close)}?"
+    return message
+  match = re.search(
+      r"Configurable '([^']+)' doesn't have a parameter named '([^']+)'",
+      message)
+  if match:
+    try:
+      # pylint: disable=protected-access
+      configurable = gin.config._REGISTRY.get_match(match.group(1))
+      params = list(inspect.signature(configurable.wrapped).parameters)
+    except Exception:  # pylint: disable=broad-except
+      return message
+    close = difflib.get_close_matches(match.group(2), params, n=3)
+    hint = f"Did you mean: {', '.join(close)}? " if close else ""
+    return (f"{message}\n{hint}Its parameters are: "
+            f"{', '.join(p for p in params if p not in ('self', 'kwargs'))}.")
+  return message
+
+
+def parse(gin_files: Sequence[str], gin_bindings: Sequence[str]) -> None:
+  """Parses gin files (paths or bare names) and bindings, or raises clearly.
+
+  The modules whose configurables the files name must be imported first
+  (`mixvocab_tf.train` imports the tasks and the jobs).
+
+  Raises:
+    GinConfigError: a file is missing or a binding is wrong; the message
+      names the file or binding and, for a misspelt name, the closest names.
+  """
+  root_logger = logging.getLogger()
+  if _SEARCH_PATH_NOISE not in root_logger.filters:
+    root_logger.addFilter(_SEARCH_PATH_NOISE)
+  for directory in reversed(config_dirs()):
+    if directory not in gin.config._LOCATION_PREFIXES:  # pylint: disable=protected-access
+      gin.add_config_file_search_path(directory)
+  for path in gin_files:
+    if not os.path.isfile(path) and not any(
+        os.path.isfile(os.path.join(d, path)) for d in config_dirs()):
+      raise GinConfigError(
+          f"Gin file not found: {path!r} (looked in the current directory and "
+          f"{config_dirs()}). Shipped configs: {', '.join(shipped_configs())}.")
+  try:
+    gin.parse_config_files_and_bindings(
+        list(gin_files), list(gin_bindings), finalize_config=False)
+  except Exception as e:  # pylint: disable=broad-except
+    # Gin raises ValueError, KeyError, SyntaxError, tokenize errors, ...
+    raise GinConfigError(f"Bad gin configuration: {_suggest(str(e))}") from e

@@ -1,0 +1,177 @@
+"""Tests of the training loop on a toy regression task (fast: no BERT, no text)."""
+
+import glob
+import os
+
+import numpy as np
+import tensorflow as tf
+import tf_keras
+
+from mixvocab_tf.core import base_task
+from mixvocab_tf.core import checkpointing
+from mixvocab_tf.core import optimization
+from mixvocab_tf.core import trainer as trainer_lib
+
+_FINGERPRINT = "a" * 64
+
+
+class _ToyTask(base_task.Task):
+  """y = x . w with dropout in the model; NaN targets from `nan_from` on."""
+
+  task_name = "toy"
+
+  def __init__(self, global_batch_size=8, nan_from=None,
+               fingerprint=_FINGERPRINT, shuffle=True):
+    super().__init__(global_batch_size=global_batch_size)
+    self.nan_from = nan_from
+    self.fingerprint = fingerprint
+    self.shuffle = shuffle
+
+  def build_model(self):
+    inputs = tf_keras.Input((4,))
+    hidden = tf_keras.layers.Dense(16, activation="relu")(inputs)
+    hidden = tf_keras.layers.Dropout(0.3)(hidden)
+    return tf_keras.Model(inputs, tf_keras.layers.Dense(1)(hidden))
+
+  def build_inputs(self, input_context=None, training=True):
+    rng = np.random.RandomState(0)
+    x = rng.randn(256, 4).astype(np.float32)
+    y = x @ np.array([1.0, -2.0, 0.5, 3.0], np.float32)
+    if self.nan_from is not None:
+      y[self.nan_from:] = np.nan
+    dataset = tf.data.Dataset.from_tensor_slices({"x": x, "y": y}).repeat()
+    if self.shuffle:
+      dataset = dataset.shuffle(64, seed=0)
+    batch_size = (input_context.get_per_replica_batch_size(
+        self.global_batch_size) if input_context else self.global_batch_size)
+    return dataset.batch(batch_size, drop_remainder=True)
+
+  def compute_loss(self, model, features, training):
+    # Losses in float32 under mixed precision, as the real tasks do.
+    predictions = tf.cast(model(features["x"], training=training)[:, 0],
+                          tf.float32)
+    squared = tf.reduce_sum(tf.square(predictions - features["y"]))
+    count = tf.cast(tf.shape(predictions)[0], tf.float32)
+    return (squared / base_task.global_sum(count),
+            {"mse": base_task.metric(squared, count)})
+
+  def vocab_fingerprints(self):
+    return {"student": self.fingerprint}
+
+
+def _trainer(model_dir, task=None, train_steps=10, **kwargs):
+  kwargs.setdefault("log_every", 2)
+  kwargs.setdefault("checkpoint_every", 4)
+  return trainer_lib.Trainer(
+      model_dir=model_dir, task=task or _ToyTask(), train_steps=train_steps,
+      optimization=optimization.optimization_config(
+          train_steps=train_steps, learning_rate=0.05, warmup_fraction=0.2),
+      **kwargs)
+
+
+def _weights(trainer):
+  return [v.numpy() for v in trainer.model.weights]
+
+
+class TrainerTest(tf.test.TestCase):
+
+  def test_trains_logs_and_checkpoints(self):
+    model_dir = self.get_temp_dir()
+    trainer = _trainer(model_dir)
+    records = trainer.train()
+    self.assertEqual([r.step for r in records], [2, 4, 6, 8, 10])
+    for name in ("loss", "mse", "learning_rate", "gradient_norm",
+                 "examples_per_second"):
+      self.assertIn(name, records[-1].scalars)
+    # The objective is the mean over the global batch: the metric equals it.
+    self.assertAllClose(records[-1].scalars["loss"],
+                        records[-1].scalars["mse"], rtol=1e-5)
+    self.assertLess(records[-1].scalars["loss"], records[0].scalars["loss"])
+    self.assertEqual(trainer.optimizer.iterations.numpy(), 10)
+    self.assertEqual(os.path.basename(trainer.run_checkpoint.latest_checkpoint),
+                     "ckpt-10")
+    self.assertTrue(os.path.isfile(os.path.join(
+        model_dir, trainer_lib.OPERATIVE_CONFIG)))
+    self.assertNotEmpty(glob.glob(os.path.join(model_dir, "train",
+                                               "events.out.tfevents.*")))
+    self.assertNotEmpty(trainer.dropout_generators)
+    metadata = checkpointing.read_metadata(
+        trainer.run_checkpoint.latest_checkpoint)
+    self.assertEqual(metadata["task"], "toy")
+    self.assertEqual(metadata["student_vocab"], _FINGERPRINT)
+
+  def test_resumed_run_ends_with_the_weights_of_an_uninterrupted_one(self):
+    whole = _trainer(os.path.join(self.get_temp_dir(), "whole"))
+    whole.train()
+    interrupted_dir = os.path.join(self.get_temp_dir(), "interrupted")
+    # Stops at 6 and saves; steps 5-6 are after the checkpoint at 4, as for a
+    # run killed between checkpoints, whose restart redoes them.
+    _trainer(interrupted_dir).train(until_step=6)
+    resumed = _trainer(interrupted_dir)
+    records = resumed.train()
+    self.assertEqual(records[0].step, 8)
+    for expected, actual in zip(_weights(whole), _weights(resumed)):
+      self.assertAllEqual(expected, actual)
+
+  def test_nonfinite_loss_names_the_step_and_keeps_the_last_checkpoint(self):
+    model_dir = self.get_temp_dir()
+    # Examples 40.. have NaN targets: step 6 (examples 40-47) is the first bad.
+    trainer = _trainer(model_dir, _ToyTask(nan_from=40, shuffle=False),
+                       checkpoint_every=2)
+    with self.assertRaisesRegex(trainer_lib.NonFiniteLossError,
+                                r"step 6 .*ckpt-4"):
+      trainer.train()
+    self.assertEqual(
+        os.path.basename(tf.train.latest_checkpoint(model_dir)), "ckpt-4")
+    reader = tf.train.load_checkpoint(tf.train.latest_checkpoint(model_dir))
+    for name in reader.get_variable_to_shape_map():
+      if name.startswith("model/") and "kernel" in name:
+        self.assertTrue(np.all(np.isfinite(reader.get_tensor(name))), name)
+
+  def test_resuming_with_another_vocabulary_is_refused(self):
+    model_dir = self.get_temp_dir()
+    _trainer(model_dir, train_steps=4).train()
+    other = _trainer(model_dir, _ToyTask(fingerprint="b" * 64), train_steps=8)
+    with self.assertRaisesRegex(checkpointing.VocabularyMismatchError,
+                                "different student vocabulary"):
+      other.train()
+
+  def test_mixed_precision_trains_with_float32_losses(self):
+    self.addCleanup(tf_keras.mixed_precision.set_global_policy, "float32")
+    for precision in ("mixed_bfloat16", "mixed_float16"):
+      trainer = _trainer(os.path.join(self.get_temp_dir(), precision),
+                         train_steps=4, precision=precision)
+      records = trainer.train()
+      self.assertTrue(np.isfinite(records[-1].scalars["loss"]), precision)
+      self.assertEqual(trainer.model.layers[1].compute_dtype,
+                       precision.split("_")[1])
+      self.assertEqual(trainer.model.layers[1].kernel.dtype, tf.float32)
+
+  def test_stop_request_saves_at_the_next_step_boundary(self):
+    model_dir = self.get_temp_dir()
+    trainer = _trainer(model_dir)
+    trainer.request_stop()  # As the SIGTERM handler of train.py does.
+    trainer.train()
+    self.assertEqual(os.path.basename(tf.train.latest_checkpoint(model_dir)),
+                     "ckpt-1")
+
+  def test_dry_run_reports_parameters_and_config(self):
+    report = _trainer(self.get_temp_dir()).dry_run()
+    # 4*16+16 + 16+1 parameters.
+    self.assertRegex(report, r"total\s+97\s+0")
+    self.assertIn("Optimizer: lamb", report)
+
+  def test_unknown_task_name_lists_the_registered_ones(self):
+    with self.assertRaisesRegex(ValueError, r"Unknown task 'stage3'.*stage1"):
+      trainer_lib.Trainer(model_dir=self.get_temp_dir(), task="stage3",
+                          train_steps=1)
+
+  def test_bad_arguments_say_what_was_received(self):
+    with self.assertRaisesRegex(ValueError, "train_steps .* received 0"):
+      _trainer(self.get_temp_dir(), train_steps=0)
+    with self.assertRaisesRegex(ValueError, "precision .* received 'fp8'"):
+      _trainer(self.get_temp_dir(), precision="fp8")
+
+
+if __name__ == "__main__":
+  tf.test.main()

@@ -1,0 +1,259 @@
+"""SNIPS fine-tuning: joint intent detection and slot filling (Section 4.2).
+
+Zhao et al., "Extremely Small BERT Models from Mixed-Vocabulary Training" (EACL
+2021), Section 4.2 and Table 3: the students are fine-tuned on SNIPS (Goo et
+al. 2018 split) for the intent of each query and an IOB slot tag for each
+word, and evaluated by intent accuracy and slot F1. The model
+(`models.JointIntentSlotModel`) predicts the intent from the pooled [CLS]
+output and a tag at every position; a word's tag is the prediction at its
+first WordPiece, and the later pieces of a word carry no loss
+(`snips_data.snips_featurizer` gives them `slot_weights` 0). The loss is
+
+  mean over queries of the intent cross-entropy
+  + mean over the first pieces of all words of the slot cross-entropy,
+
+both means taken over the global batch. Evaluation decodes the first pieces'
+predictions back to one tag per word (`snips_data.decode_slot_tags`) and
+scores them against the gold word tags with CoNLL chunk F1
+(`metrics.snips_metrics`), with intent and sentence accuracy.
+
+The label vocabularies are built from the training split and written as
+`snips_labels.json` beside the checkpoints (and in `best/`), for evaluation
+and export.
+
+Paper settings (Section 4.2): Adam, learning rate 1e-4, batch 64.
+"""
+
+import functools
+import os
+from typing import Optional
+
+import gin
+import tensorflow as tf
+
+from mixvocab_tf import data as data_lib
+from mixvocab_tf import models
+from mixvocab_tf.core import base_task
+from mixvocab_tf.tasks.finetuning import finetune_task
+from mixvocab_tf.tasks.finetuning import metrics as metrics_lib
+from mixvocab_tf.tasks.finetuning import snips_data
+
+LABELS_FILE = "snips_labels.json"
+SPLITS = ("train", "valid")
+
+
+def joint_intent_slot_loss(outputs, features):
+  """This replica's share of the joint SNIPS loss, and its metrics.
+
+  Positions with `slot_weights` 0 (later WordPieces of a word, [CLS], [SEP],
+  padding, whose `slot_ids` are -1) contribute nothing, whatever their
+  logits: their losses are dropped with `tf.where`, so even a NaN there
+  cannot reach the loss.
+
+  Args:
+    outputs: the model's `intent_logits` [B, I] and `slot_logits` [B, L, S].
+    features: a batch with `intent_id` [B], `slot_ids` [B, L] and
+      `slot_weights` [B, L].
+
+  Returns:
+    (loss, metrics): `loss` = intent cross-entropy summed over this replica's
+    queries / queries in the global batch + slot cross-entropy summed over
+    its first pieces / first pieces in the global batch. Metrics
+    `intent/loss`, `intent/accuracy`, `slot/loss`, `slot/accuracy` (per first
+    piece) as `base_task.metric` pairs.
+  """
+  intent_logits = tf.cast(outputs["intent_logits"], tf.float32)
+  slot_logits = tf.cast(outputs["slot_logits"], tf.float32)
+  intent_ids = tf.cast(features["intent_id"], tf.int32)
+  weights = tf.cast(features["slot_weights"], tf.float32)
+  tagged = weights > 0
+  slot_ids = tf.where(tagged, tf.cast(features["slot_ids"], tf.int32), 0)
+
+  intent_losses = tf.nn.sparse_softmax_cross_entropy_with_logits(
+      labels=intent_ids, logits=intent_logits)
+  slot_losses = tf.nn.sparse_softmax_cross_entropy_with_logits(
+      labels=slot_ids, logits=slot_logits)
+  slot_losses = tf.where(tagged, slot_losses * weights, 0.0)
+  intent_correct = tf.cast(tf.equal(
+      tf.argmax(intent_logits, -1, output_type=tf.int32), intent_ids),
+                           tf.float32)
+  slot_correct = tf.cast(tf.equal(
+      tf.argmax(slot_logits, -1, output_type=tf.int32), slot_ids), tf.float32)
+  slot_correct = tf.where(tagged, slot_correct * weights, 0.0)
+
+  num_queries = tf.cast(tf.shape(intent_ids)[0], tf.float32)
+  num_pieces = tf.reduce_sum(weights)
+  intent_sum = tf.reduce_sum(intent_losses)
+  slot_sum = tf.reduce_sum(slot_losses)
+  loss = (tf.math.divide_no_nan(intent_sum, base_task.global_sum(num_queries))
+          + tf.math.divide_no_nan(slot_sum, base_task.global_sum(num_pieces)))
+  metrics = {
+      "intent/loss": base_task.metric(intent_sum, num_queries),
+      "intent/accuracy": base_task.metric(tf.reduce_sum(intent_correct),
+                                          num_queries),
+      "slot/loss": base_task.metric(slot_sum, num_pieces),
+      "slot/accuracy": base_task.metric(tf.reduce_sum(slot_correct),
+                                        num_pieces),
+  }
+  return loss, metrics
+
+
+@functools.lru_cache(maxsize=8)
+def _read(directory):
+  return snips_data.read_snips(directory)
+
+
+@gin.configurable(module="mixvocab_tf.tasks")
+def snips_train_steps(data_dir: Optional[str] = None, epochs: float = 10.0,
+                      global_batch_size: int = 64) -> int:
+  """Optimizer steps of `epochs` passes over SNIPS train (13,084 queries).
+
+  For gin: `Trainer.train_steps = @snips_train_steps()`; with a scope,
+  `Trainer.evaluate_every = @epoch/snips_train_steps()` and
+  `epoch/snips_train_steps.epochs = 1` evaluate once per epoch.
+  """
+  directory = (data_lib.snips_dir("train") if data_dir is None else
+               os.path.join(data_dir, "train"))
+  examples = len(_read(directory).intents)
+  return max(1, int(round(epochs * examples / global_batch_size)))
+
+
+@base_task.register_task("finetune_snips")
+class FinetuneSnipsTask(finetune_task.FinetuneTask):
+  """Joint intent and slot fine-tuning on SNIPS.
+
+  Example (gin): `Trainer.task = 'finetune_snips'` and
+  `FinetuneSnipsTask.init_checkpoint = '/tmp/stage2'`; see
+  `gin_configs/finetune_snips_cpu.gin`.
+
+  Args:
+    data_dir: a directory with `train/` and `valid/` SNIPS splits (seq.in,
+      seq.out, label); default: the built-in copy
+      (`mixvocab_tf.data.snips_dir`).
+    eval_split: the split evaluation reads ('valid' or 'train').
+    labels_file: a `snips_labels.json` to use instead of building the label
+      vocabularies from the training split (e.g. a fine-tuned model's).
+    seq_length: tokens per query (the longest SNIPS query has 35 words).
+    **kwargs: the arguments of `finetune_task.FinetuneTask` (encoder source,
+      vocabulary, batch sizes, dropout, ...).
+  """
+
+  best_metric = "slot_f1"
+  report_metrics = ("intent_accuracy", "slot_f1", "sentence_accuracy")
+
+  def __init__(self,
+               data_dir: Optional[str] = None,
+               eval_split: str = "valid",
+               labels_file: Optional[str] = None,
+               seq_length: int = 64,
+               **kwargs):
+    super().__init__(seq_length=seq_length, **kwargs)
+    if eval_split not in SPLITS:
+      raise ValueError(f"eval_split must be one of {SPLITS}; received "
+                       f"{eval_split!r}.")
+    self.data_dir = data_dir
+    self.eval_split = eval_split
+    self.labels_file = labels_file
+    self._labels = None
+
+  def split_dir(self, split):
+    if split not in SPLITS:
+      raise ValueError(f"SNIPS split must be one of {SPLITS}; received "
+                       f"{split!r}.")
+    if self.data_dir is None:
+      return data_lib.snips_dir(split)
+    return os.path.join(self.data_dir, split)
+
+  def missing_data(self):
+    missing = {}
+    for split in SPLITS:
+      try:
+        directory = self.split_dir(split)
+      except FileNotFoundError as e:
+        missing[f"SNIPS {split}"] = str(e)
+        continue
+      for name in ("seq.in", "seq.out", "label"):
+        if not tf.io.gfile.exists(os.path.join(directory, name)):
+          missing[f"SNIPS {split}"] = f"no {name} in {directory}"
+    if self.labels_file and not tf.io.gfile.exists(self.labels_file):
+      missing["SNIPS labels"] = f"not found: {self.labels_file}"
+    return missing
+
+  @property
+  def labels(self) -> snips_data.SnipsLabels:
+    """Intent and slot vocabularies (from `labels_file` or the train split)."""
+    if self._labels is None:
+      if self.labels_file:
+        self._labels = snips_data.SnipsLabels.load(self.labels_file)
+      else:
+        self._labels = snips_data.SnipsLabels.from_examples(
+            _read(self.split_dir("train")))
+    return self._labels
+
+  def write_assets(self, directory):
+    """Writes `snips_labels.json` into `directory` (decoding needs it)."""
+    self.labels.save(os.path.join(directory, LABELS_FILE))
+
+  def build_model(self):
+    return models.JointIntentSlotModel(
+        self.build_encoder(), num_intents=self.labels.num_intents,
+        num_slots=self.labels.num_slots, dropout_rate=self.dropout_rate)
+
+  def build_inputs(self, input_context=None, training=True):
+    split = "train" if training else self.eval_split
+    examples = _read(self.split_dir(split))
+    featurize = snips_data.snips_featurizer(self.tokens, self.seq_length)
+    dataset = snips_data.make_snips_dataset(examples, self.labels)
+    if training:
+      # The featurizer maps one query at a time (ragged words -> pieces).
+      return self.shuffled(dataset, input_context).map(
+          featurize, num_parallel_calls=tf.data.AUTOTUNE,
+          deterministic=True).batch(
+              self.replica_batch_size(input_context),
+              drop_remainder=True).prefetch(tf.data.AUTOTUNE)
+    dataset = self.with_example_index(dataset).map(
+        lambda example: dict(featurize(example),
+                             example_index=example["example_index"]),
+        num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    return dataset.batch(self.eval_batch_size).prefetch(tf.data.AUTOTUNE)
+
+  def num_train_examples(self):
+    return len(_read(self.split_dir("train")).intents)
+
+  def compute_loss(self, model, features, training):
+    return joint_intent_slot_loss(model(features, training=training),
+                                  features)
+
+  def validation_step(self, model, features):
+    outputs = model(features, training=False)
+    _, metrics = joint_intent_slot_loss(outputs, features)
+    return dict(
+        metrics,
+        example_index=features["example_index"],
+        intent_predictions=tf.argmax(outputs["intent_logits"], -1,
+                                     output_type=tf.int32),
+        slot_predictions=tf.argmax(outputs["slot_logits"], -1,
+                                   output_type=tf.int32),
+        word_start_positions=features["word_start_positions"],
+        num_words=features["num_words"])
+
+  def reduce_aggregated_logs(self, state):
+    arrays, results = self.concatenated(state)
+    examples = _read(self.split_dir(self.eval_split))
+    # All of the split, or the first batches of it (`max_batches`).
+    index = arrays["example_index"]
+    labels = self.labels
+    predicted_tags = snips_data.decode_slot_tags(
+        arrays["slot_predictions"], arrays["word_start_positions"],
+        arrays["num_words"], labels.slots)
+    predicted_intents = [labels.intents[i]
+                         for i in arrays["intent_predictions"]]
+    results.update(metrics_lib.snips_metrics(
+        [examples.intents[i] for i in index], predicted_intents,
+        [examples.tags[i] for i in index], predicted_tags))
+    results["num_examples"] = len(predicted_intents)
+    return results
+
+  def describe(self):
+    return (f"{super().describe()}, SNIPS from "
+            f"{self.data_dir or 'the built-in copy'}, {self.labels!r}")

@@ -1,0 +1,196 @@
+"""Tests of the SNIPS fine-tuning task: first-piece loss, decoding, init."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from mixvocab_tf import data as data_lib
+from mixvocab_tf import models
+from mixvocab_tf import networks
+from mixvocab_tf import text as text_lib
+from mixvocab_tf.tasks.finetuning import finetune_snips
+from mixvocab_tf.tasks.finetuning import finetune_task
+from mixvocab_tf.core import checkpointing
+
+SEQ_LENGTH = 32
+
+
+def _task(**kwargs):
+  kwargs.setdefault("student_preset", None)
+  kwargs.setdefault("num_layers", 1)
+  kwargs.setdefault("hidden_size", 32)
+  kwargs.setdefault("num_attention_heads", 2)
+  return finetune_snips.FinetuneSnipsTask(seq_length=SEQ_LENGTH,
+                                          eval_batch_size=8, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def task_and_batch():
+  task = _task()
+  # SNIPS valid in file order: its first queries hold words of 2-5 pieces
+  # ("relaxations", "playlist", "español").
+  batch = next(iter(task.build_inputs(training=False)))
+  return task, batch
+
+
+def test_later_pieces_of_a_word_carry_no_loss(task_and_batch):
+  task, batch = task_and_batch
+  weights = batch["slot_weights"].numpy()
+  real = batch["input_mask"].numpy() == 1
+  later_pieces = real & (weights == 0)
+  later_pieces[:, 0] = False  # [CLS]
+  # The batch has words of several pieces (and so untagged real tokens).
+  assert later_pieces.sum() >= 8
+  model = task.build_model()
+  outputs = model(batch, training=False)
+  loss, _ = finetune_snips.joint_intent_slot_loss(outputs, batch)
+
+  # Any logits at untagged positions (later pieces, specials, padding), even
+  # NaN, leave the loss as it is.
+  untagged = (weights == 0)[..., None]
+  noise = tf.where(untagged, 100.0 * tf.random.normal(
+      outputs["slot_logits"].shape, seed=1), 0.0)
+  changed = dict(outputs, slot_logits=outputs["slot_logits"] + noise)
+  changed_loss, _ = finetune_snips.joint_intent_slot_loss(changed, batch)
+  assert float(changed_loss) == float(loss)
+  with_nan = dict(outputs, slot_logits=tf.where(
+      untagged, np.nan, outputs["slot_logits"]))
+  nan_loss, _ = finetune_snips.joint_intent_slot_loss(with_nan, batch)
+  assert float(nan_loss) == float(loss)
+
+  # The same change at one first piece does change it.
+  first = np.argwhere(weights > 0)[0]
+  bump = np.zeros(outputs["slot_logits"].shape, np.float32)
+  bump[first[0], first[1], :] = np.arange(bump.shape[-1])
+  bumped = dict(outputs, slot_logits=outputs["slot_logits"] + bump)
+  assert float(finetune_snips.joint_intent_slot_loss(bumped, batch)[0]) != (
+      float(loss))
+
+  # Through the task's loss on the model: no gradient reaches the slot
+  # logits of later pieces, every first piece gets one.
+  with tf.GradientTape() as tape:
+    slot_logits = tf.identity(outputs["slot_logits"])
+    tape.watch(slot_logits)
+    task_loss, _ = finetune_snips.joint_intent_slot_loss(
+        dict(outputs, slot_logits=slot_logits), batch)
+  grad = np.abs(tape.gradient(task_loss, slot_logits).numpy()).sum(-1)
+  assert np.all(grad[weights == 0] == 0)
+  assert np.all(grad[weights > 0] > 0)
+
+
+def test_loss_is_mean_intent_ce_plus_mean_first_piece_slot_ce(task_and_batch):
+  task, batch = task_and_batch
+  model = task.build_model()
+  outputs = model(batch, training=False)
+  loss, metrics = task.compute_loss(model, batch, training=False)
+
+  def log_softmax(x):
+    x = x - x.max(-1, keepdims=True)
+    return x - np.log(np.exp(x).sum(-1, keepdims=True))
+
+  intent = log_softmax(outputs["intent_logits"].numpy())
+  intent_ce = -intent[np.arange(len(intent)), batch["intent_id"].numpy()]
+  slots = log_softmax(outputs["slot_logits"].numpy())
+  ids = batch["slot_ids"].numpy()
+  first = batch["slot_weights"].numpy() > 0
+  slot_ce = -np.take_along_axis(slots, np.maximum(ids, 0)[..., None], -1)[..., 0]
+  expected = intent_ce.mean() + slot_ce[first].mean()
+  np.testing.assert_allclose(float(loss), expected, rtol=1e-5)
+  assert metrics["slot/loss"].numpy()[1] == first.sum()
+  assert metrics["intent/loss"].numpy()[1] == len(intent_ce)
+
+
+def test_gold_predictions_decode_to_the_gold_word_tags(task_and_batch):
+  task, _ = task_and_batch
+  # Feed the gold labels as predictions through aggregate/reduce: decoding
+  # the first pieces back to words must give every gold tag and intent.
+  state = None
+  for batch in task.build_inputs(training=False).take(4):
+    outputs = {
+        "example_index": batch["example_index"].numpy(),
+        "intent_predictions": batch["intent_id"].numpy(),
+        "slot_predictions": np.maximum(batch["slot_ids"].numpy(), 0),
+        "word_start_positions": batch["word_start_positions"].numpy(),
+        "num_words": batch["num_words"].numpy(),
+        "intent/loss": np.array([1.0, 2.0]),
+    }
+    state = task.aggregate_logs(state, outputs)
+  results = task.reduce_aggregated_logs(state)
+  assert results["num_examples"] == 32
+  assert results["intent_accuracy"] == 1.0
+  assert results["slot_f1"] == 1.0
+  assert results["sentence_accuracy"] == 1.0
+  assert results["intent/loss"] == 4.0 / 8.0
+
+
+def test_labels_and_splits(tmp_path):
+  task = _task()
+  labels = task.labels
+  assert (labels.num_intents, labels.num_slots) == (7, 72)
+  task.write_assets(str(tmp_path))
+  from_file = _task(labels_file=str(tmp_path / finetune_snips.LABELS_FILE))
+  assert from_file.labels == labels
+  assert finetune_snips.snips_train_steps(epochs=1) == round(13084 / 64)
+  with pytest.raises(ValueError, match="eval_split .* received 'test'"):
+    _task(eval_split="test")
+  missing = _task(data_dir=str(tmp_path)).missing_files()
+  assert "SNIPS train" in missing and "SNIPS valid" in missing
+
+
+def _student_checkpoint(directory, vocab_tokens, num_layers=2, hidden=32,
+                        heads=2):
+  encoder = networks.build_student_encoder(
+      None, vocab_size=len(vocab_tokens), num_layers=num_layers,
+      hidden_size=hidden, num_attention_heads=heads, max_sequence_length=64)
+  metadata = checkpointing.make_metadata(
+      "nokd", {"student": text_lib.vocab_fingerprint(vocab_tokens)})
+  # As a student MLM task saves it: the variables live under model/, and
+  # `student_encoder` is a second name of the same object.
+  path = tf.train.Checkpoint(
+      model=models.MLMPretrainer(encoder), student_encoder=encoder,
+      metadata=metadata).save(directory + "/ckpt")
+  return encoder, path
+
+
+def test_starts_from_a_student_checkpoint_of_any_size(tmp_path):
+  tokens = text_lib.load_vocab(data_lib.default_student_vocab())
+  encoder, path = _student_checkpoint(str(tmp_path), tokens, num_layers=3,
+                                      hidden=48, heads=3)
+  config = finetune_task.encoder_config_from_checkpoint(path)
+  assert (config["num_layers"], config["hidden_size"],
+          config["num_attention_heads"], config["inner_dim"],
+          config["max_sequence_length"]) == (3, 48, 3, 192, 64)
+  # The preset is ignored: the checkpoint's sizes win.
+  task = finetune_snips.FinetuneSnipsTask(init_checkpoint=str(tmp_path),
+                                          seq_length=SEQ_LENGTH)
+  assert task.missing_files() == {}
+  model = task.build_model()
+  task.initialize(model)
+  for expected, actual in zip(encoder.weights, model.encoder_network.weights):
+    np.testing.assert_array_equal(expected.numpy(), actual.numpy())
+  assert task.report_name().startswith("3x48 student")
+
+
+def test_refuses_a_checkpoint_of_another_vocabulary(tmp_path):
+  tokens = text_lib.load_vocab(data_lib.default_student_vocab())
+  other = tokens[:-1] + ["zzzz"]
+  _student_checkpoint(str(tmp_path), other)
+  task = finetune_snips.FinetuneSnipsTask(init_checkpoint=str(tmp_path),
+                                          seq_length=SEQ_LENGTH)
+  model = task.build_model()
+  with pytest.raises(checkpointing.VocabularyMismatchError,
+                     match="different student vocabulary"):
+    task.initialize(model)
+
+
+def test_bad_sources_say_what_was_received(tmp_path):
+  with pytest.raises(ValueError, match="not both"):
+    finetune_snips.FinetuneSnipsTask(init_checkpoint="a",
+                                     teacher_checkpoint="b")
+  missing = finetune_snips.FinetuneSnipsTask(
+      init_checkpoint=str(tmp_path / "none")).missing_files()
+  assert "init checkpoint" in missing
+  tf.train.Checkpoint(other=tf.Variable(1.0)).save(str(tmp_path / "ckpt"))
+  with pytest.raises(ValueError, match="no encoder under 'student_encoder'"):
+    finetune_task.encoder_config_from_checkpoint(
+        checkpointing.resolve_checkpoint(str(tmp_path)))

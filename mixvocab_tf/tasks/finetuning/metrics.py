@@ -1,0 +1,201 @@
+"""Evaluation metrics for GLUE and SNIPS fine-tuning.
+
+The paper (Zhao et al., EACL 2021, §4.2, Tables 2-3) reports accuracy on SST-2
+and MNLI, F1 and accuracy on MRPC, and intent accuracy and slot F1 on SNIPS.
+Slot F1 is the CoNLL chunk-level score of `conlleval.pl`: chunks are read from
+IOB tags (an `I-` that follows `O` or a chunk of another type starts a new
+chunk, as in conlleval), and precision, recall and F1 count exact (start, end,
+type) matches, micro-averaged over the whole split. `seqeval.metrics.f1_score`
+in its default mode gives the same numbers; seqeval is not a dependency of the
+package, so the chunking is written here (about 40 lines) and tested against
+seqeval.
+
+Metrics are computed in NumPy after prediction, outside the graph: they are
+corpus-level (F1 is not a mean of per-batch F1s) and need word-level tags.
+"""
+
+import numpy as np
+
+#: Metric names each GLUE task reports, in the paper's order.
+GLUE_TASK_METRICS = {
+    "sst2": ("accuracy",),
+    "mrpc": ("f1", "accuracy"),
+    "mnli": ("accuracy",),
+}
+
+
+def _as_1d(values, name):
+  array = np.asarray(values)
+  if array.ndim != 1:
+    raise ValueError(
+        f"{name} must be one-dimensional; received shape {array.shape}.")
+  return array
+
+
+def _check_same_length(labels, predictions):
+  if labels.shape[0] != predictions.shape[0]:
+    raise ValueError(
+        "labels and predictions must have the same length; received "
+        f"{labels.shape[0]} and {predictions.shape[0]}.")
+  if labels.shape[0] == 0:
+    raise ValueError(
+        "labels and predictions are empty; there is nothing to score.")
+
+
+def accuracy(labels, predictions):
+  """Fraction of positions where `predictions` equals `labels` (1-D arrays)."""
+  labels = _as_1d(labels, "labels")
+  predictions = _as_1d(predictions, "predictions")
+  _check_same_length(labels, predictions)
+  return float(np.mean(labels == predictions))
+
+
+def binary_f1(labels, predictions, positive_label=1):
+  """F1 of class `positive_label` (MRPC: 1 = equivalent), as GLUE reports it.
+
+  Returns 0.0 when there are no true positives (precision or recall undefined),
+  as scikit-learn does with `zero_division=0`.
+  """
+  labels = _as_1d(labels, "labels")
+  predictions = _as_1d(predictions, "predictions")
+  _check_same_length(labels, predictions)
+  gold = labels == positive_label
+  pred = predictions == positive_label
+  true_positives = int(np.sum(gold & pred))
+  if true_positives == 0:
+    return 0.0
+  return 2.0 * true_positives / (int(np.sum(gold)) + int(np.sum(pred)))
+
+
+def glue_metrics(task, labels, predictions):
+  """The metrics the paper reports for GLUE `task` (sst2, mrpc or mnli)."""
+  key = task.lower().replace("-", "").replace("_", "")
+  if key not in GLUE_TASK_METRICS:
+    raise ValueError(
+        f"Unknown GLUE task {task!r}; expected one of "
+        f"{sorted(GLUE_TASK_METRICS)}.")
+  result = {"accuracy": accuracy(labels, predictions)}
+  if key == "mrpc":
+    result["f1"] = binary_f1(labels, predictions, positive_label=1)
+  return {name: result[name] for name in GLUE_TASK_METRICS[key]}
+
+
+def _split_tag(tag):
+  """('B', 'city') from 'B-city', ('O', '') from 'O': split at the first '-'."""
+  prefix, _, chunk_type = tag.partition("-")
+  return prefix, chunk_type
+
+
+def _chunk_ends(prev_prefix, prefix, prev_type, chunk_type):
+  # conlleval.pl endOfChunk, IOB and IOBES rules.
+  if prev_prefix in ("E", "S"):
+    return True
+  if prev_prefix in ("B", "I") and prefix in ("B", "S", "O"):
+    return True
+  return prev_prefix not in ("O", ".") and prev_type != chunk_type
+
+
+def _chunk_starts(prev_prefix, prefix, prev_type, chunk_type):
+  # conlleval.pl startOfChunk: also an I- (or E-) right after O, E- or S-.
+  if prefix in ("B", "S"):
+    return True
+  if prev_prefix in ("E", "S", "O") and prefix in ("E", "I"):
+    return True
+  return prefix not in ("O", ".") and prev_type != chunk_type
+
+
+def iob_chunks(tags):
+  """Chunks of a tag sequence, {(start, end_inclusive, type)}, as conlleval.
+
+  Example: `iob_chunks(['B-city', 'I-city', 'O', 'I-state'])` is
+  `{(0, 1, 'city'), (3, 3, 'state')}`: the stray `I-state` starts a chunk.
+  """
+  chunks = set()
+  prev_prefix, prev_type, start = "O", "", 0
+  # A trailing 'O' closes a chunk that runs to the end of the sequence.
+  for i, tag in enumerate(list(tags) + ["O"]):
+    prefix, chunk_type = _split_tag(tag)
+    if _chunk_ends(prev_prefix, prefix, prev_type, chunk_type):
+      chunks.add((start, i - 1, prev_type))
+    if _chunk_starts(prev_prefix, prefix, prev_type, chunk_type):
+      start = i
+    prev_prefix, prev_type = prefix, chunk_type
+  return chunks
+
+
+def _check_tag_sequences(gold_tags, predicted_tags):
+  if len(gold_tags) != len(predicted_tags):
+    raise ValueError(
+        "gold_tags and predicted_tags must hold the same number of sentences; "
+        f"received {len(gold_tags)} and {len(predicted_tags)}.")
+  for i, (gold, pred) in enumerate(zip(gold_tags, predicted_tags)):
+    if len(gold) != len(pred):
+      raise ValueError(
+          f"Sentence {i} has {len(gold)} gold tags but {len(pred)} predicted "
+          "tags; predictions must be decoded to one tag per word.")
+
+
+def slot_precision_recall_f1(gold_tags, predicted_tags):
+  """Micro-averaged chunk precision, recall and F1 over all sentences.
+
+  Args:
+    gold_tags: list of sentences, each a list of IOB tag strings, one per word.
+    predicted_tags: the same shape as `gold_tags`.
+
+  Returns:
+    (precision, recall, f1) as floats; each is 0.0 where its denominator is 0.
+  """
+  _check_tag_sequences(gold_tags, predicted_tags)
+  num_correct = num_gold = num_predicted = 0
+  for gold, pred in zip(gold_tags, predicted_tags):
+    gold_chunks = iob_chunks(gold)
+    pred_chunks = iob_chunks(pred)
+    num_correct += len(gold_chunks & pred_chunks)
+    num_gold += len(gold_chunks)
+    num_predicted += len(pred_chunks)
+  precision = num_correct / num_predicted if num_predicted else 0.0
+  recall = num_correct / num_gold if num_gold else 0.0
+  if precision + recall == 0.0:
+    return precision, recall, 0.0
+  return precision, recall, 2.0 * precision * recall / (precision + recall)
+
+
+def slot_f1(gold_tags, predicted_tags):
+  """CoNLL chunk-level micro F1 (the SNIPS slot F1 of the paper)."""
+  return slot_precision_recall_f1(gold_tags, predicted_tags)[2]
+
+
+def snips_metrics(gold_intents, predicted_intents, gold_tags, predicted_tags):
+  """Intent accuracy, slot precision/recall/F1 and sentence accuracy for SNIPS.
+
+  Args:
+    gold_intents: 1-D sequence of intent ids or names, one per query.
+    predicted_intents: the same, predicted.
+    gold_tags: list of per-word IOB tag lists, one per query.
+    predicted_tags: the same shape, predicted (`snips_data.decode_slot_tags`).
+
+  Returns:
+    A dict with `intent_accuracy`, `slot_precision`, `slot_recall`, `slot_f1`
+    and `sentence_accuracy` (intent right and every word's tag right), all in
+    [0, 1].
+  """
+  gold_intents = _as_1d(gold_intents, "gold_intents")
+  predicted_intents = _as_1d(predicted_intents, "predicted_intents")
+  _check_same_length(gold_intents, predicted_intents)
+  if len(gold_tags) != gold_intents.shape[0]:
+    raise ValueError(
+        "gold_tags and gold_intents must describe the same queries; received "
+        f"{len(gold_tags)} tag sequences and {gold_intents.shape[0]} intents.")
+  precision, recall, f1 = slot_precision_recall_f1(gold_tags, predicted_tags)
+  intent_right = gold_intents == predicted_intents
+  sentence_right = [
+      bool(ok) and list(gold) == list(pred)
+      for ok, gold, pred in zip(intent_right, gold_tags, predicted_tags)
+  ]
+  return {
+      "intent_accuracy": float(np.mean(intent_right)),
+      "slot_precision": precision,
+      "slot_recall": recall,
+      "slot_f1": f1,
+      "sentence_accuracy": float(np.mean(sentence_right)),
+  }

@@ -1,0 +1,118 @@
+"""Tests for metrics; slot F1 agrees with seqeval (conlleval) on real SNIPS."""
+
+import os
+import random
+
+import numpy as np
+import tensorflow as tf
+
+from mixvocab_tf.tasks.finetuning import metrics
+from mixvocab_tf import testing_utils
+
+_SNIPS_VALID = testing_utils.shared_data("snips", "valid", "seq.out")
+
+
+def _read_gold_tags():
+  if not os.path.isfile(_SNIPS_VALID):
+    raise FileNotFoundError(f"SNIPS valid data missing at {_SNIPS_VALID}.")
+  with open(_SNIPS_VALID, encoding="utf-8") as f:
+    return [line.split() for line in f.read().split("\n") if line.strip()]
+
+
+def _corrupt(gold_tags, seed, types):
+  """Deterministic prediction errors of the kinds a tagger makes."""
+  rng = random.Random(seed)
+  predicted = []
+  for tags in gold_tags:
+    tags = list(tags)
+    for i, tag in enumerate(tags):
+      roll = rng.random()
+      if roll < 0.05 and tag.startswith("B-"):
+        tags[i] = "O"  # Drop the B-: a following I- now starts its own chunk.
+      elif roll < 0.10 and tag != "O":
+        tags[i] = tag[:2] + rng.choice(types)  # Wrong type.
+      elif roll < 0.13 and tag.startswith("B-"):
+        tags[i] = "I-" + tag[2:]  # I- without B-.
+      elif roll < 0.16 and tag == "O":
+        # A spurious chunk, sometimes opened by an I-.
+        tags[i] = rng.choice(["B-", "I-"]) + rng.choice(types)
+    if rng.random() < 0.1 and len(tags) > 1:
+      # Shift every span one word right.
+      tags = ["O"] + tags[:-1]
+    predicted.append(tags)
+  return predicted
+
+
+class MetricsTest(tf.test.TestCase):
+
+  def test_accuracy_and_binary_f1(self):
+    labels = [1, 0, 1, 1, 0]
+    predictions = [1, 1, 0, 1, 0]
+    self.assertAlmostEqual(metrics.accuracy(labels, predictions), 0.6)
+    # tp=2, fp=1, fn=1: P=R=2/3.
+    self.assertAlmostEqual(metrics.binary_f1(labels, predictions), 2 / 3)
+    self.assertEqual(metrics.binary_f1([0, 0], [0, 0]), 0.0)
+    self.assertEqual(metrics.glue_metrics("MRPC", labels, predictions), {
+        "f1": metrics.binary_f1(labels, predictions),
+        "accuracy": 0.6
+    })
+    self.assertEqual(list(metrics.glue_metrics("sst-2", labels, labels)),
+                     ["accuracy"])
+
+  def test_bad_arguments(self):
+    with self.assertRaisesRegex(ValueError, "same length; received 2 and 3"):
+      metrics.accuracy([1, 0], [1, 0, 1])
+    with self.assertRaisesRegex(ValueError, "Unknown GLUE task 'cola'"):
+      metrics.glue_metrics("cola", [1], [1])
+    with self.assertRaisesRegex(ValueError, "Sentence 1 has 2 gold tags but 1"):
+      metrics.slot_f1([["O"], ["O", "O"]], [["O"], ["O"]])
+
+  def test_iob_chunks_conlleval_rules(self):
+    self.assertEqual(
+        metrics.iob_chunks(
+            ["B-city", "I-city", "O", "I-state", "I-city", "B-x"]),
+        {(0, 1, "city"), (3, 3, "state"), (4, 4, "city"), (5, 5, "x")})
+    self.assertEqual(metrics.iob_chunks(["B-a", "B-a", "I-a"]),
+                     {(0, 0, "a"), (1, 2, "a")})
+    self.assertEqual(metrics.iob_chunks(["O", "O"]), set())
+
+  def test_slot_f1_matches_seqeval_on_corrupted_snips(self):
+    # Imported here: seqeval is a test-only reference, not a dependency.
+    try:
+      from seqeval import metrics as seqeval  # pylint: disable=g-import-not-at-top
+    except ImportError:
+      self.skipTest("seqeval is not installed (pip install seqeval).")
+    gold = _read_gold_tags()
+    self.assertLen(gold, 700)
+    types = sorted({t[2:] for tags in gold for t in tags if t != "O"})
+    self.assertEqual(metrics.slot_f1(gold, gold), 1.0)
+    seen = set()
+    for seed in range(5):
+      predicted = _corrupt(gold, seed, types)
+      precision, recall, f1 = metrics.slot_precision_recall_f1(gold, predicted)
+      self.assertAlmostEqual(
+          f1, seqeval.f1_score(gold, predicted), delta=1e-9)
+      self.assertAlmostEqual(
+          precision, seqeval.precision_score(gold, predicted), delta=1e-9)
+      self.assertAlmostEqual(
+          recall, seqeval.recall_score(gold, predicted), delta=1e-9)
+      seen.add(round(f1, 6))
+    # The corruptions are real: every seed scores differently and below 1.
+    self.assertLen(seen, 5)
+    self.assertLess(max(seen), 0.95)
+
+  def test_snips_metrics(self):
+    gold_tags = [["B-a", "I-a", "O"], ["O", "B-b"]]
+    pred_tags = [["B-a", "I-a", "O"], ["O", "B-c"]]
+    result = metrics.snips_metrics([0, 1], [0, 1], gold_tags, pred_tags)
+    self.assertEqual(result["intent_accuracy"], 1.0)
+    self.assertAlmostEqual(result["slot_f1"], 0.5)
+    self.assertEqual(result["sentence_accuracy"], 0.5)
+    result = metrics.snips_metrics(["x", "y"], ["y", "y"], gold_tags, gold_tags)
+    self.assertEqual(result["slot_f1"], 1.0)
+    self.assertEqual(result["intent_accuracy"], 0.5)
+    self.assertEqual(result["sentence_accuracy"], 0.5)
+
+
+if __name__ == "__main__":
+  tf.test.main()

@@ -1,0 +1,253 @@
+"""Tests for snips_data: reading, labels, first-piece features, decoding."""
+
+import os
+
+import numpy as np
+import tensorflow as tf
+
+from mixvocab_tf import data
+from mixvocab_tf import text
+from mixvocab_tf.tasks.finetuning import snips_data
+from mixvocab_tf.text import vocab as vocab_lib
+from mixvocab_tf import testing_utils
+
+_SNIPS = testing_utils.shared_data("snips")
+
+
+def _write_snips(directory, seq_in, seq_out, label):
+  os.makedirs(directory, exist_ok=True)
+  files = {"seq.in": seq_in, "seq.out": seq_out, "label": label}
+  for name, lines in files.items():
+    with open(os.path.join(directory, name), "w", encoding="utf-8") as f:
+      f.write("\n".join(lines) + "\n")
+  return directory
+
+
+def _first_batch(dataset, featurize, size):
+  return next(dataset.map(featurize).batch(size).as_numpy_iterator())
+
+
+def _teacher_vocab():
+  return vocab_lib.load_vocab(data.default_teacher_vocab())
+
+
+class ReadSnipsTest(tf.test.TestCase):
+
+  def test_reads_and_splits_double_spaces(self):
+    path = _write_snips(os.path.join(self.get_temp_dir(), "ok"),
+                        ["play  some jazz", "rate this book"],
+                        ["O O B-genre", "O B-object_select B-object_type"],
+                        ["PlayMusic", "RateBook"])
+    examples = snips_data.read_snips(path)
+    self.assertEqual(examples.words[0], ["play", "some", "jazz"])
+    self.assertEqual(examples.tags[1],
+                     ["O", "B-object_select", "B-object_type"])
+    self.assertEqual(examples.intents, ["PlayMusic", "RateBook"])
+
+  def test_word_tag_mismatch_names_file_and_line(self):
+    path = _write_snips(os.path.join(self.get_temp_dir(), "misaligned"),
+                        ["play jazz", "rate this book"],
+                        ["O B-genre", "O B-object_select"],
+                        ["PlayMusic", "RateBook"])
+    with self.assertRaisesRegex(
+        ValueError, r"misaligned/seq.out line 2 has 2 tags but .*seq.in line 2 "
+        r"has 3 words"):
+      snips_data.read_snips(path)
+
+  def test_line_count_mismatch(self):
+    path = _write_snips(os.path.join(self.get_temp_dir(), "short"),
+                        ["play jazz", "rate this"], ["O B-genre", "O O"],
+                        ["PlayMusic"])
+    with self.assertRaisesRegex(
+        ValueError,
+        "same number of lines; received seq.in: 2, seq.out: 2, label: 1"):
+      snips_data.read_snips(path)
+
+  def test_bad_tag_empty_query_and_missing_file(self):
+    path = _write_snips(os.path.join(self.get_temp_dir(), "swapped"),
+                        ["play jazz"], ["play jazz"], ["PlayMusic"])
+    with self.assertRaisesRegex(ValueError,
+                                "line 1 holds 'play', which is not an IOB"):
+      snips_data.read_snips(path)
+    path = _write_snips(os.path.join(self.get_temp_dir(), "empty"),
+                        ["play jazz", "  "], ["O B-genre", ""],
+                        ["PlayMusic", "PlayMusic"])
+    with self.assertRaisesRegex(ValueError, "empty/seq.in line 2 is empty"):
+      snips_data.read_snips(path)
+    os.remove(os.path.join(path, "label"))
+    with self.assertRaisesRegex(FileNotFoundError,
+                                "empty/label does not exist"):
+      snips_data.read_snips(path)
+
+  def test_real_splits(self):
+    train = snips_data.read_snips(os.path.join(_SNIPS, "train"))
+    valid = snips_data.read_snips(os.path.join(_SNIPS, "valid"))
+    self.assertLen(train.intents, 13084)
+    self.assertLen(valid.intents, 700)
+    self.assertEqual(max(len(w) for w in train.words + valid.words), 35)
+
+
+class SnipsLabelsTest(tf.test.TestCase):
+
+  def test_build_save_load(self):
+    train = snips_data.read_snips(os.path.join(_SNIPS, "train"))
+    labels = snips_data.SnipsLabels.from_examples(train)
+    self.assertEqual(labels.num_intents, 7)
+    self.assertEqual(labels.num_slots, 72)
+    self.assertEqual(labels.slots[0], "O")
+    self.assertEqual(list(labels.slots[1:]), sorted(labels.slots[1:]))
+    self.assertEqual(list(labels.intents), sorted(labels.intents))
+    path = os.path.join(self.get_temp_dir(), "model", "snips_labels.json")
+    labels.save(path)
+    self.assertEqual(snips_data.SnipsLabels.load(path), labels)
+
+  def test_unseen_slot_is_outside_and_unknown_intent_fails(self):
+    labels = snips_data.SnipsLabels(["A", "B"], ["O", "B-x", "I-x"])
+    path = _write_snips(os.path.join(self.get_temp_dir(), "valid"),
+                        ["a b c", "d"], ["B-x B-new I-new", "O"], ["A", "B"])
+    slot_ids, intent_ids, num_unseen = labels.encode(
+        snips_data.read_snips(path))
+    self.assertEqual(slot_ids, [[1, 0, 0], [0]])
+    self.assertEqual(intent_ids, [0, 1])
+    self.assertEqual(num_unseen, 2)
+    path = _write_snips(os.path.join(self.get_temp_dir(), "bad_intent"),
+                        ["a", "d"], ["O", "O"], ["A", "C"])
+    with self.assertRaisesRegex(ValueError,
+                                r"bad_intent/label line 2: Unknown intent 'C'"):
+      labels.encode(snips_data.read_snips(path))
+
+  def test_bad_label_files(self):
+    with self.assertRaisesRegex(ValueError, "must start with 'O'"):
+      snips_data.SnipsLabels(["A"], ["B-x", "O"])
+    path = os.path.join(self.get_temp_dir(), "bad.json")
+    with open(path, "w") as f:
+      f.write('{"intents": ["A"]}')
+    with self.assertRaisesRegex(ValueError, "is not a SNIPS label file"):
+      snips_data.SnipsLabels.load(path)
+
+
+class FeaturizerTest(tf.test.TestCase):
+
+  @classmethod
+  def setUpClass(cls):
+    super().setUpClass()
+    cls.vocab = _teacher_vocab()
+    train = snips_data.read_snips(os.path.join(_SNIPS, "train"))
+    cls.labels = snips_data.SnipsLabels.from_examples(train)
+    cls.valid = snips_data.read_snips(os.path.join(_SNIPS, "valid"))
+    cls.features = _first_batch(
+        snips_data.make_snips_dataset(cls.valid, cls.labels),
+        snips_data.snips_featurizer(cls.vocab), 1000)
+
+  def test_shapes_and_dtypes(self):
+    f = self.features
+    self.assertEqual(f["input_word_ids"].shape, (700, 64))
+    self.assertEqual(f["word_start_positions"].shape, (700, 62))
+    for key in ("input_word_ids", "input_mask", "input_type_ids", "slot_ids",
+                "intent_id", "word_start_positions", "num_words"):
+      self.assertEqual(f[key].dtype, np.int32, key)
+    self.assertEqual(f["slot_weights"].dtype, np.float32)
+    self.assertTrue(
+        np.all(f["input_word_ids"][:, 0] == self.vocab.index("[CLS]")))
+    lengths = f["input_mask"].sum(axis=1)
+    last = f["input_word_ids"][np.arange(700), lengths - 1]
+    self.assertTrue(np.all(last == self.vocab.index("[SEP]")))
+    pad = f["input_mask"] == 0
+    self.assertTrue(
+        np.all(f["input_word_ids"][pad] == self.vocab.index("[PAD]")))
+
+  def test_label_on_first_piece_only(self):
+    tokenizer, _ = snips_data.wordpiece_tokenizer(self.vocab)
+    num_continuations = 0
+    for i in range(700):
+      words = self.valid.words[i]
+      pieces = tokenizer.tokenize(tf.constant(words)).to_list()
+      position = 1
+      for word_index, word_pieces in enumerate(pieces):
+        gold = self.labels.slots.index(self.valid.tags[i][word_index])
+        self.assertEqual(self.features["slot_ids"][i, position], gold)
+        self.assertEqual(self.features["slot_weights"][i, position], 1.0)
+        for later in range(position + 1, position + len(word_pieces)):
+          num_continuations += 1
+          self.assertEqual(self.features["slot_ids"][i, later], -1)
+          self.assertEqual(self.features["slot_weights"][i, later], 0.0)
+        position += len(word_pieces)
+      self.assertEqual(self.features["input_mask"][i].sum(), position + 1)
+      self.assertEqual(self.features["slot_weights"][i].sum(), len(words))
+    # SNIPS has many multi-piece words; the loop above must have checked some.
+    self.assertGreater(num_continuations, 200)
+
+  def test_decode_gold_round_trip(self):
+    f = self.features
+    decoded = snips_data.decode_slot_tags(f["slot_ids"],
+                                          f["word_start_positions"],
+                                          f["num_words"], self.labels.slots)
+    self.assertEqual(decoded, self.valid.tags)
+    # Logits decode the same way as ids.
+    logits = np.eye(self.labels.num_slots)[np.maximum(f["slot_ids"][:5], 0)]
+    self.assertEqual(
+        snips_data.decode_slot_tags(logits, f["word_start_positions"][:5],
+                                    f["num_words"][:5], self.labels.slots),
+        self.valid.tags[:5])
+
+  def test_truncation_and_wordless_pieces(self):
+    labels = snips_data.SnipsLabels(["A"], ["O", "B-x", "I-x"])
+    examples = snips_data.SnipsExamples(
+        [["don't", "\u0300", "unaffable", "x", "y"]],
+        [["B-x", "I-x", "O", "B-x", "O"]], ["A"], "memory")
+    featurize = snips_data.snips_featurizer(
+        self.vocab, seq_length=9, max_words=4)
+    f = _first_batch(snips_data.make_snips_dataset(examples, labels),
+                     featurize, 1)
+    # Pieces: [CLS] don ' t [UNK] una ##ffa ##ble [SEP]; "x" and "y" are cut.
+    unk = self.vocab.index("[UNK]")
+    self.assertEqual(f["input_word_ids"][0, 4], unk)
+    self.assertEqual(f["input_mask"][0].tolist(), [1] * 9)
+    self.assertEqual(f["word_start_positions"][0].tolist(), [1, 4, 5, -1])
+    self.assertEqual(f["slot_ids"][0].tolist(),
+                     [-1, 1, -1, -1, 2, 0, -1, -1, -1])
+    self.assertEqual(f["num_words"][0], 5)
+    decoded = snips_data.decode_slot_tags(f["slot_ids"],
+                                          f["word_start_positions"],
+                                          f["num_words"], labels.slots)
+    self.assertEqual(decoded, [["B-x", "I-x", "O", "O", "O"]])
+
+  def test_student_vocab_and_mixed_vocab_tokenizer(self):
+    try:
+      vocab = data.default_student_vocab()
+    except FileNotFoundError:
+      self.skipTest("mixvocab_tf/data/student_vocab.txt is not built yet.")
+    examples = snips_data.SnipsExamples(self.valid.words[:50],
+                                        self.valid.tags[:50],
+                                        self.valid.intents[:50], "v")
+    dataset = snips_data.make_snips_dataset(examples, self.labels)
+    f = _first_batch(dataset, snips_data.snips_featurizer(vocab), 50)
+    self.assertEqual(
+        snips_data.decode_slot_tags(f["slot_ids"], f["word_start_positions"],
+                                    f["num_words"], self.labels.slots),
+        examples.tags)
+    self.assertLess(f["input_word_ids"].max(), len(vocab_lib.load_vocab(vocab)))
+    # The pretraining tokenizer, all-student, gives the same pieces per word.
+    # (Its teacher table is unused at p_student=1; the small vocab builds fast.)
+    tokenizer = text.MixedVocabTokenizer(vocab, vocab, p_student=1.0)
+    def word_pieces(words):  # [words, (sub-words), (pieces)] -> [words, (p)]
+      return tokenizer.tokenize_words(words)[0].merge_dims(1, 2)
+
+    mixed = snips_data.snips_featurizer(vocab, word_tokenizer=word_pieces)
+    g = _first_batch(dataset, mixed, 50)
+    for key in f:
+      self.assertAllEqual(f[key], g[key], msg=key)
+
+  def test_bad_arguments(self):
+    with self.assertRaisesRegex(ValueError, "received 2, expected at least 3"):
+      snips_data.snips_featurizer(self.vocab, seq_length=2)
+    with self.assertRaisesRegex(ValueError,
+                                r"lacks the required tokens \['\[PAD\]'"):
+      snips_data.wordpiece_tokenizer(["[UNK]", "[CLS]", "[SEP]", "a"])
+    with self.assertRaisesRegex(ValueError, "disagree on the batch size"):
+      snips_data.decode_slot_tags(np.zeros([2, 4]), np.zeros([3, 2]),
+                                  np.ones([2]), ["O"])
+
+
+if __name__ == "__main__":
+  tf.test.main()
