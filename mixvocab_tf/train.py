@@ -28,8 +28,8 @@ import tensorflow as tf
 # Importing the tasks and the jobs registers their gin configurables and the
 # tasks' names (`Trainer.task = "stage1"`), before any gin file is parsed.
 import mixvocab_tf.tasks  # pylint: disable=unused-import
-from mixvocab_tf import pipeline
-from mixvocab_tf import replication  # pylint: disable=unused-import
+from mixvocab_tf.jobs import pipeline
+from mixvocab_tf.jobs import replication  # pylint: disable=unused-import
 from mixvocab_tf.core import base_task
 from mixvocab_tf.core import checkpointing
 from mixvocab_tf.core import distribute

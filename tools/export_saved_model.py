@@ -34,7 +34,7 @@ from absl import flags
 import gin
 
 from mixvocab_tf import data as data_lib
-from mixvocab_tf import report
+from mixvocab_tf.jobs import report
 from mixvocab_tf.export import checkpoint_export
 from mixvocab_tf.export import encoder_export_module
 import mixvocab_tf.tasks  # Registers the built-in tasks.  # pylint: disable=unused-import
@@ -96,7 +96,7 @@ def _task():
   try:
     # An operative config of a pipeline run also binds the pipeline's
     # configurables, which gin must know to parse the file.
-    import mixvocab_tf.pipeline  # pylint: disable=g-import-not-at-top,unused-import
+    import mixvocab_tf.jobs.pipeline  # pylint: disable=g-import-not-at-top,unused-import
   except ImportError:
     pass
   gin_utils.parse(files, _GIN_BINDINGS.value)

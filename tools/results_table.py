@@ -15,7 +15,7 @@ import sys
 from absl import app
 from absl import flags
 
-from mixvocab_tf import replication
+from mixvocab_tf.jobs import replication
 
 _OUTPUT = flags.DEFINE_string("output", None, "Also write the table here.")
 _PER_SEED = flags.DEFINE_bool(

@@ -5,7 +5,7 @@ import os
 import gin
 import tensorflow as tf
 
-from mixvocab_tf import replication
+from mixvocab_tf.jobs import replication
 from mixvocab_tf.core import metrics_io
 from mixvocab_tf.core import gin_utils
 

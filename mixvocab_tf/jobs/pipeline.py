@@ -23,8 +23,14 @@ import time
 from absl import logging
 import gin
 
+from mixvocab_tf.jobs import quickstart
+from mixvocab_tf.jobs import replication
+
 DONE = "DONE"
 STEP_KINDS = ("vocab", "train", "export", "report", "results")
+#: Steps run in this process: f(step_dir, output_dir, bindings).
+_STEP_FUNCTIONS = {"export": quickstart.export_step,
+                   "report": quickstart.report_step}
 
 
 class PipelineError(RuntimeError):
@@ -72,7 +78,6 @@ def _validate(steps):
 
 
 def _run_vocab(step_dir, output_dir, vocab_size):
-  from mixvocab_tf import quickstart  # pylint: disable=g-import-not-at-top
   path, summary = quickstart.learn_student_vocabulary(output_dir, vocab_size)
   with open(os.path.join(step_dir, "summary.json"), "w", encoding="utf-8") as f:
     json.dump(dict(summary, path=path), f, indent=2)
@@ -123,17 +128,11 @@ def run(output_dir):
       _run_vocab(step_dir, output_dir, vocab_size)
     elif kind == "train":
       _run_train(name, step_dir, gin_files, bindings, output_dir)
-    elif kind == "export":
-      from mixvocab_tf import quickstart  # pylint: disable=g-import-not-at-top
-      quickstart.export_step(step_dir, output_dir,
-                             [_format(b, output_dir) for b in bindings])
-    elif kind == "report":
-      from mixvocab_tf import quickstart  # pylint: disable=g-import-not-at-top
-      quickstart.report_step(step_dir, output_dir,
-                             [_format(b, output_dir) for b in bindings])
     elif kind == "results":
-      from mixvocab_tf import replication  # pylint: disable=g-import-not-at-top
       replication.results_step(step_dir, output_dir)
+    else:
+      _STEP_FUNCTIONS[kind](step_dir, output_dir,
+                            [_format(b, output_dir) for b in bindings])
     with open(os.path.join(step_dir, DONE), "w", encoding="utf-8") as f:
       f.write(f"{time.time() - step_start:.1f} seconds\n")
   logging.info("Pipeline finished in %.0f s; outputs in %s.",

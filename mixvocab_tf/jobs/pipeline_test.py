@@ -5,8 +5,8 @@ import os
 import gin
 import tensorflow as tf
 
-from mixvocab_tf import pipeline
-from mixvocab_tf import replication
+from mixvocab_tf.jobs import pipeline
+from mixvocab_tf.jobs import replication
 from mixvocab_tf.core import metrics_io
 
 

@@ -9,7 +9,7 @@ standard deviation over seeds) from the runs' `best/metrics.json` files.
 
 Steps are ordered so that a job cut short still yields complete rows: the
 6 x 96 models first, then each task over all seeds, then wider students.
-Every step is an ordinary trainer run (see `mixvocab_tf.pipeline`), so
+Every step is an ordinary trainer run (see `mixvocab_tf.jobs.pipeline`), so
 rerunning the job resumes it.
 """
 
@@ -20,7 +20,7 @@ from typing import Optional, Sequence
 
 import gin
 
-from mixvocab_tf import report
+from mixvocab_tf.jobs import report
 
 # Method names as the tables show them; "mixed" is the paper's method.
 METHODS = {
