@@ -196,6 +196,8 @@ class Evaluator:
     self.is_chief = is_chief
     self.best_dir = os.path.join(model_dir, BEST_DIR)
     self.best_value = None
+    #: The step of the best evaluation so far (None before the first).
+    self.best_step = None
     self._best_checkpoint = None
     self._writer = None
     path = os.path.join(self.best_dir, METRICS_JSON)
@@ -203,6 +205,7 @@ class Evaluator:
       # A resumed run competes with the best of its earlier part.
       record = metrics_io.read_metrics_json(path)
       self.best_value = record.get("metrics", {}).get(self.best_metric)
+      self.best_step = record.get("step")
     if is_chief and hasattr(task, "write_assets"):
       task.write_assets(model_dir)
 
@@ -230,6 +233,8 @@ class Evaluator:
     logging.info("eval at step %d | %s%s", step, shown,
                  " | new best" if is_best else "")
     if not self.is_chief:
+      if is_best:
+        self.best_value, self.best_step = value, step
       return dict(results, is_best=is_best)
     extra = report_fields(self.task, self.model, results)
     extra.update(task=self.task.task_name, step=step,
@@ -241,7 +246,7 @@ class Evaluator:
         os.path.join(self.model_dir, METRICS_JSON), metrics, **extra)
     self._write_summaries(step, metrics, extra)
     if is_best:
-      self.best_value = value
+      self.best_value, self.best_step = value, step
       path = self._best().save(step)
       if hasattr(self.task, "write_assets"):
         self.task.write_assets(self.best_dir)

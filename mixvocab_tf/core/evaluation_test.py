@@ -53,10 +53,11 @@ class _ScriptedTask(base_task.Task):
     return {"student": "c" * 64}
 
 
-def _trainer(model_dir, scores, train_steps):
+def _trainer(model_dir, scores, train_steps, **kwargs):
   return trainer_lib.Trainer(
       model_dir=model_dir, task=_ScriptedTask(scores), train_steps=train_steps,
       log_every=2, checkpoint_every=2, keep_checkpoints=5, evaluate_every=2,
+      **kwargs,
       optimization=optimization.optimization_config(
           train_steps=train_steps, learning_rate=0.05, warmup_fraction=0.0))
 
@@ -101,6 +102,36 @@ def test_keeps_the_best_checkpoint_across_a_resume(tmp_path):
   evaluation.restore_model(task, model, os.path.join(model_dir, best))
   np.testing.assert_array_equal(model.weights[0].numpy(),
                                 resumed.model.weights[0].numpy())
+
+
+def test_early_stopping_after_patience_evaluations_without_a_best(tmp_path):
+  model_dir = str(tmp_path)
+  # Best at step 4; steps 6 and 8 do not beat it: patience 2 stops at 8.
+  trainer = _trainer(model_dir, [0.5, 0.7, 0.6, 0.7, 0.99], train_steps=20,
+                     early_stopping_patience=2)
+  trainer.train()
+  assert [r["step"] for r in trainer.eval_results] == [2, 4, 6, 8]
+  assert trainer.stopped_early_at == 8
+  assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-8")
+  record = json.load(open(os.path.join(model_dir, "best", "metrics.json")))
+  assert record["step"] == 4
+  # Rerunning the command does not train on: the run has stopped.
+  again = _trainer(model_dir, [0.99], train_steps=20,
+                   early_stopping_patience=2)
+  assert again.train() == [] and again.eval_results == []
+  # With more patience the run goes on from step 8; the count starts at the
+  # best checkpoint's step (4), as it would have without the stop.
+  more = _trainer(model_dir, [0.8, 0.6, 0.6, 0.6], train_steps=20,
+                  early_stopping_patience=3)
+  more.train()
+  assert [r["step"] for r in more.eval_results] == [10, 12, 14, 16]
+  assert more.stopped_early_at == 16
+
+
+def test_early_stopping_needs_evaluations():
+  with pytest.raises(ValueError, match="set evaluate_every"):
+    trainer_lib.Trainer(model_dir="/tmp/x", task=_ScriptedTask([]),
+                        train_steps=4, early_stopping_patience=2)
 
 
 def test_evaluate_reads_one_pass_or_max_batches():

@@ -180,6 +180,12 @@ class Trainer:
     eval_max_batches: batches per evaluation (None: the whole split).
     best_metric: the metric that picks the best checkpoint (None: the
       task's `best_metric`).
+    early_stopping_patience: stop when this many evaluations in a row have
+      not improved on the best one (None: train all `train_steps`). Counted
+      from the best checkpoint's step, so a resumed run stops where an
+      uninterrupted one would; a stopped run stays stopped when rerun.
+      `train_steps` is then the budget's ceiling (and the length of the
+      learning-rate schedule).
   """
 
   def __init__(self,
@@ -197,7 +203,8 @@ class Trainer:
                deterministic: bool = False,
                evaluate_every: Optional[int] = None,
                eval_max_batches: Optional[int] = None,
-               best_metric: Optional[str] = None):
+               best_metric: Optional[str] = None,
+               early_stopping_patience: Optional[int] = None):
     if not model_dir:
       raise ValueError("model_dir is required (where checkpoints go).")
     for name, value in (("train_steps", train_steps),
@@ -209,11 +216,19 @@ class Trainer:
         raise ValueError(f"{name} must be a positive integer; received "
                          f"{value!r}.")
     for name, value in (("evaluate_every", evaluate_every),
-                        ("eval_max_batches", eval_max_batches)):
+                        ("eval_max_batches", eval_max_batches),
+                        ("early_stopping_patience", early_stopping_patience)):
       if value is not None and (not isinstance(value, int) or value <= 0):
         raise ValueError(f"{name} must be a positive integer or None; "
                          f"received {value!r}.")
+    if early_stopping_patience and not evaluate_every:
+      raise ValueError(
+          "early_stopping_patience counts evaluations; set evaluate_every "
+          f"too (received early_stopping_patience={early_stopping_patience} "
+          "and evaluate_every=None).")
     self.evaluate_every = evaluate_every
+    self.early_stopping_patience = early_stopping_patience
+    self.stopped_early_at = None
     self.eval_max_batches = eval_max_batches
     self.best_metric = best_metric
     self.eval_results = []
@@ -489,6 +504,10 @@ class Trainer:
                        f"{step}; it was not written by this trainer.")
     end_step = self.train_steps if until_step is None else min(
         until_step, self.train_steps)
+    if self._should_stop_early(step):
+      logging.info("Stopped early already (%s); nothing to do.",
+                   self._early_stopping_reason(step))
+      return []
     if step >= end_step:
       logging.info("Step %d already reaches step %d; nothing to do.", step,
                    end_step)
@@ -536,6 +555,13 @@ class Trainer:
         if self.evaluator and (step % self.evaluate_every == 0 or
                                step == end_step):
           self.eval_results.append(self.evaluator.run(step))
+          if self._should_stop_early(step):
+            logging.info("Early stopping at step %d: %s.", step,
+                         self._early_stopping_reason(step))
+            self.stopped_early_at = step
+            if step % self.checkpoint_every and step != end_step:
+              self.run_checkpoint.save(step)
+            break
         if self._stop_requested:
           logging.warning("Stop requested at step %d.", step)
           self.run_checkpoint.save(step)
@@ -544,6 +570,22 @@ class Trainer:
     logging.info("Trained steps %d-%d in %s.", start_step, step,
                  _format_duration(time.time() - start_time))
     return records
+
+  def _should_stop_early(self, step):
+    """Whether `early_stopping_patience` evaluations passed without a best."""
+    if not (self.early_stopping_patience and self.evaluator and
+            self.evaluator.best_step is not None):
+      return False
+    since_best = (step - self.evaluator.best_step) // self.evaluate_every
+    return since_best >= self.early_stopping_patience
+
+  def _early_stopping_reason(self, step):
+    return (f"{self.evaluator.best_metric} has not improved for "
+            f"{(step - self.evaluator.best_step) // self.evaluate_every} "
+            f"evaluations (patience {self.early_stopping_patience}); the "
+            f"best, {self.evaluator.best_value:.4g}, is step "
+            f"{self.evaluator.best_step}'s, kept in "
+            f"{self.evaluator.best_dir}")
 
   def _log(self, step, window, timed_from, now):
     scalars = {"loss": window.loss_sum / max(window.steps, 1),

@@ -59,6 +59,11 @@ class _ToyTask(base_task.Task):
     return {"student": self.fingerprint}
 
 
+@base_task.register_task("toy_regression")
+class _RegisteredToy(_ToyTask):
+  """The toy task, found by name as gin files name tasks."""
+
+
 def _trainer(model_dir, task=None, train_steps=10, **kwargs):
   kwargs.setdefault("log_every", 2)
   kwargs.setdefault("checkpoint_every", 4)
@@ -162,9 +167,12 @@ class TrainerTest(tf.test.TestCase):
     self.assertIn("Optimizer: lamb", report)
 
   def test_unknown_task_name_lists_the_registered_ones(self):
-    with self.assertRaisesRegex(ValueError, r"Unknown task 'stage3'.*stage1"):
-      trainer_lib.Trainer(model_dir=self.get_temp_dir(), task="stage3",
-                          train_steps=1)
+    self.assertIs(base_task.get_task_class("toy_regression"), _RegisteredToy)
+    with self.assertRaisesRegex(
+        ValueError, r"Unknown task 'toy_regresion'.*Did you mean "
+        r"'toy_regression'"):
+      trainer_lib.Trainer(model_dir=self.get_temp_dir(),
+                          task="toy_regresion", train_steps=1)
 
   def test_bad_arguments_say_what_was_received(self):
     with self.assertRaisesRegex(ValueError, "train_steps .* received 0"):
