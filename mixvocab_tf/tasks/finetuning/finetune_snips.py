@@ -29,17 +29,20 @@ import os
 from typing import Optional
 
 import gin
+import numpy as np
 import tensorflow as tf
 
 from mixvocab_tf import data as data_lib
 from mixvocab_tf import models
 from mixvocab_tf.core import base_task
 from mixvocab_tf.tasks.finetuning import finetune_task
+from mixvocab_tf.tasks.finetuning import iob_decoding
 from mixvocab_tf.tasks.finetuning import metrics as metrics_lib
 from mixvocab_tf.tasks.finetuning import snips_data
 
 LABELS_FILE = "snips_labels.json"
 SPLITS = ("train", "valid")
+SLOT_DECODINGS = ("viterbi", "argmax")
 
 
 def joint_intent_slot_loss(outputs, features):
@@ -134,6 +137,10 @@ class FinetuneSnipsTask(finetune_task.FinetuneTask):
     labels_file: a `snips_labels.json` to use instead of building the label
       vocabularies from the training split (e.g. a fine-tuned model's).
     seq_length: tokens per query (the longest SNIPS query has 35 words).
+    slot_decoding: how word tags are read from the slot logits: 'viterbi'
+      (the best valid IOB sequence, `iob_decoding`) or 'argmax' (each word's
+      own best tag). Evaluation reports both (`slot_f1_viterbi`,
+      `slot_f1_argmax`); `slot_f1` and the best checkpoint follow this one.
     **kwargs: the arguments of `finetune_task.FinetuneTask` (encoder source,
       vocabulary, batch sizes, dropout, ...).
   """
@@ -146,11 +153,16 @@ class FinetuneSnipsTask(finetune_task.FinetuneTask):
                eval_split: str = "valid",
                labels_file: Optional[str] = None,
                seq_length: int = 64,
+               slot_decoding: str = "viterbi",
                **kwargs):
     super().__init__(seq_length=seq_length, **kwargs)
     if eval_split not in SPLITS:
       raise ValueError(f"eval_split must be one of {SPLITS}; received "
                        f"{eval_split!r}.")
+    if slot_decoding not in SLOT_DECODINGS:
+      raise ValueError(f"slot_decoding must be one of {SLOT_DECODINGS}; "
+                       f"received {slot_decoding!r}.")
+    self.slot_decoding = slot_decoding
     self.data_dir = data_dir
     self.eval_split = eval_split
     self.labels_file = labels_file
@@ -227,15 +239,37 @@ class FinetuneSnipsTask(finetune_task.FinetuneTask):
   def validation_step(self, model, features):
     outputs = model(features, training=False)
     _, metrics = joint_intent_slot_loss(outputs, features)
+    positions = features["word_start_positions"]
+    # Each word's slot logits at its first piece: [batch, max_words, slots].
+    word_logits = tf.gather(tf.cast(outputs["slot_logits"], tf.float32),
+                            tf.maximum(positions, 0), batch_dims=1)
     return dict(
         metrics,
         example_index=features["example_index"],
         intent_predictions=tf.argmax(outputs["intent_logits"], -1,
                                      output_type=tf.int32),
-        slot_predictions=tf.argmax(outputs["slot_logits"], -1,
-                                   output_type=tf.int32),
-        word_start_positions=features["word_start_positions"],
+        word_slot_logits=word_logits,
+        word_start_positions=positions,
         num_words=features["num_words"])
+
+  def decode_word_tags(self, word_logits, word_start_positions, num_words,
+                       decoding=None):
+    """One tag per word from per-word slot logits (`slot_decoding`).
+
+    Words without a position (cut by `seq_length`) are tagged 'O'; they
+    come last, so the decoded words are each query's kept prefix.
+    """
+    slots = self.labels.slots
+    kept = (np.asarray(word_start_positions) >= 0).sum(-1)
+    if (decoding or self.slot_decoding) == "viterbi":
+      start, transitions = iob_decoding.allowed_transitions(slots)
+      ids = iob_decoding.viterbi_decode_numpy(word_logits, kept, start,
+                                              transitions)
+    else:
+      ids = [list(row[:k]) for row, k in
+             zip(np.asarray(word_logits).argmax(-1), kept)]
+    return [[slots[i] for i in row] + [snips_data.OUTSIDE_TAG] * (int(n) - k)
+            for row, k, n in zip(ids, kept, np.asarray(num_words))]
 
   def reduce_aggregated_logs(self, state):
     arrays, results = self.concatenated(state)
@@ -243,14 +277,19 @@ class FinetuneSnipsTask(finetune_task.FinetuneTask):
     # All of the split, or the first batches of it (`max_batches`).
     index = arrays["example_index"]
     labels = self.labels
-    predicted_tags = snips_data.decode_slot_tags(
-        arrays["slot_predictions"], arrays["word_start_positions"],
-        arrays["num_words"], labels.slots)
     predicted_intents = [labels.intents[i]
                          for i in arrays["intent_predictions"]]
-    results.update(metrics_lib.snips_metrics(
-        [examples.intents[i] for i in index], predicted_intents,
-        [examples.tags[i] for i in index], predicted_tags))
+    gold_intents = [examples.intents[i] for i in index]
+    gold_tags = [examples.tags[i] for i in index]
+    for decoding in SLOT_DECODINGS:
+      predicted_tags = self.decode_word_tags(
+          arrays["word_slot_logits"], arrays["word_start_positions"],
+          arrays["num_words"], decoding)
+      scores = metrics_lib.snips_metrics(gold_intents, predicted_intents,
+                                         gold_tags, predicted_tags)
+      results[f"slot_f1_{decoding}"] = scores["slot_f1"]
+      if decoding == self.slot_decoding:
+        results.update(scores)
     results["num_examples"] = len(predicted_intents)
     return results
 

@@ -102,15 +102,19 @@ def test_loss_is_mean_intent_ce_plus_mean_first_piece_slot_ce(task_and_batch):
 
 def test_gold_predictions_decode_to_the_gold_word_tags(task_and_batch):
   task, _ = task_and_batch
-  # Feed the gold labels as predictions through aggregate/reduce: decoding
-  # the first pieces back to words must give every gold tag and intent.
+  # Feed the gold labels as (one-hot) predictions through aggregate/reduce:
+  # decoding the first pieces back to words must give every gold tag and
+  # intent, with either decoding.
   state = None
   for batch in task.build_inputs(training=False).take(4):
+    positions = batch["word_start_positions"].numpy()
+    gold_ids = np.take_along_axis(np.maximum(batch["slot_ids"].numpy(), 0),
+                                  np.maximum(positions, 0), axis=1)
     outputs = {
         "example_index": batch["example_index"].numpy(),
         "intent_predictions": batch["intent_id"].numpy(),
-        "slot_predictions": np.maximum(batch["slot_ids"].numpy(), 0),
-        "word_start_positions": batch["word_start_positions"].numpy(),
+        "word_slot_logits": 10.0 * np.eye(task.labels.num_slots)[gold_ids],
+        "word_start_positions": positions,
         "num_words": batch["num_words"].numpy(),
         "intent/loss": np.array([1.0, 2.0]),
     }
@@ -119,6 +123,7 @@ def test_gold_predictions_decode_to_the_gold_word_tags(task_and_batch):
   assert results["num_examples"] == 32
   assert results["intent_accuracy"] == 1.0
   assert results["slot_f1"] == 1.0
+  assert results["slot_f1_argmax"] == results["slot_f1_viterbi"] == 1.0
   assert results["sentence_accuracy"] == 1.0
   assert results["intent/loss"] == 4.0 / 8.0
 

@@ -1,0 +1,150 @@
+"""Slot-tag decoding that only emits valid IOB sequences (constrained Viterbi).
+
+A SNIPS tagger (Zhao et al., EACL 2021, Section 4.2) scores one IOB tag per
+word at its first WordPiece. Taking each word's arg-max independently lets an
+undertrained tagger emit `I-X` after `O` or after a chunk of another type
+(`add the album to my flow espanol playlist` -> `B-playlist_owner I-playlist
+I-playlist`). The standard remedy, as in CRF taggers' decoding, is to pick the
+sequence with the highest total log-probability among those whose every `I-X`
+follows `B-X` or `I-X`: a Viterbi pass over the per-word log-softmax scores
+with forbidden transitions at -1e4 (not -inf, so no NaN can appear).
+
+`viterbi_decode` runs in the graph (serving: the SavedModel and the .tflite
+use it), `viterbi_decode_numpy` in NumPy (evaluation during training); both
+give the same tags, and both leave a word's arg-max tag wherever the arg-max
+sequence is already valid.
+"""
+
+from typing import Sequence, Tuple
+
+import numpy as np
+import tensorflow as tf
+
+#: Score of a forbidden transition: far below any sum of log-probabilities
+#: of a query (at most a few hundred words of log-probabilities above -30).
+FORBIDDEN = -1e4
+
+
+def _split(tag):
+  if tag[:2] in ("B-", "I-"):
+    return tag[0], tag[2:]
+  return "O", ""
+
+
+def allowed_transitions(slot_names: Sequence[str]) -> Tuple[np.ndarray,
+                                                            np.ndarray]:
+  """(start scores [S], transition scores [S, S]) of the IOB constraint.
+
+  0 where allowed, `FORBIDDEN` where not: a query may not start with `I-X`,
+  and `I-X` may only follow `B-X` or `I-X`. Tags that are not IOB (`O`, or
+  names without a `B-`/`I-` prefix, e.g. padding entries) are unconstrained.
+
+  Args:
+    slot_names: the tag names, indexed by slot id.
+  """
+  parts = [_split(str(name)) for name in slot_names]
+  size = len(parts)
+  start = np.zeros([size], np.float32)
+  transitions = np.zeros([size, size], np.float32)
+  for j, (prefix, kind) in enumerate(parts):
+    if prefix != "I":
+      continue
+    start[j] = FORBIDDEN
+    for i, (prev_prefix, prev_kind) in enumerate(parts):
+      if prev_prefix == "O" or prev_kind != kind:
+        transitions[i, j] = FORBIDDEN
+  return start, transitions
+
+
+def viterbi_decode(word_logits: tf.Tensor, num_words: tf.Tensor,
+                   start: np.ndarray, transitions: np.ndarray) -> tf.Tensor:
+  """Best valid tag sequence per query, in the graph.
+
+  Args:
+    word_logits: [batch, words, slots] logits at each word's first piece
+      (any values after a query's `num_words`).
+    num_words: [batch] words of each query (at most `words`).
+    start, transitions: from `allowed_transitions`.
+
+  Returns:
+    [batch, words] int32 tag ids; -1 after each query's `num_words`.
+  """
+  scores = tf.nn.log_softmax(tf.cast(word_logits, tf.float32), axis=-1)
+  num_words = tf.cast(num_words, tf.int32)
+  batch = tf.shape(scores)[0]
+  length = tf.shape(scores)[1]
+  num_tags = start.shape[0]
+  start = tf.constant(start, tf.float32)
+  transitions = tf.constant(transitions, tf.float32)
+  # Every loop carry keeps one shape (TFLite's WHILE needs that): the
+  # back-pointers of all words are one [words, batch, tags] tensor that each
+  # step adds its row to through a one-hot mask over words.
+  scores_t = tf.transpose(scores, [1, 0, 2])  # [words, batch, tags]
+  identity = tf.tile(tf.expand_dims(tf.range(num_tags), 0), [batch, 1])
+
+  def word_mask(t):
+    return tf.reshape(tf.one_hot(t, length, dtype=tf.int32), [-1, 1, 1])
+
+  def forward(t, best, pointers):
+    # [B, S, S]: score of each previous tag (axis 1) then each tag (axis 2).
+    candidates = tf.expand_dims(best, 2) + tf.expand_dims(transitions, 0)
+    step_best = tf.reduce_max(candidates, axis=1) + tf.gather(scores_t, t)
+    step_pointer = tf.argmax(candidates, axis=1, output_type=tf.int32)
+    # Past a query's end its scores stay and its pointers point to themselves,
+    # so the backward pass carries the last real tag through the padding.
+    live = tf.expand_dims(t < num_words, 1)
+    best = tf.where(live, step_best, best)
+    step_pointer = tf.where(live, step_pointer, identity)
+    pointers = pointers + word_mask(t) * tf.expand_dims(step_pointer, 0)
+    return t + 1, best, pointers
+
+  # A batch of empty queries (or of none) still has one column to start from.
+  first = tf.gather(tf.pad(scores_t, [[0, 1], [0, 0], [0, 0]]), 0)
+  best0 = tf.expand_dims(start, 0) + first
+  _, best, pointers = tf.while_loop(
+      lambda t, *_: t < length, forward,
+      (tf.constant(1), best0,
+       tf.zeros(tf.stack([length, batch, num_tags]), tf.int32)))
+  last = tf.argmax(best, axis=-1, output_type=tf.int32)
+
+  def backward(t, tag, tags):
+    # pointers[t] maps each tag at word t to the best tag at word t - 1.
+    step = tf.gather(pointers, t)
+    previous = tf.reduce_sum(step * tf.one_hot(tag, num_tags, dtype=tf.int32),
+                             axis=1)
+    tags = tags + tf.reshape(tf.one_hot(t - 1, length, dtype=tf.int32),
+                             [-1, 1]) * tf.expand_dims(previous, 0)
+    return t - 1, previous, tags
+
+  last_mask = tf.reshape(tf.one_hot(length - 1, length, dtype=tf.int32),
+                         [-1, 1])
+  _, _, tags = tf.while_loop(
+      lambda t, *_: t > 0, backward,
+      (length - 1, last, last_mask * tf.expand_dims(last, 0)))
+  tags = tf.transpose(tags)  # [batch, words]
+  valid = tf.expand_dims(tf.range(length), 0) < tf.expand_dims(num_words, 1)
+  return tf.where(valid, tags, -1)
+
+
+def viterbi_decode_numpy(word_logits, num_words, start, transitions):
+  """`viterbi_decode` in NumPy: a list of per-query tag-id lists."""
+  decoded = []
+  for logits, count in zip(np.asarray(word_logits, np.float64),
+                           np.asarray(num_words).reshape([-1])):
+    count = int(count)
+    if count == 0:
+      decoded.append([])
+      continue
+    shifted = logits[:count] - logits[:count].max(-1, keepdims=True)
+    scores = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+    best = start + scores[0]
+    pointers = []
+    for t in range(1, count):
+      candidates = best[:, None] + transitions
+      pointers.append(candidates.argmax(0))
+      best = candidates.max(0) + scores[t]
+    tags = [int(best.argmax())]
+    for pointer in reversed(pointers):
+      tags.append(int(pointer[tags[-1]]))
+    decoded.append(tags[::-1])
+  return decoded

@@ -1,0 +1,102 @@
+"""Tests for constrained IOB decoding: exact, valid, the same in TF, NumPy, TFLite."""
+
+import itertools
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from mixvocab_tf.tasks.finetuning import iob_decoding
+
+NAMES = ["O", "B-playlist", "I-playlist", "B-playlist_owner",
+         "I-playlist_owner"]
+
+
+def _follows(previous, tag):
+  return not tag.startswith("I-") or previous[2:] == tag[2:]
+
+
+def _valid(tags):
+  return all(_follows(p, t) for p, t in zip(["O"] + tags, tags))
+
+
+def _brute_force(logits, names):
+  scores = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+  best, best_score = None, -np.inf
+  for ids in itertools.product(range(len(names)), repeat=len(logits)):
+    if not _valid([names[i] for i in ids]):
+      continue
+    score = sum(scores[t, i] for t, i in enumerate(ids))
+    if score > best_score:
+      best, best_score = list(ids), score
+  return best
+
+
+def test_transitions_forbid_exactly_the_invalid_iob_pairs():
+  start, transitions = iob_decoding.allowed_transitions(NAMES)
+  assert [n for n, s in zip(NAMES, start) if s < 0] == [
+      "I-playlist", "I-playlist_owner"]
+  for i, j in itertools.product(range(len(NAMES)), repeat=2):
+    allowed = transitions[i, j] == 0
+    assert allowed == _follows(NAMES[i], NAMES[j]), (NAMES[i], NAMES[j])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_viterbi_is_the_best_valid_sequence(seed):
+  rng = np.random.RandomState(seed)
+  logits = rng.randn(6, 4, len(NAMES)).astype(np.float32) * 3
+  num_words = np.array([4, 3, 1, 0, 2, 4], np.int32)
+  start, transitions = iob_decoding.allowed_transitions(NAMES)
+  graph = iob_decoding.viterbi_decode(logits, num_words, start,
+                                      transitions).numpy()
+  numpy = iob_decoding.viterbi_decode_numpy(logits, num_words, start,
+                                            transitions)
+  for row, logit, count, np_row in zip(graph, logits, num_words, numpy):
+    expected = _brute_force(logit[:count], NAMES) if count else []
+    assert list(row[:count]) == expected == np_row
+    assert (row[count:] == -1).all()
+
+
+def test_fixes_the_undertrained_taggers_error_and_keeps_valid_arg_maxes():
+  # "my flow espanol playlist": arg-max B-playlist_owner I-playlist
+  # I-playlist (invalid); the best valid reading keeps the playlist chunk.
+  logits = np.log(np.array([[
+      [0.1, 0.35, 0.05, 0.45, 0.05],
+      [0.05, 0.05, 0.6, 0.05, 0.25],
+      [0.05, 0.05, 0.8, 0.05, 0.05],
+  ]], np.float32))
+  start, transitions = iob_decoding.allowed_transitions(NAMES)
+  tags = iob_decoding.viterbi_decode(logits, [3], start, transitions).numpy()
+  assert [NAMES[i] for i in tags[0]] == ["B-playlist", "I-playlist",
+                                         "I-playlist"]
+  valid = np.log(np.array([[[0.8, 0.05, 0.05, 0.05, 0.05],
+                            [0.1, 0.6, 0.1, 0.1, 0.1],
+                            [0.1, 0.1, 0.6, 0.1, 0.1]]], np.float32))
+  tags = iob_decoding.viterbi_decode(valid, [3], start, transitions).numpy()
+  assert list(tags[0]) == list(valid[0].argmax(-1))
+
+
+def test_tflite_gives_the_graphs_tags():
+  from ai_edge_litert import interpreter as litert  # pylint: disable=g-import-not-at-top
+  start, transitions = iob_decoding.allowed_transitions(NAMES)
+
+  class Decoder(tf.Module):
+
+    @tf.function(input_signature=[
+        tf.TensorSpec([None, None, len(NAMES)], tf.float32),
+        tf.TensorSpec([None], tf.int32)])
+    def decode(self, logits, num_words):
+      return {"tags": iob_decoding.viterbi_decode(logits, num_words, start,
+                                                  transitions)}
+
+  decoder = Decoder()
+  converter = tf.lite.TFLiteConverter.from_concrete_functions(
+      [decoder.decode.get_concrete_function()], decoder)
+  runner = litert.Interpreter(
+      model_content=converter.convert()).get_signature_runner()
+  rng = np.random.RandomState(7)
+  logits = rng.randn(3, 5, len(NAMES)).astype(np.float32) * 3
+  num_words = np.array([5, 2, 0], np.int32)
+  expected = decoder.decode(logits, num_words)["tags"].numpy()
+  got = runner(logits=logits, num_words=num_words)["tags"]
+  np.testing.assert_array_equal(got, expected)
