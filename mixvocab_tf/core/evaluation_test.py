@@ -115,6 +115,9 @@ def test_early_stopping_after_patience_evaluations_without_a_best(tmp_path):
   assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-8")
   record = json.load(open(os.path.join(model_dir, "best", "metrics.json")))
   assert record["step"] == 4
+  stopped = json.load(open(os.path.join(model_dir, "early_stopping.json")))
+  assert (stopped["step"], stopped["best_step"]) == (8, 4)
+  assert "not improved for 2 evaluations" in stopped["reason"]
   # Rerunning the command does not train on: the run has stopped.
   again = _trainer(model_dir, [0.99], train_steps=20,
                    early_stopping_patience=2)

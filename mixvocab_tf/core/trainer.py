@@ -27,6 +27,7 @@ checkpoints those generators.
 import contextlib
 import dataclasses
 import datetime
+import json
 import os
 import time
 from typing import Any, Dict, List, Optional, Union
@@ -45,6 +46,8 @@ from mixvocab_tf.core import optimization as optimization_lib
 
 PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 OPERATIVE_CONFIG = "operative_config.gin"
+#: Written when early stopping ends a run: its step, the best step and why.
+EARLY_STOPPING_JSON = "early_stopping.json"
 
 
 class NonFiniteLossError(RuntimeError):
@@ -561,6 +564,7 @@ class Trainer:
             self.stopped_early_at = step
             if step % self.checkpoint_every and step != end_step:
               self.run_checkpoint.save(step)
+            self._write_early_stopping(step)
             break
         if self._stop_requested:
           logging.warning("Stop requested at step %d.", step)
@@ -578,6 +582,20 @@ class Trainer:
       return False
     since_best = (step - self.evaluator.best_step) // self.evaluate_every
     return since_best >= self.early_stopping_patience
+
+  def _write_early_stopping(self, step):
+    if not self.is_chief:
+      return
+    record = {"step": step, "best_step": self.evaluator.best_step,
+              "best_metric": self.evaluator.best_metric,
+              "best_value": self.evaluator.best_value,
+              "patience": self.early_stopping_patience,
+              "evaluate_every": self.evaluate_every,
+              "train_steps": self.train_steps,
+              "reason": self._early_stopping_reason(step)}
+    with tf.io.gfile.GFile(os.path.join(self.model_dir, EARLY_STOPPING_JSON),
+                           "w") as f:
+      json.dump(record, f, indent=2)
 
   def _early_stopping_reason(self, step):
     return (f"{self.evaluator.best_metric} has not improved for "
