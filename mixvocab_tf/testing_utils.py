@@ -22,9 +22,12 @@ import tensorflow as tf
 import tf_keras
 
 #: The development machines' real data (`../shared/data` beside a checkout of
-#: the repository). A user's clone has none: tests that read it skip.
-SHARED_DATA = os.path.normpath(os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data"))
+#: the repository; `MIXVOCAB_SHARED_DATA` overrides it, e.g. with a missing
+#: path to run the suite as a user's clone, which has none, would: the tests
+#: that read it then skip).
+SHARED_DATA = os.environ.get("MIXVOCAB_SHARED_DATA") or os.path.normpath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                 "shared", "data"))
 
 
 def shared_data(*parts):

@@ -6,10 +6,11 @@ import random
 import numpy as np
 import tensorflow as tf
 
+from mixvocab_tf import data
 from mixvocab_tf.tasks.finetuning import metrics
-from mixvocab_tf import testing_utils
 
-_SNIPS_VALID = testing_utils.shared_data("snips", "valid", "seq.out")
+# The package's own copy of SNIPS valid.
+_SNIPS_VALID = os.path.join(data.snips_dir("valid"), "seq.out")
 
 
 def _read_gold_tags():

@@ -9,9 +9,9 @@ from mixvocab_tf import data
 from mixvocab_tf import text
 from mixvocab_tf.tasks.finetuning import snips_data
 from mixvocab_tf.text import vocab as vocab_lib
-from mixvocab_tf import testing_utils
 
-_SNIPS = testing_utils.shared_data("snips")
+# The package's own copy of SNIPS (the Goo et al. split, as in ../shared).
+_SNIPS = os.path.dirname(data.snips_dir("train"))
 
 
 def _write_snips(directory, seq_in, seq_out, label):
