@@ -59,7 +59,9 @@ flags.DEFINE_bool("traceback", False,
 _CLEAR_ERRORS = (ValueError, pipeline.PipelineError, FileNotFoundError,
                  KeyError,
                  trainer_lib.NonFiniteLossError,
-                 checkpointing.VocabularyMismatchError, tf.errors.OpError)
+                 checkpointing.VocabularyMismatchError,
+                 checkpointing.RunDirectoryBusyError, PermissionError,
+                 tf.errors.OpError)
 
 
 def _run():

@@ -66,7 +66,9 @@ def test_bad_configurations_end_with_clear_errors(tmp_path):
   returncode, _, err = _finish(diverging)
   _assert_clean_error(returncode, err, "NonFiniteLossError",
                       "Non-finite loss or gradient at step",
-                      "is the last good one")
+                      "A checkpoint counts as good when the loss measured "
+                      "right after it was finite",
+                      "The latest good checkpoint is")
   bad_step = int(err.split("gradient at step ")[-1].split(" ")[0])
   latest = tf.train.latest_checkpoint(str(tmp_path / "c"))
   assert latest.endswith(f"ckpt-{bad_step - 1}"), (latest, bad_step)

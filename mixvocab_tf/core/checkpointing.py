@@ -17,11 +17,22 @@ With several workers, every worker saves its own copy (the chief into
 `model_dir`, worker i into `model_dir/worker_i`), because each one's input
 iterator is its own; a resumed run restores the newest step that every worker
 finished writing.
+
+Faults a run survives (docs/RELIABILITY.md): a checkpoint whose files were
+truncated or corrupted is named, moved to `damaged/` and the newest intact one
+before it is restored instead; the `ckpt-N_temp` directory of a save that
+failed (full disk) is removed on the next start; a second process on the same
+model_dir is refused while the first one lives (`RunLock`).
 """
 
+import glob
+import json
 import os
 import re
-from typing import Any, Dict, Mapping, Optional
+import shutil
+import socket
+import time
+from typing import Any, Dict, List, Mapping, Optional
 
 from absl import logging
 import tensorflow as tf
@@ -33,8 +44,127 @@ METADATA_KEY = "metadata"
 _METADATA_FIELDS = ("task", "teacher_vocab", "student_vocab")
 
 
+#: Where damaged checkpoints are moved (kept for inspection, never resumed).
+DAMAGED_DIR = "damaged"
+#: The lock file of a run directory (`RunLock`).
+LOCK_FILE = "RUN_LOCK"
+
+# What reading a truncated or corrupted checkpoint raises: TensorFlow's data
+# loss and out-of-range errors, or Python's IndexError ("Read less bytes than
+# requested") from the checkpoint reader.
+_DAMAGE_ERRORS = (tf.errors.DataLossError, tf.errors.OutOfRangeError,
+                  tf.errors.InternalError, IndexError)
+
+
 class VocabularyMismatchError(ValueError):
   """A checkpoint was trained with vocabularies other than this run's."""
+
+
+class RunDirectoryBusyError(RuntimeError):
+  """Another live process owns the run directory."""
+
+
+def _process_alive(pid: int) -> bool:
+  try:
+    os.kill(pid, 0)
+  except ProcessLookupError:
+    return False
+  except PermissionError:  # Alive, another user's.
+    return True
+  return True
+
+
+class RunLock:
+  """Ownership of a run directory by one process, for the length of a run.
+
+  Two trainers writing one model_dir would overwrite each other's
+  checkpoints; the lock refuses the second. The lock file records the
+  holder's host and pid: a lock left by a process that died (SIGKILL, a lost
+  session) is taken over with a warning, a live holder's is refused.
+
+  Example:
+  ```python
+  with RunLock(model_dir):
+    trainer.train()
+  ```
+  """
+
+  def __init__(self, directory: str):
+    self.directory = directory
+    self.path = os.path.join(directory, LOCK_FILE)
+    self._held = False
+
+  def _holder(self) -> Optional[Dict[str, Any]]:
+    try:
+      with open(self.path, encoding="utf-8") as f:
+        return json.load(f)
+    except (OSError, ValueError):
+      return None
+
+  def acquire(self) -> "RunLock":
+    try:
+      os.makedirs(self.directory, exist_ok=True)
+    except OSError as e:
+      raise PermissionError(
+          f"Cannot create the run directory {self.directory!r}: {e}. Give a "
+          "writable --model_dir.") from e
+    record = {"host": socket.gethostname(), "pid": os.getpid(),
+              "since": time.strftime("%Y-%m-%d %H:%M:%S")}
+    for _ in range(2):
+      try:
+        fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+      except FileExistsError:
+        holder = self._holder() or {}
+        same_host = holder.get("host") == record["host"]
+        pid = holder.get("pid")
+        if pid == os.getpid() and same_host:
+          break  # Held by this process already (a trainer run twice).
+        if same_host and isinstance(pid, int) and _process_alive(pid):
+          raise RunDirectoryBusyError(
+              f"{self.directory} is in use by process {pid} (since "
+              f"{holder.get('since')}): two runs on one model_dir would "
+              "overwrite each other's checkpoints. Wait for it to finish, "
+              "stop it, or use another --model_dir.") from None
+        if not same_host and holder:
+          raise RunDirectoryBusyError(
+              f"{self.directory} is locked by process {pid} on host "
+              f"{holder.get('host')} (since {holder.get('since')}), which "
+              f"this machine cannot check. If that run is over, delete "
+              f"{self.path}.") from None
+        logging.warning("Taking over %s: its holder (process %s, since %s) "
+                        "is no longer running.", self.path, pid,
+                        holder.get("since"))
+        try:
+          os.remove(self.path)
+        except FileNotFoundError:
+          pass
+        continue
+      except OSError as e:
+        raise PermissionError(
+            f"Cannot write in the run directory {self.directory!r}: {e}. "
+            "Give a writable --model_dir.") from e
+      with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(record, f)
+      break
+    self._held = True
+    return self
+
+  def release(self) -> None:
+    if not self._held:
+      return
+    holder = self._holder() or {}
+    if holder.get("pid") == os.getpid():
+      try:
+        os.remove(self.path)
+      except FileNotFoundError:
+        pass
+    self._held = False
+
+  def __enter__(self):
+    return self.acquire()
+
+  def __exit__(self, *unused):
+    self.release()
 
 
 def resolve_checkpoint(path: str, what: str = "checkpoint") -> str:
@@ -152,6 +282,24 @@ def _steps_in(directory: str):
   return steps
 
 
+def remove_failed_saves(directory: str) -> List[str]:
+  """Removes the `ckpt-N_temp*` leftovers of saves that did not finish.
+
+  TensorFlow writes a checkpoint's shards into a temporary directory and
+  renames them when complete; a save that failed (full disk, a kill) leaves
+  the directory behind. Returns the paths removed.
+  """
+  removed = []
+  for path in glob.glob(os.path.join(directory,
+                                     f"{CHECKPOINT_PREFIX}-*_temp*")):
+    shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else (
+        os.remove(path))
+    logging.warning("Removed %s, left by a checkpoint save that did not "
+                    "finish.", path)
+    removed.append(path)
+  return removed
+
+
 def has_checkpoint(model_dir: str) -> bool:
   """Whether `model_dir` holds a complete checkpoint (of the chief)."""
   return bool(_steps_in(model_dir))
@@ -210,6 +358,7 @@ class RunCheckpoint:
     self.metadata = make_metadata(task_name, vocab_fingerprints)
     self.checkpoint = tf.train.Checkpoint(**items, metadata=self.metadata)
     self.directory = worker_directory(model_dir, worker_index)
+    self._max_to_keep = max_to_keep
     self.manager = tf.train.CheckpointManager(
         self.checkpoint, self.directory, max_to_keep=max_to_keep,
         checkpoint_name=CHECKPOINT_PREFIX)
@@ -223,21 +372,55 @@ class RunCheckpoint:
     return max(common) if common else None
 
   def restore_latest(self) -> Optional[int]:
-    """Restores the newest complete checkpoint; its step, or None if none.
+    """Restores the newest intact checkpoint; its step, or None if none.
+
+    A checkpoint whose files cannot be read (truncated, corrupted) is moved
+    to `damaged/` with a warning that names it, and the one before it is
+    tried, down to the oldest kept.
 
     Raises:
       VocabularyMismatchError: the checkpoint was trained with other
         vocabularies.
+      ValueError: the checkpoint is another task's or another model's.
+      FileNotFoundError: checkpoints exist but none can be restored.
     """
-    step = self.latest_common_step()
-    if step is None:
+    if self.worker_index == 0:
+      remove_failed_saves(self.directory)
+    common = None
+    for index in range(self.num_workers):
+      steps = _steps_in(worker_directory(self.model_dir, index))
+      common = steps if common is None else common & steps
+    if not common:
       if self.manager.latest_checkpoint:
         raise FileNotFoundError(
             f"{self.directory} has checkpoints, but no step that all "
             f"{self.num_workers} workers finished saving; delete the run's "
             "directory or restore the missing worker directories.")
       return None
-    path = os.path.join(self.directory, f"{CHECKPOINT_PREFIX}-{step}")
+    damaged = []
+    for step in sorted(common, reverse=True):
+      path = os.path.join(self.directory, f"{CHECKPOINT_PREFIX}-{step}")
+      try:
+        self._restore(path)
+      except _DAMAGE_ERRORS as e:
+        reason = str(getattr(e, "message", e)).splitlines()[0][:200]
+        damaged.append(f"{path} ({type(e).__name__}: {reason})")
+        self._set_aside(path, DAMAGED_DIR)
+        continue
+      if damaged:
+        logging.warning(
+            "Damaged checkpoint(s), moved to %s: %s. Resumed from the newest "
+            "intact one, %s; the steps after it are trained again.",
+            os.path.join(self.directory, DAMAGED_DIR), "; ".join(damaged),
+            path)
+        self._forget_missing()
+      return step
+    raise FileNotFoundError(
+        f"No checkpoint of {self.directory} can be read: " +
+        "; ".join(damaged) + ". They were moved to "
+        f"{os.path.join(self.directory, DAMAGED_DIR)}; rerun to start over.")
+
+  def _restore(self, path):
     check_vocab_fingerprints(path, self.vocab_fingerprints,
                              purpose="resuming")
     recorded_task = read_metadata(path)["task"]
@@ -250,16 +433,53 @@ class RunCheckpoint:
     logging.info("Resuming from %s.", path)
     # assert_existing_objects_matched: every saved item of this run must find
     # its variables; anything else is a different model in the same model_dir.
-    status = self.checkpoint.read(path)
     try:
+      status = self.checkpoint.read(path)
       status.assert_existing_objects_matched()
-    except AssertionError as e:
+    except (AssertionError, ValueError, tf.errors.InvalidArgumentError) as e:
+      detail = str(getattr(e, "message", e)).splitlines()[0][:300]
       raise ValueError(
-          f"The checkpoint {path} does not fit this run's model (a different "
-          "configuration in the same model_dir?). Use a fresh model_dir. "
-          f"Details: {str(e)[:500]}") from e
+          f"The checkpoint {path} does not fit this run's model: the run "
+          "directory holds a model of another configuration (size, preset, "
+          "vocabulary or heads). Use a fresh model_dir, or the configuration "
+          f"it was trained with (its operative_config.gin). Details: "
+          f"{detail}") from None
     status.expect_partial()
-    return step
+
+  def set_aside_from(self, step: int, subdir: str) -> List[str]:
+    """Moves the checkpoints of `step` and later into `subdir`; their paths."""
+    moved = []
+    for number in sorted(_steps_in(self.directory)):
+      if number >= step:
+        path = os.path.join(self.directory, f"{CHECKPOINT_PREFIX}-{number}")
+        self._set_aside(path, subdir)
+        moved.append(path)
+    if moved:
+      self._forget_missing()
+    return moved
+
+  def _set_aside(self, path, subdir):
+    """Moves a checkpoint's files into `subdir` (kept, never resumed)."""
+    target = os.path.join(self.directory, subdir)
+    tf.io.gfile.makedirs(target)
+    for name in tf.io.gfile.glob(path + ".*"):
+      tf.io.gfile.rename(name, os.path.join(target, os.path.basename(name)),
+                         overwrite=True)
+
+  def _forget_missing(self):
+    """Drops checkpoints moved aside from the state file and the manager."""
+    state = tf.train.get_checkpoint_state(self.directory)
+    kept = [p for p in (state.all_model_checkpoint_paths if state else [])
+            if tf.io.gfile.exists(p + ".index")]
+    if kept:
+      tf.compat.v1.train.update_checkpoint_state(
+          self.directory, kept[-1], all_model_checkpoint_paths=kept)
+    elif tf.io.gfile.exists(os.path.join(self.directory, "checkpoint")):
+      tf.io.gfile.remove(os.path.join(self.directory, "checkpoint"))
+    # A new manager reads the corrected state (what it keeps and deletes).
+    self.manager = tf.train.CheckpointManager(
+        self.checkpoint, self.directory, max_to_keep=self._max_to_keep,
+        checkpoint_name=CHECKPOINT_PREFIX)
 
   def save(self, step: int) -> str:
     """Saves a checkpoint numbered `step`; returns its path."""

@@ -46,6 +46,8 @@ from mixvocab_tf.core import optimization as optimization_lib
 
 PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 OPERATIVE_CONFIG = "operative_config.gin"
+#: Where checkpoints whose weights gave a NaN or a loss spike are moved.
+DIVERGED_DIR = "diverged"
 #: Written when early stopping ends a run: its step, the best step and why.
 EARLY_STOPPING_JSON = "early_stopping.json"
 
@@ -183,6 +185,12 @@ class Trainer:
     eval_max_batches: batches per evaluation (None: the whole split).
     best_metric: the metric that picks the best checkpoint (None: the
       task's `best_metric`).
+    loss_spike_factor: divergence guard: the run stops (like on a NaN) when
+      a step's loss exceeds this factor times max(1, the running average of
+      the losses so far); None: only NaN and Inf stop it. A checkpoint counts
+      as good once the loss measured right after it passed this check; on a
+      stop, checkpoints that did not are moved to `diverged/`, so a rerun
+      resumes from a good one.
     early_stopping_patience: stop when this many evaluations in a row have
       not improved on the best one (None: train all `train_steps`). Counted
       from the best checkpoint's step, so a resumed run stops where an
@@ -207,7 +215,8 @@ class Trainer:
                evaluate_every: Optional[int] = None,
                eval_max_batches: Optional[int] = None,
                best_metric: Optional[str] = None,
-               early_stopping_patience: Optional[int] = None):
+               early_stopping_patience: Optional[int] = None,
+               loss_spike_factor: Optional[float] = 10.0):
     if not model_dir:
       raise ValueError("model_dir is required (where checkpoints go).")
     for name, value in (("train_steps", train_steps),
@@ -229,6 +238,10 @@ class Trainer:
           "early_stopping_patience counts evaluations; set evaluate_every "
           f"too (received early_stopping_patience={early_stopping_patience} "
           "and evaluate_every=None).")
+    if loss_spike_factor is not None and not loss_spike_factor > 1:
+      raise ValueError("loss_spike_factor must be above 1 (or None); "
+                       f"received {loss_spike_factor!r}.")
+    self.loss_spike_factor = loss_spike_factor
     self.evaluate_every = evaluate_every
     self.early_stopping_patience = early_stopping_patience
     self.stopped_early_at = None
@@ -489,9 +502,20 @@ class Trainer:
         of `train_steps` in several sessions.
 
     Raises:
-      NonFiniteLossError: the loss became NaN or Inf (nothing is saved).
+      NonFiniteLossError: the loss became NaN or Inf, or spiked (see
+        `loss_spike_factor`); nothing more is saved.
       VocabularyMismatchError: the run's checkpoint has other vocabularies.
+      RunDirectoryBusyError: another live process trains in this model_dir.
     """
+    # One process per run directory (each worker owns its own directory);
+    # taken before anything is built, so an unwritable or busy model_dir
+    # fails at once.
+    lock = checkpointing.RunLock(checkpointing.worker_directory(
+        self.model_dir, self.worker_index))
+    with lock:
+      return self._train(until_step)
+
+  def _train(self, until_step):
     if not checkpointing.has_checkpoint(self.model_dir):
       # A fresh run: fail before the (slow) build if a file is missing.
       self._check_files()
@@ -524,6 +548,7 @@ class Trainer:
               tf.summary.create_noop_writer())
     records = []
     window = _Window()
+    guard = _DivergenceGuard(self.loss_spike_factor)
     start_step, start_time = step, time.time()
     timed_from = None  # (step, time) after the first loop, which traces.
     with writer.as_default():
@@ -537,12 +562,11 @@ class Trainer:
             self.iterator, tf.constant(boundary - step, tf.int32))
         bad_step = int(bad_step)
         if bad_step >= 0:
-          raise NonFiniteLossError(
-              f"Non-finite loss or gradient at step {bad_step} (loss "
-              f"{float(last_loss)}). Stopped without saving; the latest "
-              f"checkpoint ({self.run_checkpoint.latest_checkpoint or 'none'})"
-              " is the last good one. Lower the learning rate, check the "
-              "inputs, or use float32.")
+          self._stop_diverged(
+              step, f"Non-finite loss or gradient at step {bad_step} (loss "
+              f"{float(last_loss)})")
+        chunk_loss = float(loss_sum) / (boundary - step)
+        guard.check(step, chunk_loss, self)
         done = boundary - step
         step = self._step()
         window.add(done, float(loss_sum), float(norm_sum),
@@ -574,6 +598,25 @@ class Trainer:
     logging.info("Trained steps %d-%d in %s.", start_step, step,
                  _format_duration(time.time() - start_time))
     return records
+
+  def _stop_diverged(self, step, what):
+    """Sets aside checkpoints not known to be good; raises with the reason.
+
+    Every chunk of steps before this one passed the checks, so every
+    checkpoint before `step` was followed by a good loss; one saved at `step`
+    itself gave the bad loss.
+    """
+    moved = (self.run_checkpoint.set_aside_from(step, DIVERGED_DIR)
+             if self.is_chief else [])
+    good = self.run_checkpoint.latest_checkpoint or "none"
+    raise NonFiniteLossError(
+        f"{what}. Stopped without saving. A checkpoint counts as good when "
+        "the loss measured right after it was finite and below "
+        f"{self.loss_spike_factor} x max(1, the running average loss)"
+        + (f"; {', '.join(moved)} did not pass and was moved to diverged/"
+           if moved else "") +
+        f". The latest good checkpoint is {good}; rerunning resumes from it. "
+        "Lower the learning rate, check the inputs, or use float32.")
 
   def _should_stop_early(self, step):
     """Whether `early_stopping_patience` evaluations passed without a best."""
@@ -662,6 +705,32 @@ class Trainer:
     lines.append("Operative config:")
     lines.append(gin.operative_config_str())
     return "\n".join(lines)
+
+
+class _DivergenceGuard:
+  """The loss-spike check of `Trainer.loss_spike_factor`.
+
+  The reference is the running mean of the chunks' mean losses seen so far
+  in this process; a chunk whose mean loss exceeds `factor * max(1,
+  reference)` stops the run. The floor of 1 keeps fine-tuning losses near 0
+  from tripping the check on an ordinary hard batch.
+  """
+
+  def __init__(self, factor):
+    self.factor = factor
+    self.total, self.count = 0.0, 0
+
+  def check(self, step, loss, trainer):
+    if self.factor and self.count:
+      reference = self.total / self.count
+      limit = self.factor * max(1.0, reference)
+      if loss > limit:
+        trainer._stop_diverged(  # pylint: disable=protected-access
+            step, f"Loss spike after step {step}: {loss:.4g}, above "
+            f"{self.factor} x max(1, running average {reference:.4g}) = "
+            f"{limit:.4g}")
+    self.total += loss
+    self.count += 1
 
 
 @dataclasses.dataclass

@@ -1,7 +1,10 @@
 """Tests of the training loop on a toy regression task (fast: no BERT, no text)."""
 
 import glob
+import json
 import os
+import socket
+import subprocess
 
 import numpy as np
 import tensorflow as tf
@@ -132,6 +135,95 @@ class TrainerTest(tf.test.TestCase):
     for name in reader.get_variable_to_shape_map():
       if name.startswith("model/") and "kernel" in name:
         self.assertTrue(np.all(np.isfinite(reader.get_tensor(name))), name)
+
+  def test_loss_spike_stops_and_sets_aside_the_checkpoint_that_diverged(self):
+    model_dir = self.get_temp_dir()
+    trainer = trainer_lib.Trainer(
+        model_dir=model_dir, task=_ToyTask(shuffle=False), train_steps=10,
+        log_every=1, checkpoint_every=1,
+        optimization=optimization.optimization_config(
+            train_steps=10, learning_rate=1e6, warmup_fraction=0.0))
+    with self.assertRaisesRegex(
+        trainer_lib.NonFiniteLossError,
+        r"(?s)(Loss spike after step 1|Non-finite).*below 10.0 x max\(1, "
+        r"the running average loss\).*ckpt-1 did not pass.*diverged/.*"
+        r"latest good checkpoint is none"):
+      trainer.train()
+    self.assertIsNone(tf.train.latest_checkpoint(model_dir))
+    self.assertTrue(os.path.exists(
+        os.path.join(model_dir, "diverged", "ckpt-1.index")))
+    # The lock is released when the run stops on an error.
+    self.assertFalse(os.path.exists(os.path.join(model_dir, "RUN_LOCK")))
+
+  def test_a_live_run_owns_its_directory_and_a_dead_ones_lock_is_taken(self):
+    model_dir = self.get_temp_dir()
+    sleeper = subprocess.Popen(["sleep", "60"])
+    self.addCleanup(sleeper.kill)
+    with open(os.path.join(model_dir, "RUN_LOCK"), "w") as f:
+      json.dump({"host": socket.gethostname(), "pid": sleeper.pid,
+                 "since": "now"}, f)
+    with self.assertRaisesRegex(checkpointing.RunDirectoryBusyError,
+                                rf"in use by process {sleeper.pid}"):
+      _trainer(model_dir, train_steps=2).train()
+    self.assertFalse(tf.io.gfile.glob(os.path.join(model_dir, "ckpt-*")))
+    sleeper.kill()
+    sleeper.wait()
+    _trainer(model_dir, train_steps=2).train()  # Takes the dead run's lock.
+    self.assertEqual(
+        os.path.basename(tf.train.latest_checkpoint(model_dir)), "ckpt-2")
+    self.assertFalse(os.path.exists(os.path.join(model_dir, "RUN_LOCK")))
+
+  def test_unwritable_model_dir_fails_before_building(self):
+    # A path below a regular file cannot be created, even by root.
+    blocker = os.path.join(self.get_temp_dir(), "a_file")
+    open(blocker, "w").close()
+    trainer = _trainer(os.path.join(blocker, "run"), train_steps=2)
+    with self.assertRaisesRegex(PermissionError,
+                                r"Cannot create the run directory .*a_file/run"
+                                r".*writable --model_dir"):
+      trainer.train()
+    self.assertFalse(trainer._built)  # pylint: disable=protected-access
+
+  def test_truncated_checkpoint_falls_back_to_the_intact_one_before(self):
+    model_dir = self.get_temp_dir()
+    _trainer(model_dir, train_steps=8, checkpoint_every=4,
+             keep_checkpoints=3).train()
+    data = glob.glob(os.path.join(model_dir, "ckpt-8.data-*"))[0]
+    with open(data, "r+b") as f:
+      f.truncate(os.path.getsize(data) // 2)
+    os.makedirs(os.path.join(model_dir, "ckpt-9_temp"))  # A failed save.
+    resumed = _trainer(model_dir, train_steps=10, checkpoint_every=4,
+                       keep_checkpoints=3)
+    with self.assertLogs(level="WARNING") as logs:
+      resumed.train()
+    text = "\n".join(logs.output)
+    self.assertRegex(text, r"(?s)Damaged checkpoint.*ckpt-8.*Resumed from "
+                     r"the newest intact one, .*ckpt-4")
+    self.assertIn("ckpt-9_temp", text)
+    self.assertFalse(os.path.exists(os.path.join(model_dir, "ckpt-9_temp")))
+    self.assertTrue(glob.glob(os.path.join(model_dir, "damaged", "ckpt-8.*")))
+    self.assertEqual(
+        os.path.basename(tf.train.latest_checkpoint(model_dir)), "ckpt-10")
+    whole = _trainer(self.get_temp_dir(), train_steps=10)
+    whole.train()
+    for expected, actual in zip(_weights(whole), _weights(resumed)):
+      self.assertAllClose(expected, actual)
+
+  def test_another_model_in_the_directory_is_refused_clearly(self):
+    model_dir = self.get_temp_dir()
+    _trainer(model_dir, train_steps=2).train()
+
+    class Wider(_ToyTask):
+
+      def build_model(self):
+        inputs = tf_keras.Input((4,))
+        hidden = tf_keras.layers.Dense(32, activation="relu")(inputs)
+        return tf_keras.Model(inputs, tf_keras.layers.Dense(1)(hidden))
+
+    with self.assertRaisesRegex(ValueError,
+                                "does not fit this run's model.*fresh "
+                                "model_dir"):
+      _trainer(model_dir, Wider(), train_steps=4).train()
 
   def test_resuming_with_another_vocabulary_is_refused(self):
     model_dir = self.get_temp_dir()
