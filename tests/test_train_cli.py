@@ -69,6 +69,10 @@ def test_bad_configurations_end_with_clear_errors(tmp_path):
                       "A checkpoint counts as good when the loss measured "
                       "right after it was finite",
                       "The latest good checkpoint is")
+  # The checkpoint saved just before the bad step gave the bad loss: it was
+  # set aside, and the one before it (whose next loss was fine) is latest.
   bad_step = int(err.split("gradient at step ")[-1].split(" ")[0])
   latest = tf.train.latest_checkpoint(str(tmp_path / "c"))
-  assert latest.endswith(f"ckpt-{bad_step - 1}"), (latest, bad_step)
+  assert latest.endswith(f"ckpt-{bad_step - 2}"), (latest, bad_step)
+  assert os.path.exists(tmp_path / "c" / "diverged" /
+                        f"ckpt-{bad_step - 1}.index")
