@@ -59,7 +59,9 @@ def configured_steps():
 
 
 def _format(value, output_dir):
-  return value.replace("{output_dir}", output_dir)
+  # Absolute, so that the paths a run records in its operative_config.gin
+  # (vocabularies, init checkpoints) hold from any working directory.
+  return value.replace("{output_dir}", os.path.abspath(output_dir))
 
 
 def _validate(steps):

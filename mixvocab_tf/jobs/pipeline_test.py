@@ -52,6 +52,22 @@ class PipelineTest(tf.test.TestCase):
     self.assertEqual(os.listdir(os.path.join(self.output_dir, "vocab")),
                      [pipeline.DONE])
 
+  def test_output_dir_in_bindings_is_absolute(self):
+    # Runs record their bindings in operative_config.gin; tools read them
+    # from any directory, so `{output_dir}` must not stay relative.
+    self.addCleanup(os.chdir, os.getcwd())
+    os.chdir(self.output_dir)
+    seen = []
+    pipeline._STEP_FUNCTIONS["report"], saved = (  # pylint: disable=protected-access
+        lambda step_dir, output_dir, bindings: seen.extend(bindings),
+        pipeline._STEP_FUNCTIONS["report"])  # pylint: disable=protected-access
+    self.addCleanup(pipeline._STEP_FUNCTIONS.__setitem__, "report", saved)  # pylint: disable=protected-access
+    gin.bind_parameter("pipeline.steps", [
+        ("r", "report", [], ["V = '{output_dir}/student_vocab.txt'"])])
+    pipeline.run("runs/job")
+    self.assertEqual(seen, [f"V = '{os.path.abspath('runs/job')}"
+                            "/student_vocab.txt'"])
+
   def test_bad_steps(self):
     gin.bind_parameter("pipeline.steps", [("x", "train_stage1", [], [])])
     with self.assertRaisesRegex(ValueError, "has kind 'train_stage1'"):
