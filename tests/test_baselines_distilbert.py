@@ -76,11 +76,13 @@ def test_trains_resumes_and_saves_a_student_for_fine_tuning(runs):
       resumed.model.teacher.masked_lm.dense.kernel.numpy(),
       runs["stage1_teacher"].masked_lm.dense.kernel.numpy())
 
-  # Fine-tuning reads the student encoder with the teacher's vocabulary.
-  config = finetune_task.encoder_config_from_checkpoint(
-      tf.train.latest_checkpoint(model_dir))
-  assert (config["vocab_size"], config["hidden_size"],
-          config["num_layers"]) == (30522, 16, 2)
+  # Fine-tuning reads the student encoder with the teacher's vocabulary,
+  # from the config written beside the checkpoint or from the variables.
+  path = tf.train.latest_checkpoint(model_dir)
+  for config in (finetune_task.encoder_config_from_run(path),
+                 finetune_task.encoder_config_from_checkpoint(path)):
+    assert (config["vocab_size"], config["hidden_size"],
+            config["num_layers"]) == (30522, 16, 2)
 
 
 def test_same_width_student_starts_from_teacher_layer_g_m(runs):

@@ -55,11 +55,13 @@ def test_trains_from_the_stage1_table_and_teacher(tmp_path):
   np.testing.assert_array_equal(
       trainer.model.teacher.encoder_network.get_student_embedding_table(),
       stage1_teacher.encoder_network.get_student_embedding_table())
-  # Fine-tuning reads its student encoder as it reads a stage II one.
-  config = finetune_task.encoder_config_from_checkpoint(
-      tf.train.latest_checkpoint(str(tmp_path / "run")))
-  assert (config["hidden_size"], config["num_layers"]) == (16, 2)
-  assert config["vocab_size"] == len(task.vocab("student"))
+  # Fine-tuning reads its student encoder as it reads a stage II one, from
+  # the config written beside the checkpoint or from the variables.
+  path = tf.train.latest_checkpoint(str(tmp_path / "run"))
+  for config in (finetune_task.encoder_config_from_run(path),
+                 finetune_task.encoder_config_from_checkpoint(path)):
+    assert (config["hidden_size"], config["num_layers"]) == (16, 2)
+    assert config["vocab_size"] == len(task.vocab("student"))
 
 
 @pytest.mark.parametrize("name", CPU_CONFIGS + TPU_CONFIGS)
