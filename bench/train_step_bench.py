@@ -40,6 +40,7 @@ from official.nlp.modeling import networks as nlp_networks
 
 from mixvocab_tf import data
 from mixvocab_tf import text
+from mixvocab_tf.tasks import student_spec
 from mixvocab_tf.tasks.pretraining import mlm_inputs
 from mixvocab_tf.tasks.pretraining import nokd
 from mixvocab_tf.tasks.pretraining import stage1
@@ -224,7 +225,7 @@ def _student_comparison(peak):
                            FLAGS.max_predictions, student_vocab, student_vocab,
                            vocab_tag=1)
   task = _SyntheticNoKD(
-      batch, student_preset="L6-H96",
+      batch, student=student_spec.StudentSpec(preset="L6-H96"),
       inputs=mlm_inputs.MlmInputs(global_batch_size=FLAGS.student_batch,
                                   seq_length=FLAGS.seq_length,
                                   max_predictions=FLAGS.max_predictions))

@@ -7,7 +7,7 @@ there, so this works from any directory:
 
   python -m mixvocab_tf.train --gin_file=stage1_cpu.gin --model_dir=/tmp/s1
   python -m mixvocab_tf.train --gin_file=stage2_cpu.gin \
-      --gin_bindings="Stage2Task.init_checkpoint = '/tmp/s1'" \
+      --gin_bindings="STAGE1_DIR = '/tmp/s1'" \
       --model_dir=/tmp/s2
   python -m mixvocab_tf.train --gin_file=stage1_tpu.gin --dry_run
 

@@ -10,6 +10,8 @@ import tensorflow as tf
 
 from mixvocab_tf.tasks.distillation import distilbert
 from mixvocab_tf.tasks.distillation import distillation_testing
+from mixvocab_tf.tasks import student_spec
+from mixvocab_tf.tasks import teacher_spec
 from mixvocab_tf.tasks.finetuning import finetune_task
 from mixvocab_tf.core import optimization
 from mixvocab_tf.core import trainer as trainer_lib
@@ -34,10 +36,15 @@ def runs(tmp_path_factory):
 
 def _task(runs, **kwargs):
   return distilbert.DistilBertTask(
-      teacher_checkpoint=runs["teacher_dir"],
-      teacher_init_checkpoint=runs["stage1_dir"], num_layers=2,
-      hidden_size=16, num_attention_heads=2,
-      inputs=distillation_testing.tiny_inputs(), **kwargs)
+      student=student_spec.StudentSpec(num_layers=2, hidden_size=16,
+                                       num_attention_heads=2),
+      teacher=_teacher(runs), inputs=distillation_testing.tiny_inputs(),
+      **kwargs)
+
+
+def _teacher(runs):
+  return teacher_spec.TeacherSpec(checkpoint=runs["teacher_dir"],
+                                  stage1_checkpoint=runs["stage1_dir"])
 
 
 def test_trains_resumes_and_saves_a_student_for_fine_tuning(runs):
@@ -69,20 +76,22 @@ def test_trains_resumes_and_saves_a_student_for_fine_tuning(runs):
       resumed.model.teacher.masked_lm.dense.kernel.numpy(),
       runs["stage1_teacher"].masked_lm.dense.kernel.numpy())
 
-  # Fine-tuning reads the student encoder with the teacher's vocabulary.
-  config = finetune_task.encoder_config_from_checkpoint(
-      tf.train.latest_checkpoint(model_dir))
-  assert (config["vocab_size"], config["hidden_size"],
-          config["num_layers"]) == (30522, 16, 2)
+  # Fine-tuning reads the student encoder with the teacher's vocabulary,
+  # from the config written beside the checkpoint or from the variables.
+  path = tf.train.latest_checkpoint(model_dir)
+  for config in (finetune_task.encoder_config_from_run(path),
+                 finetune_task.encoder_config_from_checkpoint(path)):
+    assert (config["vocab_size"], config["hidden_size"],
+            config["num_layers"]) == (30522, 16, 2)
 
 
 def test_same_width_student_starts_from_teacher_layer_g_m(runs):
   # Teacher: 2 layers x 32; a 1-layer student of width 32 takes layer g(1) = 2.
   task = distilbert.DistilBertTask(
-      teacher_checkpoint=runs["teacher_dir"],
-      teacher_init_checkpoint=runs["stage1_dir"], num_layers=1,
-      hidden_size=32, num_attention_heads=2, init_from_teacher=True,
-      inputs=distillation_testing.tiny_inputs())
+      init_from_teacher=True,
+      student=student_spec.StudentSpec(num_layers=1, hidden_size=32,
+                                       num_attention_heads=2),
+      teacher=_teacher(runs), inputs=distillation_testing.tiny_inputs())
   model = task.build_model()
   assert task.layer_map == [2] and not model.projections
   task.initialize(model)

@@ -9,6 +9,8 @@ import tensorflow as tf
 from mixvocab_tf.tasks.distillation import distillation_testing
 from mixvocab_tf.tasks.finetuning import finetune_task
 from mixvocab_tf.tasks.distillation import stage2_distill
+from mixvocab_tf.tasks import student_spec
+from mixvocab_tf.tasks import teacher_spec
 from mixvocab_tf.core import gin_utils
 from mixvocab_tf.core import optimization
 from mixvocab_tf.core import trainer as trainer_lib
@@ -31,9 +33,11 @@ def test_trains_from_the_stage1_table_and_teacher(tmp_path):
   stage1_dir, stage1_teacher = distillation_testing.write_stage1_run(
       str(tmp_path / "stage1"), teacher_dir, 16)
   task = stage2_distill.Stage2DistillTask(
-      init_checkpoint=stage1_dir, teacher_checkpoint=teacher_dir,
       soft_target_weight=1.0, hidden_weight=1.0, attention_weight=1.0,
-      num_layers=2, hidden_size=16, num_attention_heads=2,
+      student=student_spec.StudentSpec(
+          num_layers=2, hidden_size=16, num_attention_heads=2,
+          init_checkpoint=stage1_dir),
+      teacher=teacher_spec.TeacherSpec(checkpoint=teacher_dir),
       inputs=distillation_testing.tiny_inputs())
   trainer = trainer_lib.Trainer(
       model_dir=str(tmp_path / "run"), task=task, train_steps=2, log_every=1,
@@ -51,11 +55,13 @@ def test_trains_from_the_stage1_table_and_teacher(tmp_path):
   np.testing.assert_array_equal(
       trainer.model.teacher.encoder_network.get_student_embedding_table(),
       stage1_teacher.encoder_network.get_student_embedding_table())
-  # Fine-tuning reads its student encoder as it reads a stage II one.
-  config = finetune_task.encoder_config_from_checkpoint(
-      tf.train.latest_checkpoint(str(tmp_path / "run")))
-  assert (config["hidden_size"], config["num_layers"]) == (16, 2)
-  assert config["vocab_size"] == len(task.vocab("student"))
+  # Fine-tuning reads its student encoder as it reads a stage II one, from
+  # the config written beside the checkpoint or from the variables.
+  path = tf.train.latest_checkpoint(str(tmp_path / "run"))
+  for config in (finetune_task.encoder_config_from_run(path),
+                 finetune_task.encoder_config_from_checkpoint(path)):
+    assert (config["hidden_size"], config["num_layers"]) == (16, 2)
+    assert config["vocab_size"] == len(task.vocab("student"))
 
 
 @pytest.mark.parametrize("name", CPU_CONFIGS + TPU_CONFIGS)
@@ -73,13 +79,10 @@ def test_cpu_configs_dry_run_with_a_tiny_teacher(tmp_path):
   for name in CPU_CONFIGS:
     gin.clear_config()
     task = name[:-len("_cpu.gin")]
-    configurable = {"distilbert": "DistilBertTask", "tinybert": "TinyBertTask",
-                    "pkd": "PkdTask", "stage2_distill": "Stage2DistillTask"
-                    }[task]
-    bindings = [f"{configurable}.teacher_checkpoint = '{teacher_dir}'",
-                f"{configurable}.hidden_size = 16",
-                f"{configurable}.num_layers = 2",
-                f"{configurable}.num_attention_heads = 2",
+    bindings = [f"TeacherSpec.checkpoint = '{teacher_dir}'",
+                "StudentSpec.hidden_size = 16",
+                "StudentSpec.num_layers = 2",
+                "StudentSpec.num_attention_heads = 2",
                 "MlmInputs.seq_length = 32"]
     if task != "tinybert":
       bindings.append(f"STAGE1_DIR = '{stage1_dir}'")

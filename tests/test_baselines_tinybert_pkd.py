@@ -7,10 +7,20 @@ import pytest
 from mixvocab_tf.tasks.distillation import distillation_testing
 from mixvocab_tf.tasks.distillation import pkd
 from mixvocab_tf.tasks.distillation import tinybert
+from mixvocab_tf.tasks import student_spec
+from mixvocab_tf.tasks import teacher_spec
 from mixvocab_tf.core import optimization
 from mixvocab_tf.core import trainer as trainer_lib
 
-_STUDENT = dict(num_layers=2, hidden_size=16, num_attention_heads=2)
+def _student():
+  return student_spec.StudentSpec(num_layers=2, hidden_size=16,
+                                  num_attention_heads=2)
+
+
+def _teacher(runs, stage1=False):
+  return teacher_spec.TeacherSpec(
+      checkpoint=runs["teacher_dir"],
+      stage1_checkpoint=runs["stage1_dir"] if stage1 else None)
 
 
 @pytest.fixture(scope="module")
@@ -33,9 +43,8 @@ def _train(model_dir, task, steps=2):
 def test_tinybert_distils_a_teacher_without_an_mlm_head(runs):
   # General distillation needs no prediction layer: the pretrained tiny
   # teacher (no head, as MiniLM) is enough.
-  task = tinybert.TinyBertTask(teacher_checkpoint=runs["teacher_dir"],
-                               inputs=distillation_testing.tiny_inputs(),
-                               **_STUDENT)
+  task = tinybert.TinyBertTask(student=_student(), teacher=_teacher(runs),
+                               inputs=distillation_testing.tiny_inputs())
   trainer, records = _train(str(runs["root"] / "tinybert"), task)
   model = trainer.model
   assert task.layer_map == [1, 2]
@@ -51,17 +60,16 @@ def test_tinybert_distils_a_teacher_without_an_mlm_head(runs):
   assert {id(v) for v in model.projections["embedding"].variables} <= trained
   # The teacher after training is the checkpoint's, as loaded anew.
   table = model.teacher.encoder_network.get_embedding_table()
-  fresh = tinybert.TinyBertTask(teacher_checkpoint=runs["teacher_dir"],
-                                inputs=distillation_testing.tiny_inputs(),
-                                **_STUDENT).build_model()
+  fresh = tinybert.TinyBertTask(student=_student(), teacher=_teacher(runs),
+                                inputs=distillation_testing.tiny_inputs()
+                                ).build_model()
   np.testing.assert_array_equal(
       table.numpy(), fresh.teacher.encoder_network.get_embedding_table())
 
 
 def test_pkd_trains_on_soft_targets_and_patient_cls_states(runs):
-  task = pkd.PkdTask(teacher_checkpoint=runs["teacher_dir"],
-                     teacher_init_checkpoint=runs["stage1_dir"],
-                     inputs=distillation_testing.tiny_inputs(), **_STUDENT)
+  task = pkd.PkdTask(student=_student(), teacher=_teacher(runs, stage1=True),
+                     inputs=distillation_testing.tiny_inputs())
   _, records = _train(str(runs["root"] / "pkd"), task)
   scalars = records[-1].scalars
   np.testing.assert_allclose(
@@ -73,8 +81,8 @@ def test_pkd_trains_on_soft_targets_and_patient_cls_states(runs):
 
 
 def test_pkd_needs_a_teacher_with_a_trained_head(runs):
-  task = pkd.PkdTask(teacher_checkpoint=runs["teacher_dir"],
-                     inputs=distillation_testing.tiny_inputs(), **_STUDENT)
+  task = pkd.PkdTask(student=_student(), teacher=_teacher(runs),
+                     inputs=distillation_testing.tiny_inputs())
   with pytest.raises(ValueError, match="PkdTask.alpha = 0"):
     task.build_model()
   with pytest.raises(ValueError, match=r"alpha must be in \[0, 1\]"):

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 from mixvocab_tf.tasks.pretraining import mlm_inputs
+from mixvocab_tf.tasks import student_spec
 from mixvocab_tf.tasks.pretraining import nokd
 from mixvocab_tf.core import optimization
 from mixvocab_tf.core import trainer as trainer_lib
@@ -24,7 +25,8 @@ def _run(args):
 
 def _tiny_student(model_dir):
   task = nokd.NoKDTask(
-      student_preset=None, num_layers=2, hidden_size=32, num_attention_heads=2,
+      student=student_spec.StudentSpec(
+          preset=None, num_layers=2, hidden_size=32, num_attention_heads=2),
       inputs=mlm_inputs.MlmInputs(global_batch_size=4, seq_length=32,
                                   max_predictions=5, shuffle_buffer=8))
   trainer_lib.Trainer(

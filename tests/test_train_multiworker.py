@@ -25,7 +25,7 @@ def test_two_workers_match_one_process(tmp_path):
       "Trainer.log_every = 1",
       "Trainer.checkpoint_every = 3",
       # Dropout draws differ between replica layouts; the arithmetic does not.
-      "NoKDTask.dropout_rate = 0.0",
+      "StudentSpec.dropout_rate = 0.0",
   ]
   gin_files = ["nokd_cpu.gin"]
   single_dir, multi_dir = str(tmp_path / "single"), str(tmp_path / "multi")

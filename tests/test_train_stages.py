@@ -43,7 +43,7 @@ def test_stage2_starts_from_stage1_only_with_its_vocabulary(tmp_path):
 
   accepted = testing.run_train(
       str(tmp_path / "stage2"), ["stage2_cpu.gin"],
-      stage2_bindings + [f"Stage2Task.student_vocab = '{other_vocab}'"])
+      stage2_bindings + [f"StudentSpec.vocab = '{other_vocab}'"])
   assert accepted.returncode == 0, accepted.stderr[-3000:]
   assert f"Initialised the student table from {stage1_dir}" in (
       accepted.stderr)

@@ -164,6 +164,18 @@ class Task(abc.ABC):
     """
     return {"model": model}
 
+  def encoder_configs(self, model: tf_keras.Model) -> Dict[str, Dict[str, Any]]:
+    """{name: config} of the encoders a later stage rebuilds from this run.
+
+    The trainer writes them as `encoder_config.json` beside every checkpoint
+    (STYLE.md, 14), under the names of `checkpoint_items` (e.g.
+    `student_encoder`), so that stage II or fine-tuning builds the encoder
+    from its config instead of inferring sizes from variable shapes.
+    Default: none.
+    """
+    del model
+    return {}
+
   def vocab_fingerprints(self) -> Dict[str, str]:
     """{'teacher'|'student': sha256} of the vocabularies this task reads.
 

@@ -13,6 +13,12 @@ writes the shards and the index first and only then replaces the `checkpoint`
 state file (itself with an atomic rename), so a process killed mid-save leaves
 the previous checkpoint as the latest one.
 
+Beside its checkpoints a run writes `encoder_config.json`: the config of each
+encoder the task names (`Task.encoder_configs`), as keras-hub writes
+`config.json` beside its weights, so that a later stage (stage II reading
+stage I, fine-tuning reading a student) rebuilds the encoder from it instead
+of inferring sizes from variable shapes.
+
 With several workers, every worker saves its own copy (the chief into
 `model_dir`, worker i into `model_dir/worker_i`), because each one's input
 iterator is its own; a resumed run restores the newest step that every worker
@@ -42,8 +48,8 @@ CHECKPOINT_PREFIX = "ckpt"
 #: Name of the trackable holding the run's metadata inside a checkpoint.
 METADATA_KEY = "metadata"
 _METADATA_FIELDS = ("task", "teacher_vocab", "student_vocab")
-
-
+#: The encoders' configs beside a run's checkpoints: {name: config}.
+ENCODER_CONFIG_FILE = "encoder_config.json"
 #: Where damaged checkpoints are moved (kept for inspection, never resumed).
 DAMAGED_DIR = "damaged"
 #: The lock file of a run directory (`RunLock`).
@@ -270,6 +276,59 @@ def check_vocab_fingerprints(checkpoint_path: str,
           "fingerprint), or start from a checkpoint made with this one.")
 
 
+def _jsonable(value):
+  """Keras configs hold tracking wrappers (DictWrapper, ListWrapper); JSON
+  needs plain dicts and lists."""
+  if isinstance(value, Mapping):
+    return {str(k): _jsonable(v) for k, v in value.items()}
+  if isinstance(value, (list, tuple)):
+    return [_jsonable(v) for v in value]
+  if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+    return value.item()  # NumPy scalars.
+  return value
+
+
+def write_encoder_configs(directory: str,
+                          configs: Mapping[str, Mapping[str, Any]]) -> str:
+  """Writes {name: encoder config} as `encoder_config.json` in `directory`.
+
+  Written to a temporary file and renamed, so a reader never sees half a
+  file.
+
+  Returns:
+    The path written.
+  """
+  text = json.dumps(_jsonable(configs), indent=2, sort_keys=True)
+  tf.io.gfile.makedirs(directory)
+  path = os.path.join(directory, ENCODER_CONFIG_FILE)
+  with tf.io.gfile.GFile(path + ".tmp", "w") as f:
+    f.write(text + "\n")
+  tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
+  return path
+
+
+def read_encoder_config(path: str, name: str) -> Optional[Dict[str, Any]]:
+  """The config of encoder `name` written beside a checkpoint, or None.
+
+  Args:
+    path: a run's directory (model_dir, `best/`) or a checkpoint prefix in
+      one.
+    name: the encoder's name (e.g. 'student_encoder').
+
+  Returns:
+    The config dict, or None when the run wrote no `encoder_config.json`
+    (checkpoints of older runs and of other tools) or it names no such
+    encoder.
+  """
+  directory = path if tf.io.gfile.isdir(path) else os.path.dirname(path)
+  config_path = os.path.join(directory, ENCODER_CONFIG_FILE)
+  if not tf.io.gfile.exists(config_path):
+    return None
+  with tf.io.gfile.GFile(config_path) as f:
+    configs = json.load(f)
+  return configs.get(name)
+
+
 def _steps_in(directory: str):
   state = tf.train.get_checkpoint_state(directory)
   if state is None:
@@ -335,6 +394,8 @@ class RunCheckpoint:
     max_to_keep: checkpoints kept (the oldest are deleted).
     worker_index: this worker's index (0: the chief).
     num_workers: number of workers of the run.
+    encoder_configs: {name: encoder config} written as `encoder_config.json`
+      beside the checkpoints (see `Task.encoder_configs`).
   """
 
   def __init__(self,
@@ -344,7 +405,8 @@ class RunCheckpoint:
                vocab_fingerprints: Mapping[str, str],
                max_to_keep: int = 3,
                worker_index: int = 0,
-               num_workers: int = 1):
+               num_workers: int = 1,
+               encoder_configs: Optional[Mapping[str, Any]] = None):
     if max_to_keep is not None and max_to_keep < 1:
       raise ValueError(f"max_to_keep must be at least 1 (or None: keep all); "
                        f"received {max_to_keep}.")
@@ -355,6 +417,8 @@ class RunCheckpoint:
     self.task_name = task_name
     self.worker_index = worker_index
     self.num_workers = num_workers
+    self.encoder_configs = dict(encoder_configs or {})
+    self._encoder_configs_written = False
     self.metadata = make_metadata(task_name, vocab_fingerprints)
     self.checkpoint = tf.train.Checkpoint(**items, metadata=self.metadata)
     self.directory = worker_directory(model_dir, worker_index)
@@ -484,6 +548,10 @@ class RunCheckpoint:
   def save(self, step: int) -> str:
     """Saves a checkpoint numbered `step`; returns its path."""
     path = self.manager.save(checkpoint_number=step)
+    if self.encoder_configs and not self._encoder_configs_written:
+      # Once per run: the configs do not change while it trains.
+      write_encoder_configs(self.directory, self.encoder_configs)
+      self._encoder_configs_written = True
     logging.info("Saved checkpoint %s.", path)
     return path
 

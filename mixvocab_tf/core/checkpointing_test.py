@@ -3,6 +3,7 @@
 import os
 
 import tensorflow as tf
+import tf_keras
 
 from mixvocab_tf.core import checkpointing
 
@@ -69,6 +70,36 @@ class CheckpointingTest(tf.test.TestCase):
         model_dir, {"weights": tf.Variable([0.0, 0.0])}, task_name="stage1",
         vocab_fingerprints={}, worker_index=1, num_workers=2)
     self.assertEqual(run.latest_common_step(), 10)
+
+
+class EncoderConfigTest(tf.test.TestCase):
+
+  def test_written_beside_the_checkpoints_and_read_back(self):
+    model_dir = self.get_temp_dir()
+    # Keras configs hold tracking wrappers; the file holds plain JSON.
+    layer = tf_keras.layers.Dense(
+        3, kernel_initializer=tf_keras.initializers.TruncatedNormal(
+            stddev=0.02))
+    config = {"hidden_size": 3, "initializer": layer.get_config()[
+        "kernel_initializer"], "sizes": (1, 2)}
+    run = checkpointing.RunCheckpoint(
+        model_dir, {"weights": tf.Variable([1.0])}, task_name="stage2",
+        vocab_fingerprints={}, encoder_configs={"student_encoder": config})
+    self.assertFalse(os.path.exists(
+        os.path.join(model_dir, checkpointing.ENCODER_CONFIG_FILE)))
+    path = run.save(1)
+    read = checkpointing.read_encoder_config(path, "student_encoder")
+    self.assertEqual(read["hidden_size"], 3)
+    self.assertEqual(read["sizes"], [1, 2])
+    self.assertEqual(read["initializer"]["config"]["stddev"], 0.02)
+    self.assertEqual(
+        checkpointing.read_encoder_config(model_dir, "student_encoder"), read)
+    self.assertIsNone(checkpointing.read_encoder_config(path, "teacher"))
+
+  def test_absent_for_runs_that_wrote_none(self):
+    path = _save(self.get_temp_dir(), 1, {})
+    self.assertIsNone(checkpointing.read_encoder_config(path,
+                                                        "student_encoder"))
 
 
 if __name__ == "__main__":

@@ -214,7 +214,8 @@ class Evaluator:
       items = dict(self.task.checkpoint_items(self.model))
       self._best_checkpoint = checkpointing.RunCheckpoint(
           self.best_dir, items, task_name=self.task.task_name,
-          vocab_fingerprints=self.task.vocab_fingerprints(), max_to_keep=1)
+          vocab_fingerprints=self.task.vocab_fingerprints(), max_to_keep=1,
+          encoder_configs=self.task.encoder_configs(self.model))
     return self._best_checkpoint
 
   def run(self, step: int) -> Dict[str, Any]:

@@ -159,3 +159,23 @@ def test_restore_refuses_another_model(tmp_path):
       str(tmp_path / "ckpt"))
   with pytest.raises(ValueError, match="does not fit the model"):
     evaluation.restore_model(task, task.build_model(), str(tmp_path))
+
+
+class _DescribedTask(_ScriptedTask):
+  """Names its model as an encoder a later stage rebuilds."""
+
+  def encoder_configs(self, model):
+    return {"encoder": {"units": int(model.layers[-1].units)}}
+
+
+def test_encoder_config_is_written_beside_the_run_and_the_best(tmp_path):
+  model_dir = str(tmp_path)
+  trainer = trainer_lib.Trainer(
+      model_dir=model_dir, task=_DescribedTask([0.5, 0.7]), train_steps=4,
+      log_every=2, checkpoint_every=2, evaluate_every=2,
+      optimization=optimization.optimization_config(
+          train_steps=4, learning_rate=0.05, warmup_fraction=0.0))
+  trainer.train()
+  for directory in (model_dir, os.path.join(model_dir, evaluation.BEST_DIR)):
+    assert checkpointing.read_encoder_config(
+        checkpointing.resolve_checkpoint(directory), "encoder") == {"units": 1}

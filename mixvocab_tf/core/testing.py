@@ -52,12 +52,9 @@ def tiny_bindings(batch_size=8, seq_length=TINY_SEQ_LENGTH, max_predictions=5,
       "MlmInputs.shuffle_buffer = 64",
       f"MlmInputs.sharding = '{sharding}'",
       "Stage1Task.student_embedding_width = 32",
-      f"Stage2Task.num_layers = {TINY_LAYERS}",
-      f"Stage2Task.hidden_size = {TINY_HIDDEN}",
-      "Stage2Task.num_attention_heads = 2",
-      f"NoKDTask.num_layers = {TINY_LAYERS}",
-      f"NoKDTask.hidden_size = {TINY_HIDDEN}",
-      "NoKDTask.num_attention_heads = 2",
+      f"StudentSpec.num_layers = {TINY_LAYERS}",
+      f"StudentSpec.hidden_size = {TINY_HIDDEN}",
+      "StudentSpec.num_attention_heads = 2",
   ]
 
 

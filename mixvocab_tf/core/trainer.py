@@ -339,7 +339,8 @@ class Trainer:
         self.model_dir, items, task_name=self.task.task_name,
         vocab_fingerprints=self.task.vocab_fingerprints(),
         max_to_keep=self.keep_checkpoints, worker_index=self.worker_index,
-        num_workers=self.num_workers)
+        num_workers=self.num_workers,
+        encoder_configs=self.task.encoder_configs(self.model))
     self._train_loop = self._make_train_loop()
     self.evaluator = evaluation.Evaluator(
         self.task, self.model, self.model_dir, best_metric=self.best_metric,

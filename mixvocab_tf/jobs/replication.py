@@ -72,13 +72,13 @@ def _pretraining_steps(preset, methods, stage1_steps, student_steps,
                   ["stage2_cpu.gin"], [
                       f"STAGE1_DIR = '{{output_dir}}/{stage1}'",
                       f"Trainer.train_steps = {student_steps}",
-                      f"Stage2Task.student_vocab = '{vocab}'",
+                      f"StudentSpec.vocab = '{vocab}'",
                   ] + ([] if preset == "L6-H96" else
                        [f"STUDENT_PRESET = '{preset}'"])))
   if "nokd" in methods:
     steps.append((pretraining_dir("nokd", preset), "train", ["nokd_cpu.gin"], [
         f"Trainer.train_steps = {student_steps}",
-        f"NoKDTask.student_vocab = '{vocab}'",
+        f"StudentSpec.vocab = '{vocab}'",
     ] + ([] if preset == "L6-H96" else [f"STUDENT_PRESET = '{preset}'"])))
   if "distilbert" in methods:
     # The teacher is the 6 x 96 stage I run: stage I trained its

@@ -60,6 +60,23 @@ _GOOGLE_ACTIVATIONS = {
 # BertEncoderV2 fixes every LayerNorm epsilon at 1e-12 (BERT's value).
 _LAYER_NORM_EPS = 1e-12
 
+#: google-research/bert's uncased_L-24_H-1024_A-16 (BERT-LARGE), the paper's
+#: teacher (Section 4); the dimensions of last resort when neither the
+#: checkpoint nor a config file is reachable (dry runs of the TPU configs).
+BERT_LARGE_CONFIG = {
+    "vocab_size": 30522,
+    "hidden_size": 1024,
+    "num_hidden_layers": 24,
+    "num_attention_heads": 16,
+    "intermediate_size": 4096,
+    "hidden_act": "gelu",
+    "hidden_dropout_prob": 0.1,
+    "attention_probs_dropout_prob": 0.1,
+    "max_position_embeddings": 512,
+    "type_vocab_size": 2,
+    "initializer_range": 0.02,
+}
+
 # Encoder arguments a caller may change without changing any weight's shape.
 _ALLOWED_OVERRIDES = ("return_attention_scores", "return_word_embeddings",
                       "output_dropout", "attention_dropout")
@@ -342,12 +359,55 @@ def assign_masked_lm_weights(masked_lm, checkpoint):
   return True
 
 
-def _encoder_kwargs(checkpoint, overrides):
+def _exists(path):
+  return bool(path) and tf.io.gfile.exists(path)
+
+
+def teacher_encoder_config(checkpoint_path, config_path=None):
+  """`BertEncoderV2` arguments of a teacher, and where they came from.
+
+  Tried in order: the checkpoint's own config (`read_bert_config`), the config
+  file `config_path` (a google `bert_config.json` or a Hugging Face
+  `config.json`), then BERT-LARGE's published dimensions, so that a dry run
+  of a TPU config builds the paper's teacher on a machine without it.
+
+  Args:
+    checkpoint_path: a checkpoint as for `read_bert_checkpoint` (may be
+      absent).
+    config_path: a config file for when the checkpoint is not reachable.
+
+  Returns:
+    (encoder kwargs, description of the source).
+  """
+  if _exists(checkpoint_path):
+    try:
+      return (read_bert_config(checkpoint_path)[1],
+              f"the config of {checkpoint_path}")
+    except (ValueError, FileNotFoundError) as e:
+      if not _exists(config_path):
+        raise ValueError(f"Cannot read the teacher checkpoint "
+                         f"{checkpoint_path}: {e}") from e
+  if _exists(config_path):
+    with tf.io.gfile.GFile(config_path) as f:
+      config = json.load(f)
+    # A google bert_config.json has no model_type, and its "gelu" is the tanh
+    # approximation.
+    checkpoint_format = GOOGLE if "model_type" not in config else HUGGINGFACE
+    return (encoder_config_from_bert_config(config, checkpoint_format,
+                                            source=config_path), config_path)
+  return (encoder_config_from_bert_config(
+      BERT_LARGE_CONFIG, GOOGLE, source="built-in BERT-LARGE"),
+          "built-in BERT-LARGE dimensions (24 x 1024, 16 heads; neither the "
+          f"checkpoint {checkpoint_path!r} nor the config {config_path!r} was "
+          "found)")
+
+
+def _encoder_kwargs(encoder_config, overrides):
   unknown = sorted(set(overrides) - set(_ALLOWED_OVERRIDES))
   if unknown:
     raise ValueError(f"Cannot override {unknown} of a pretrained encoder; "
                      f"allowed: {list(_ALLOWED_OVERRIDES)}.")
-  kwargs = dict(checkpoint.encoder_config)
+  kwargs = dict(encoder_config)
   kwargs.update(overrides)
   return kwargs
 
@@ -356,6 +416,64 @@ def _as_checkpoint(path_or_checkpoint):
   if isinstance(path_or_checkpoint, BertCheckpoint):
     return path_or_checkpoint
   return read_bert_checkpoint(path_or_checkpoint)
+
+
+def build_teacher(encoder_config, *, student_vocab_size,
+                  student_embedding_width, name="teacher", **overrides):
+  """The stage I teacher architecture, fresh: a `DualVocabPretrainer`.
+
+  Zhao et al. (EACL 2021), Section 3: a pretrained BERT plus a student table
+  of the student's width d_s and an up-projection to the teacher's width.
+  Every teacher of the package (stage I, the distillation tasks' frozen
+  teacher) is built here; `load_pretrained_weights` fills it.
+
+  Args:
+    encoder_config: `BertEncoderV2` arguments of the pretrained BERT (its
+      `vocab_size` becomes the teacher vocabulary's), e.g. from
+      `teacher_encoder_config` or `BertCheckpoint.encoder_config`.
+    student_vocab_size: rows of the student table.
+    student_embedding_width: d_s, the width of the student table.
+    name: the Keras model's name.
+    **overrides: any of return_attention_scores, return_word_embeddings,
+      output_dropout, attention_dropout.
+
+  Returns:
+    A `DualVocabPretrainer` with fresh weights.
+  """
+  kwargs = _encoder_kwargs(encoder_config, overrides)
+  teacher_vocab_size = kwargs.pop("vocab_size")
+  encoder = dual_vocab_bert_encoder.DualVocabBertEncoder(
+      teacher_vocab_size=teacher_vocab_size,
+      student_vocab_size=student_vocab_size,
+      student_embedding_width=student_embedding_width,
+      **kwargs)
+  return dual_vocab_pretrainer.DualVocabPretrainer(encoder, name=name)
+
+
+def load_pretrained_weights(model, path):
+  """Assigns a pretrained BERT's weights to an encoder or a pretrainer.
+
+  The one loader of pretrained weights: stage I's teacher, the distillation
+  tasks' teacher without a stage I run and fine-tuning from a teacher all
+  come here.
+
+  Args:
+    model: a `PlainBertEncoder` / `BertEncoderV2` / `DualVocabBertEncoder`
+      (its teacher side), or a pretrainer holding one as `encoder_network`
+      (`MLMPretrainer`, `DualVocabPretrainer`), whose teacher-vocabulary
+      `masked_lm` head is loaded too when the checkpoint has one.
+    path: a checkpoint path (see `read_bert_checkpoint`) or a
+      `BertCheckpoint`.
+
+  Returns:
+    Whether an MLM head was loaded (False for a bare encoder).
+  """
+  checkpoint = _as_checkpoint(path)
+  encoder = getattr(model, "encoder_network", model)
+  assign_encoder_weights(encoder, checkpoint)
+  if encoder is model:
+    return False
+  return assign_masked_lm_weights(model.masked_lm, checkpoint)
 
 
 def load_bert_encoder(path, **overrides):
@@ -371,8 +489,8 @@ def load_bert_encoder(path, **overrides):
   """
   checkpoint = _as_checkpoint(path)
   encoder = plain_bert_encoder.PlainBertEncoder(
-      **_encoder_kwargs(checkpoint, overrides))
-  assign_encoder_weights(encoder, checkpoint)
+      **_encoder_kwargs(checkpoint.encoder_config, overrides))
+  load_pretrained_weights(encoder, checkpoint)
   return encoder
 
 
@@ -387,14 +505,17 @@ def load_bert_pretrainer(path, **overrides):
     An `MLMPretrainer` whose `mlm_logits` cover the teacher vocabulary.
   """
   checkpoint = _as_checkpoint(path)
-  model = mlm_pretrainer.MLMPretrainer(load_bert_encoder(checkpoint, **overrides))
-  assign_masked_lm_weights(model.masked_lm, checkpoint)
+  model = mlm_pretrainer.MLMPretrainer(plain_bert_encoder.PlainBertEncoder(
+      **_encoder_kwargs(checkpoint.encoder_config, overrides)))
+  load_pretrained_weights(model, checkpoint)
   return model
 
 
 def load_teacher(path, *, student_vocab_size, student_embedding_width,
                  **overrides):
   """The stage I teacher: a pretrained BERT with a fresh student table.
+
+  `build_teacher` then `load_pretrained_weights`.
 
   Example:
   ```python
@@ -417,36 +538,9 @@ def load_teacher(path, *, student_vocab_size, student_embedding_width,
     table, the up-projection and the student-vocabulary head are fresh.
   """
   checkpoint = _as_checkpoint(path)
-  kwargs = _encoder_kwargs(checkpoint, overrides)
-  teacher_vocab_size = kwargs.pop("vocab_size")
-  encoder = dual_vocab_bert_encoder.DualVocabBertEncoder(
-      teacher_vocab_size=teacher_vocab_size,
-      student_vocab_size=student_vocab_size,
-      student_embedding_width=student_embedding_width,
-      **kwargs)
-  assign_encoder_weights(encoder, checkpoint)
-  model = dual_vocab_pretrainer.DualVocabPretrainer(encoder)
-  assign_masked_lm_weights(model.masked_lm, checkpoint)
+  model = build_teacher(checkpoint.encoder_config,
+                        student_vocab_size=student_vocab_size,
+                        student_embedding_width=student_embedding_width,
+                        name="dual_vocab_pretrainer", **overrides)
+  load_pretrained_weights(model, checkpoint)
   return model
-
-
-def build_default_teacher(*, student_embedding_width, student_vocab_size=4928,
-                          **overrides):
-  """`load_teacher` on the package's default teacher (all-MiniLM-L6-v2).
-
-  Args:
-    student_embedding_width: The student's hidden size (96, 192 or 256 for the
-      presets).
-    student_vocab_size: Size of the student vocabulary (the paper's 4,928 by
-      default).
-    **overrides: As for `load_bert_encoder`.
-
-  Returns:
-    A `DualVocabPretrainer` (6 layers, hidden 384, 30,522-token teacher
-    vocabulary; both MLM heads fresh, as MiniLM ships none).
-  """
-  from mixvocab_tf import data  # pylint: disable=g-import-not-at-top
-  return load_teacher(data.default_teacher_dir(),
-                      student_vocab_size=student_vocab_size,
-                      student_embedding_width=student_embedding_width,
-                      **overrides)

@@ -199,7 +199,8 @@ def test_default_teacher_matches_numpy_on_real_sentences():
                   input_type_ids=np.zeros_like(word_ids),
                   input_vocab_ids=np.zeros_like(word_ids))
 
-  teacher = teacher_loader.build_default_teacher(student_embedding_width=96)
+  teacher = teacher_loader.load_teacher(
+      directory, student_vocab_size=4928, student_embedding_width=96)
   out = teacher.encoder_network(features)
 
   config = testing_utils.read_json(os.path.join(directory, "config.json"))

@@ -3,9 +3,11 @@
 Three kinds, one subpackage each: `pretraining/` (stage I, stage II, NoKD,
 dual training: Zhao et al., EACL 2021, Section 3), `distillation/` (DistilBERT,
 TinyBERT, PKD, stage II across vocabularies: the baselines of Section 4) and
-`finetuning/` (SNIPS and GLUE, Section 4.2). The interface they implement and
-the registry that finds a task by the name a gin file gives to `Trainer.task`
-are `mixvocab_tf.core.base_task`.
+`finetuning/` (SNIPS and GLUE, Section 4.2). What they share sits here: the
+student of a task is one `StudentSpec` (`student_spec.py`), its teacher one
+`TeacherSpec` (`teacher_spec.py`), each with its builder. The interface they
+implement and the registry that finds a task by the name a gin file gives to
+`Trainer.task` are `mixvocab_tf.core.base_task`.
 """
 
 from mixvocab_tf.tasks.pretraining import dual

@@ -24,11 +24,11 @@ Choices of this implementation:
   as DistilBERT), with the teacher's embeddings and MLM head.
 
 The soft targets need a trained teacher MLM head: use a stage I run of the
-teacher (`DistillationTask.teacher_init_checkpoint`) or a checkpoint with a
-head; see `distillation_task`.
+teacher (`TeacherSpec.stage1_checkpoint`) or a checkpoint with a head; see
+`distillation_task`.
 """
 
-from typing import Optional, Sequence
+from typing import Optional
 
 from absl import logging
 import tensorflow as tf
@@ -37,7 +37,6 @@ from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import base_task
 from mixvocab_tf.tasks.distillation import losses
 from mixvocab_tf.tasks.distillation import distillation_task
-from mixvocab_tf.tasks.pretraining import mlm_inputs
 from mixvocab_tf.tasks.pretraining import mlm_task
 
 
@@ -53,7 +52,7 @@ class DistilBertTask(distillation_task.DistillationTask):
     init_from_teacher: start the student from teacher layers g(m): True
       (required; an error if shapes differ), False, or None (when the shapes
       allow).
-    The other arguments are those of `DistillationTask`.
+    **kwargs: student, teacher, layer_map, inputs of `DistillationTask`.
   """
 
   def __init__(self,
@@ -62,42 +61,21 @@ class DistilBertTask(distillation_task.DistillationTask):
                alpha_mlm: float = 2.0,
                alpha_cos: float = 1.0,
                init_from_teacher: Optional[bool] = None,
-               student_preset: Optional[str] = "L6-H96",
-               num_layers: Optional[int] = None,
-               hidden_size: Optional[int] = None,
-               num_attention_heads: Optional[int] = None,
-               dropout_rate: Optional[float] = None,
-               teacher_checkpoint: Optional[str] = None,
-               teacher_config: Optional[str] = None,
-               teacher_init_checkpoint: Optional[str] = None,
-               layer_map: Optional[Sequence[int]] = None,
-               inputs: Optional[mlm_inputs.MlmInputs] = None,
-               teacher_vocab: Optional[str] = None,
-               student_vocab: Optional[str] = None):
-    super().__init__(
-        student_preset=student_preset, num_layers=num_layers,
-        hidden_size=hidden_size, num_attention_heads=num_attention_heads,
-        dropout_rate=dropout_rate, teacher_checkpoint=teacher_checkpoint,
-        teacher_config=teacher_config,
-        teacher_init_checkpoint=teacher_init_checkpoint, layer_map=layer_map,
-        inputs=inputs, teacher_vocab=teacher_vocab,
-        student_vocab=student_vocab)
-    if temperature <= 0:
-      raise ValueError(f"temperature must be positive; received "
-                       f"{temperature}.")
-    for name, value in (("alpha_distill", alpha_distill),
-                        ("alpha_mlm", alpha_mlm), ("alpha_cos", alpha_cos)):
-      if value < 0:
-        raise ValueError(f"{name} must be >= 0; received {value}.")
-    self.temperature = float(temperature)
-    self.alpha_distill = float(alpha_distill)
-    self.alpha_mlm = float(alpha_mlm)
-    self.alpha_cos = float(alpha_cos)
+               **kwargs):
+    super().__init__(**kwargs)
+    self.temperature = losses.positive_temperature(temperature)
+    alphas = losses.checked_weights(
+        type(self).__name__, {"alpha_distill": alpha_distill,
+                              "alpha_mlm": alpha_mlm, "alpha_cos": alpha_cos},
+        suffix="", require_positive=False)
+    self.alpha_distill = alphas["alpha_distill"]
+    self.alpha_mlm = alphas["alpha_mlm"]
+    self.alpha_cos = alphas["alpha_cos"]
     self.init_from_teacher = init_from_teacher
 
   def assemble(self, student, teacher):
     if self.alpha_distill > 0:
-      self.teacher_source.require_trained_head(
+      self.teacher_spec.require_trained_head(
           "teacher", self.task_name, "DistilBertTask.alpha_distill")
     student_width = distillation_task.encoder_width(student.encoder_network)
     teacher_width = distillation_task.encoder_width(teacher.encoder_network)
@@ -122,13 +100,8 @@ class DistilBertTask(distillation_task.DistillationTask):
   def compute_loss(self, model, features, training):
     teacher = self.run_teacher(model, features)
     student = self.run_student(model, features, training)
-    weights = tf.cast(features["masked_lm_weights"], tf.float32)
-    kl_sum, count = losses.masked_sum(
-        losses.kl_divergence(teacher["teacher_mlm_logits"],
-                             student["mlm_logits"], self.temperature),
-        weights)
-    mlm_sum, _, correct = mlm_task.masked_lm_sums(
-        student["mlm_logits"], features, text_lib.TEACHER_VOCAB_ID)
+    kl_sum, mlm_sum, correct, count = self.masked_lm_sums(
+        teacher, student, features, losses.kl_divergence, self.temperature)
     cos_sum, tokens = losses.masked_sum(
         losses.cosine_distance(
             distillation_task.project(model, "hidden",
@@ -139,7 +112,7 @@ class DistilBertTask(distillation_task.DistillationTask):
     loss = (self.alpha_distill * self.temperature**2 *
             tf.math.divide_no_nan(kl_sum, global_count) +
             self.alpha_mlm * tf.math.divide_no_nan(mlm_sum, global_count) +
-            self.alpha_cos * distillation_task.mean_term(cos_sum, tokens))
+            self.alpha_cos * losses.mean_term(cos_sum, tokens))
     _, _, teacher_correct = mlm_task.masked_lm_sums(
         teacher["teacher_mlm_logits"], features, text_lib.TEACHER_VOCAB_ID)
     metrics = {

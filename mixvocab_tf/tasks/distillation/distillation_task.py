@@ -5,197 +5,48 @@ training with (DistilBERT, TinyBERT, PKD) and the cross-vocabulary options of
 stage II all run a frozen teacher and a trainable student on the same batch.
 This module holds what they share:
 
-* `TeacherSource`: builds the teacher, a `DualVocabPretrainer`, from a
-  pretrained BERT (Hugging Face or google-research/bert) and optionally a
-  stage I run, whose weights replace the pretrained ones. The teacher is
-  loaded in `build_model`, not in `Task.initialize`: it is kept out of the
-  student's checkpoints (STYLE.md, 8), so a resumed run must load it again.
+* `DistillationTask`: the base of those tasks. Its student is one
+  `StudentSpec` and its teacher one `TeacherSpec` (`tasks/student_spec.py`,
+  `tasks/teacher_spec.py`), each built by its own builder, so the tasks take
+  two specs instead of forwarding a dozen arguments (STYLE.md, 13). The
+  baselines' student reads the teacher's vocabulary (`student_reads =
+  'teacher'`, as in the paper's comparison); stage II across vocabularies
+  (`stage2_distill.py`) reads the student's.
 * `DistillationModel`: the container the trainer sees (student, frozen
   teacher, the learned maps W of the losses); the student alone is
   checkpointed under the names stage II uses (`model`, `student_encoder`).
 * `attention_logits` / `intermediate_losses`: TinyBERT's embedding,
-  hidden-state and attention losses (Jiao et al., 2020, Section 3.1), used by
-  `tinybert.py` and `stage2_distill.py`.
-* `DistillationTask`: the base of the single-vocabulary baselines: the
-  student reads the teacher's vocabulary (`mode='teacher'` input), as in the
-  paper's comparison.
+  hidden-state and attention losses (Jiao et al., 2020, Section 3.1), which
+  need the models' layers; the pure-tensor losses are in `losses.py`.
 
 Which teacher gives soft targets: the default teacher (all-MiniLM-L6-v2)
 ships no MLM head, so a head created fresh would give random soft targets.
-The tasks refuse that; give them a stage I run (`teacher_init_checkpoint`),
-whose teacher-vocabulary and student-vocabulary heads are trained, or a
-pretrained checkpoint with an MLM head (google-research/bert's BERT-LARGE,
-the paper's teacher, has one). TinyBERT's general distillation uses no head
-and can start from MiniLM directly.
+The tasks refuse that; give them a stage I run
+(`TeacherSpec.stage1_checkpoint`), whose teacher-vocabulary and
+student-vocabulary heads are trained, or a pretrained checkpoint with an MLM
+head (google-research/bert's BERT-LARGE, the paper's teacher, has one).
+TinyBERT's general distillation uses no head and can start from MiniLM
+directly.
 """
 
 import math
-import os
 from typing import Dict, List, Optional, Sequence
 
-from absl import logging
 import tensorflow as tf
 import tf_keras
 
-from mixvocab_tf import data as data_lib
 from mixvocab_tf import models
 from mixvocab_tf import networks
 from mixvocab_tf import text as text_lib
-from mixvocab_tf.models import teacher_loader
 from mixvocab_tf.networks import bert_variables
-from mixvocab_tf.core import base_task
+from mixvocab_tf.tasks import student_spec as student_spec_lib
+from mixvocab_tf.tasks import teacher_spec as teacher_spec_lib
 from mixvocab_tf.tasks.distillation import losses
 from mixvocab_tf.tasks.pretraining import mlm_inputs
 from mixvocab_tf.tasks.pretraining import mlm_task
-from mixvocab_tf.tasks.pretraining import stage1
-from mixvocab_tf.tasks.pretraining import student_mlm_task
-from mixvocab_tf.core import checkpointing
 
-_TABLE_KEY = f"{stage1.STUDENT_TABLE_KEY}/.ATTRIBUTES/VARIABLE_VALUE"
-
-
-def _exists(path):
-  return bool(path) and tf.io.gfile.exists(path)
-
-
-def default_teacher_vocab(teacher_checkpoint):
-  """The vocab.txt beside a teacher checkpoint (both layouts keep it there)."""
-  base = (teacher_checkpoint if not teacher_checkpoint.endswith(".ckpt")
-          else os.path.dirname(teacher_checkpoint))
-  return os.path.join(base, "vocab.txt")
-
-
-class TeacherSource:
-  """Where the frozen teacher comes from, and whether it was loaded.
-
-  Args:
-    teacher_checkpoint: a pretrained BERT (Hugging Face directory or
-      google-research/bert checkpoint); default: the package's default
-      teacher. Gives the architecture, and the weights when there is no
-      stage I run.
-    teacher_config: a config file giving the architecture when the checkpoint
-      is not reachable (dry runs).
-    stage1_checkpoint: a stage I run (model_dir or checkpoint) of that
-      teacher; its weights (teacher, student table, up-projection, both MLM
-      heads) replace the pretrained ones.
-  """
-
-  def __init__(self, teacher_checkpoint: Optional[str] = None,
-               teacher_config: Optional[str] = None,
-               stage1_checkpoint: Optional[str] = None):
-    self.teacher_checkpoint = (teacher_checkpoint or
-                               data_lib.default_teacher_dir())
-    self.teacher_config = teacher_config
-    self.stage1_checkpoint = stage1_checkpoint
-    #: Set by `build`: whether weights were loaded, and whether its
-    #: teacher-vocabulary / student-vocabulary MLM heads are trained ones.
-    self.loaded = False
-    self.trained_heads = {"teacher": False, "student": False}
-    self.loaded_from = None
-
-  def _stage1_path(self):
-    return checkpointing.resolve_checkpoint(self.stage1_checkpoint,
-                                            what="stage I teacher checkpoint")
-
-  def missing_files(self) -> Dict[str, str]:
-    missing = {}
-    if self.stage1_checkpoint:
-      try:
-        self._stage1_path()
-      except FileNotFoundError as e:
-        missing["stage I teacher checkpoint"] = str(e)
-    if not _exists(self.teacher_checkpoint) and not (
-        self.stage1_checkpoint and _exists(self.teacher_config)):
-      missing["teacher checkpoint"] = f"not found: {self.teacher_checkpoint}"
-    return missing
-
-  def student_table_shape(self, default):
-    """[vocab, width] of the stage I student table, or `default` without one."""
-    if not self.stage1_checkpoint:
-      return list(default)
-    try:
-      path = self._stage1_path()
-    except FileNotFoundError:
-      return list(default)
-    shapes = tf.train.load_checkpoint(path).get_variable_to_shape_map()
-    if _TABLE_KEY not in shapes:
-      raise ValueError(
-          f"{path} holds no stage I student table ({stage1.STUDENT_TABLE_KEY}); "
-          "the teacher's stage I checkpoint must be a stage I (or dual) run.")
-    return list(shapes[_TABLE_KEY])
-
-  def build(self, student_vocab_size: int, student_embedding_width: int,
-            vocab_fingerprints: Dict[str, str]):
-    """The teacher `DualVocabPretrainer`, frozen, with weights if available.
-
-    Args:
-      student_vocab_size: rows of the teacher's student table (without a
-        stage I run; otherwise the run's table decides).
-      student_embedding_width: its width (likewise).
-      vocab_fingerprints: {'teacher'|'student': sha256} the stage I run must
-        have been trained with (checked when it is read).
-
-    Returns:
-      The teacher; `self.loaded` says whether weights were loaded (a dry run
-      without the files builds the architecture only).
-    """
-    encoder_kwargs, source = stage1.teacher_encoder_config(
-        self.teacher_checkpoint, self.teacher_config)
-    if source.startswith("built-in"):
-      logging.warning("Teacher dimensions from %s.", source)
-    teacher_vocab_size = encoder_kwargs.pop("vocab_size")
-    vocab_size, width = self.student_table_shape(
-        (student_vocab_size, student_embedding_width))
-    encoder = networks.DualVocabBertEncoder(
-        teacher_vocab_size=teacher_vocab_size, student_vocab_size=vocab_size,
-        student_embedding_width=width, return_word_embeddings=True,
-        **encoder_kwargs)
-    teacher = models.DualVocabPretrainer(encoder, name="teacher")
-    teacher.trainable = False
-    if self.stage1_checkpoint and not self.missing_files():
-      path = self._stage1_path()
-      checkpointing.check_vocab_fingerprints(
-          path, vocab_fingerprints, purpose="loading the teacher")
-      status = tf.train.Checkpoint(model=teacher).read(path)
-      status.assert_existing_objects_matched().expect_partial()
-      self.loaded, self.loaded_from = True, path
-      self.trained_heads = {"teacher": True, "student": True}
-      logging.info("Teacher: the stage I run %s.", path)
-    elif _exists(self.teacher_checkpoint):
-      checkpoint = teacher_loader.read_bert_checkpoint(self.teacher_checkpoint)
-      teacher_loader.assign_encoder_weights(encoder, checkpoint)
-      has_head = teacher_loader.assign_masked_lm_weights(teacher.masked_lm,
-                                                         checkpoint)
-      self.loaded, self.loaded_from = True, self.teacher_checkpoint
-      self.trained_heads = {"teacher": has_head, "student": False}
-      logging.info("Teacher: %s (MLM head: %s).", self.teacher_checkpoint,
-                   "trained" if has_head else "none, created fresh")
-    else:
-      logging.warning("No teacher weights on this machine (%s); built the "
-                      "architecture only.", self.missing_files())
-    return teacher
-
-  def require_loaded(self, task_name):
-    if not self.loaded:
-      raise FileNotFoundError(
-          f"Task {task_name} cannot train: its teacher was not loaded "
-          f"({self.missing_files() or 'unknown reason'}).")
-
-  def require_trained_head(self, which, task_name, option):
-    """Refuses soft targets from an MLM head that was created fresh."""
-    if self.loaded and not self.trained_heads[which]:
-      raise ValueError(
-          f"Task {task_name} needs soft targets from the teacher's {which}-"
-          f"vocabulary MLM head, but {self.loaded_from} has none (it would be "
-          "created fresh, and its soft targets would be noise). Give a stage I "
-          "run of this teacher as the teacher's checkpoint (its heads are "
-          f"trained; see the task's gin file), a checkpoint with an MLM head, "
-          f"or set {option} = 0.")
-
-  def describe(self):
-    return (f"teacher {self.teacher_checkpoint}" +
-            (f" + stage I {self.stage1_checkpoint}"
-             if self.stage1_checkpoint else ""))
+#: This replica's share of a mean over the global batch (`losses.mean_term`).
+mean_term = losses.mean_term
 
 
 class DistillationModel(tf_keras.Model):
@@ -363,11 +214,6 @@ def model_features(features, with_positions=True, vocab_id=None):
   return out
 
 
-def mean_term(total, count):
-  """This replica's share of a mean over the global batch."""
-  return tf.math.divide_no_nan(total, base_task.global_sum(count))
-
-
 def copy_teacher_layers(student, teacher, layer_map) -> List[str]:
   """Initialises the student from teacher layers g(m) (DistilBERT, Section 3).
 
@@ -420,81 +266,84 @@ def copy_teacher_layers(student, teacher, layer_map) -> List[str]:
 
 
 class DistillationTask(mlm_task.MlmTask):
-  """A student over the teacher's vocabulary, distilled from a frozen teacher.
+  """A student distilled from a frozen teacher on the same batch.
 
-  The base of the DistilBERT, TinyBERT and PKD baselines; subclasses give
-  the loss (`compute_loss`) and the maps they learn (`projection_names`).
+  The base of the DistilBERT, TinyBERT and PKD baselines (the student reads
+  the teacher's vocabulary) and of stage II across vocabularies (it reads
+  the student's); subclasses give the loss (`compute_loss`) and the maps they
+  learn (`projection_names`).
 
   Args:
-    student_preset, num_layers, hidden_size, num_attention_heads,
-      dropout_rate: the student, as for `StudentMlmTask` (its vocabulary is
-      the teacher's).
-    teacher_checkpoint: the pretrained teacher (default: the package's).
-    teacher_config: its config file, for dry runs without the checkpoint.
-    teacher_init_checkpoint: a stage I run of that teacher, whose weights
-      (with trained MLM heads) replace the pretrained ones.
+    student: the student (`StudentSpec`; default: gin's bindings of
+      `StudentSpec`). The baselines' student reads the teacher's
+      vocabulary, so its `init_checkpoint` (a stage I table) is refused
+      there.
+    teacher: the frozen teacher (`TeacherSpec`; default: gin's bindings of
+      `TeacherSpec`).
     layer_map: g(1..M), 1-based teacher layers per student layer (default:
       uniform, `losses.uniform_layer_map`).
     inputs: what to read (`MlmInputs`); the text is segmented with the
-      teacher's vocabulary.
-    teacher_vocab: the teacher's vocab.txt (default: beside the checkpoint).
-    student_vocab: only sizes the (unused) student table of a teacher built
-      without a stage I run (default: the shipped one).
+      vocabulary the student reads.
   """
 
   input_mode = "teacher"
   loss_vocab_ids = (text_lib.TEACHER_VOCAB_ID,)
+  #: The vocabulary the student reads, and the teacher's input tag:
+  #: 'teacher' (the single-vocabulary baselines) or 'student'.
+  student_reads = "teacher"
   #: Names of the student -> teacher width maps the method learns.
   projection_names = ()
 
+  # Keyword-only: subclasses take their loss's arguments and pass these on
+  # as **kwargs, so no subclass repeats them.
   def __init__(self,
-               student_preset: Optional[str] = "L6-H96",
-               num_layers: Optional[int] = None,
-               hidden_size: Optional[int] = None,
-               num_attention_heads: Optional[int] = None,
-               dropout_rate: Optional[float] = None,
-               teacher_checkpoint: Optional[str] = None,
-               teacher_config: Optional[str] = None,
-               teacher_init_checkpoint: Optional[str] = None,
+               *,
+               student: Optional[student_spec_lib.StudentSpec] = None,
+               teacher: Optional[teacher_spec_lib.TeacherSpec] = None,
                layer_map: Optional[Sequence[int]] = None,
-               inputs: Optional[mlm_inputs.MlmInputs] = None,
-               teacher_vocab: Optional[str] = None,
-               student_vocab: Optional[str] = None):
-    self.teacher_source = TeacherSource(teacher_checkpoint, teacher_config,
-                                        teacher_init_checkpoint)
-    if teacher_vocab is None:
-      teacher_vocab = default_teacher_vocab(
-          self.teacher_source.teacher_checkpoint)
-    super().__init__(inputs=inputs, teacher_vocab=teacher_vocab,
-                     student_vocab=student_vocab)
-    overrides = {"return_word_embeddings": True}
-    for name, value in (("num_layers", num_layers),
-                        ("hidden_size", hidden_size),
-                        ("num_attention_heads", num_attention_heads)):
-      if value is not None:
-        overrides[name] = value
-    if dropout_rate is not None:
-      overrides.update(output_dropout=dropout_rate,
-                       attention_dropout=dropout_rate)
-    overrides.setdefault("max_sequence_length",
-                         max(512, self.input_config.seq_length))
-    self.encoder_config = networks.student_encoder_config(
-        student_preset, vocab_size=1, **overrides)
-    self.student_preset = student_preset
+               inputs: Optional[mlm_inputs.MlmInputs] = None):
+    self.student_spec = (student if student is not None
+                         else student_spec_lib.StudentSpec())
+    self.teacher_spec = (teacher if teacher is not None
+                         else teacher_spec_lib.TeacherSpec())
+    if self.student_reads == "teacher" and self.student_spec.init_checkpoint:
+      raise ValueError(
+          f"{type(self).__name__}'s student reads the teacher's vocabulary, "
+          "so it cannot start from a stage I student table; received "
+          f"StudentSpec.init_checkpoint = {self.student_spec.init_checkpoint!r}"
+          ", expected None.")
+    # Student-vocabulary input needs no teacher vocabulary (`MlmTask.vocab`).
+    super().__init__(
+        inputs=inputs,
+        teacher_vocab=(self.teacher_spec.vocab_path
+                       if self.student_reads == "teacher" else None),
+        student_vocab=self.student_spec.vocab_path)
+    # The embedding-layer output is the first layer's input (attention).
+    self.encoder_config = self.student_spec.encoder_config(
+        self.input_config.seq_length, return_word_embeddings=True)
+    self.student_preset = self.student_spec.preset
     self.requested_layer_map = None if layer_map is None else list(layer_map)
     self.layer_map = None
 
+  @property
+  def teacher_input_vocab_id(self):
+    """The tag the teacher reads every token with (the student's ids)."""
+    return (text_lib.TEACHER_VOCAB_ID if self.student_reads == "teacher"
+            else text_lib.STUDENT_VOCAB_ID)
+
   # ---------------------------------------------------------------------------
-  # Vocabularies: the student reads the teacher's.
+  # Vocabularies: the one the student reads is the run's.
 
   def fingerprinted_vocabs(self):
-    return ("teacher",)
+    return (self.student_reads,)
 
   def vocab_fingerprints(self):
-    # The run's "student vocabulary" is the one its student reads: the
-    # teacher's (fine-tuning checks it).
-    fingerprint = text_lib.vocab_fingerprint(self.vocab("teacher"))
-    return {"teacher": fingerprint, "student": fingerprint}
+    fingerprint = text_lib.vocab_fingerprint(self.vocab(self.student_reads))
+    if self.student_reads == "teacher":
+      # The run's "student vocabulary" is the one its student reads: the
+      # teacher's (fine-tuning checks it).
+      return {"teacher": fingerprint, "student": fingerprint}
+    return {"student": fingerprint}
 
   def _vocab_size(self, which, default):
     try:
@@ -506,30 +355,27 @@ class DistillationTask(mlm_task.MlmTask):
   # Model.
 
   def build_student(self, vocab_size):
-    config = dict(self.encoder_config)
-    config["vocab_size"] = vocab_size
-    return models.MLMPretrainer(networks.PlainBertEncoder(**config),
-                                name="student")
+    return self.student_spec.build(self.encoder_config, vocab_size)
 
   def build_teacher(self):
-    return self.teacher_source.build(
+    return self.teacher_spec.build(
         student_vocab_size=self._vocab_size(
             "student", networks.PAPER_STUDENT_VOCAB_SIZE),
         student_embedding_width=self.encoder_config["hidden_size"],
-        vocab_fingerprints={"teacher": self.vocab_fingerprints()["teacher"]})
+        vocab_fingerprints={self.student_reads: self.vocab_fingerprints()[
+            self.student_reads]})
 
   def build_model(self):
+    # The order of the builds decides the initial weights for a seed.
+    if self.student_reads == "student":
+      student = self.build_student(len(self.vocab("student")))
+      return self.assemble(student, self.build_teacher())
     teacher = self.build_teacher()
     teacher_vocab_size = teacher.encoder_network.get_config()[
         "teacher_vocab_size"]
     vocab_size = self._vocab_size("teacher", teacher_vocab_size)
-    if vocab_size != teacher_vocab_size:
-      raise ValueError(
-          f"The teacher vocabulary {self.teacher_vocab_path} has {vocab_size} "
-          f"tokens but the teacher has {teacher_vocab_size} word embeddings; "
-          "use the checkpoint's own vocab.txt.")
-    student = self.build_student(vocab_size)
-    return self.assemble(student, teacher)
+    self.teacher_spec.check_vocab_size(vocab_size, teacher_vocab_size)
+    return self.assemble(self.build_student(vocab_size), teacher)
 
   def assemble(self, student, teacher):
     """The `DistillationModel` of `student` and `teacher`, with the maps."""
@@ -543,20 +389,29 @@ class DistillationTask(mlm_task.MlmTask):
         student, teacher,
         make_projections(self.projection_names, student_width, teacher_width))
 
+  def initialize(self, model):
+    self.student_spec.initialize(model.student,
+                                 self.vocab_fingerprints()["student"])
+
   def checkpoint_items(self, model):
     # Called by the trainer when it trains (not by the dry run): the last
     # moment to refuse a resumed run whose teacher could not be loaded.
-    self.teacher_source.require_loaded(self.task_name)
+    self.teacher_spec.require_loaded(self.task_name)
     items = {"model": model.student,
-             student_mlm_task.STUDENT_ENCODER_KEY:
+             student_spec_lib.STUDENT_ENCODER_KEY:
                  model.student.encoder_network}
     if model.projections:
       items["distillation_projections"] = model.projections
     return items
 
+  def encoder_configs(self, model):
+    return {student_spec_lib.STUDENT_ENCODER_KEY:
+                model.student.encoder_network.get_config()}
+
   def missing_files(self):
     missing = dict(super().missing_files())
-    missing.update(self.teacher_source.missing_files())
+    missing.update(self.student_spec.missing_files())
+    missing.update(self.teacher_spec.missing_files())
     return missing
 
   # ---------------------------------------------------------------------------
@@ -565,14 +420,39 @@ class DistillationTask(mlm_task.MlmTask):
   def run_teacher(self, model, features, with_positions=True):
     return model.teacher(
         model_features(features, with_positions,
-                       vocab_id=text_lib.TEACHER_VOCAB_ID), training=False)
+                       vocab_id=self.teacher_input_vocab_id), training=False)
 
   def run_student(self, model, features, training, with_positions=True):
     return model.student(model_features(features, with_positions),
                          training=training)
 
+  def masked_lm_sums(self, teacher, student, features, soft_loss,
+                     temperature):
+    """Soft-target and MLM sums at the masked positions (the baselines).
+
+    Args:
+      teacher, student: the outputs of `run_teacher` and `run_student`.
+      features: the batch.
+      soft_loss: `losses.kl_divergence` (DistilBERT) or
+        `losses.soft_cross_entropy` (PKD).
+      temperature: T of the soft targets.
+
+    Returns:
+      (soft_sum, mlm_sum, correct, count): sums over this replica's masked
+      tokens of the soft loss, the student's cross-entropy and its correct
+      predictions, and their number.
+    """
+    weights = tf.cast(features["masked_lm_weights"], tf.float32)
+    soft_sum, count = losses.masked_sum(
+        soft_loss(teacher["teacher_mlm_logits"], student["mlm_logits"],
+                  temperature), weights)
+    mlm_sum, _, correct = mlm_task.masked_lm_sums(
+        student["mlm_logits"], features, text_lib.TEACHER_VOCAB_ID)
+    return soft_sum, mlm_sum, correct, count
+
   def describe(self):
-    config = self.encoder_config
-    return (f"{super().describe()}, student {self.student_preset or ''} "
-            f"{config['num_layers']} x {config['hidden_size']} over the "
-            f"teacher vocabulary, {self.teacher_source.describe()}")
+    reads = (" over the teacher vocabulary" if self.student_reads == "teacher"
+             else "")
+    return (f"{super().describe()}, "
+            f"{self.student_spec.describe(self.encoder_config)}{reads}, "
+            f"{self.teacher_spec.describe()}")

@@ -6,12 +6,12 @@ import tensorflow as tf
 
 from mixvocab_tf import models
 from mixvocab_tf import networks
-from mixvocab_tf import text as text_lib
 from mixvocab_tf.networks import bert_variables
+from mixvocab_tf.tasks import student_spec
+from mixvocab_tf.tasks import teacher_spec
 from mixvocab_tf.tasks.distillation import distilbert
 from mixvocab_tf.tasks.distillation import distillation_task
 from mixvocab_tf.tasks.distillation import distillation_testing
-from mixvocab_tf.core import checkpointing
 
 
 def _features(vocab_ids=None):
@@ -116,73 +116,48 @@ class CopyTeacherLayersTest(tf.test.TestCase):
       distillation_task.copy_teacher_layers(student, teacher, [2, 4])
 
 
-class TeacherSourceTest(tf.test.TestCase):
+class DistillationTaskTest(tf.test.TestCase):
 
   @classmethod
   def setUpClass(cls):
     super().setUpClass()
-    root = os.path.join(tf.compat.v1.test.get_temp_dir(), "teacher_source")
+    root = os.path.join(tf.compat.v1.test.get_temp_dir(), "distillation_task")
     cls.teacher_dir = distillation_testing.tiny_teacher(
         os.path.join(root, "teacher"))
-    cls.stage1_dir, cls.stage1_teacher = distillation_testing.write_stage1_run(
-        os.path.join(root, "stage1"), cls.teacher_dir, 16)
 
-  def _fingerprint(self, which):
-    path = (os.path.join(self.teacher_dir, "vocab.txt") if which == "teacher"
-            else None)
-    from mixvocab_tf import data  # pylint: disable=g-import-not-at-top
-    return text_lib.vocab_fingerprint(text_lib.load_vocab(
-        path or data.default_student_vocab()))
+  def _student(self, **kwargs):
+    return student_spec.StudentSpec(num_layers=2, hidden_size=16,
+                                    num_attention_heads=2, **kwargs)
 
-  def test_pretrained_teacher_without_a_head_gives_no_soft_targets(self):
-    source = distillation_task.TeacherSource(self.teacher_dir)
-    teacher = source.build(100, 16, {})
-    self.assertTrue(source.loaded)
-    self.assertFalse(teacher.trainable)
-    self.assertEmpty(teacher.trainable_variables)
-    with self.assertRaisesRegex(ValueError, "has none .* stage I"):
-      source.require_trained_head("teacher", "distilbert",
-                                  "DistilBertTask.alpha_distill")
+  def _teacher(self):
+    return teacher_spec.TeacherSpec(checkpoint=self.teacher_dir)
 
-  def test_stage1_run_gives_its_weights_and_trained_heads(self):
-    source = distillation_task.TeacherSource(
-        self.teacher_dir, stage1_checkpoint=self.stage1_dir)
-    teacher = source.build(
-        5, 3, {"teacher": self._fingerprint("teacher"),
-               "student": self._fingerprint("student")})
-    # The table's shape comes from the run, not from the arguments.
-    saved = self.stage1_teacher.encoder_network
-    self.assertAllEqual(teacher.encoder_network.get_student_embedding_table(),
-                        saved.get_student_embedding_table())
-    self.assertAllEqual(teacher.student_masked_lm.dense.kernel,
-                        self.stage1_teacher.student_masked_lm.dense.kernel)
-    self.assertEqual(source.trained_heads, {"teacher": True, "student": True})
-    source.require_trained_head("student", "stage2_distill", "x")
+  def test_the_baselines_refuse_a_stage1_table(self):
+    with self.assertRaisesRegex(ValueError, "reads the teacher's vocabulary"):
+      distilbert.DistilBertTask(
+          student=self._student(init_checkpoint="/tmp/stage1"),
+          teacher=self._teacher(), inputs=distillation_testing.tiny_inputs())
 
-  def test_stage1_run_with_another_vocabulary_is_refused(self):
-    source = distillation_task.TeacherSource(
-        self.teacher_dir, stage1_checkpoint=self.stage1_dir)
-    with self.assertRaises(checkpointing.VocabularyMismatchError):
-      source.build(5, 3, {"student": "0" * 64})
-
-  def test_missing_teacher_is_listed_and_blocks_training(self):
-    source = distillation_task.TeacherSource(
-        "/nonexistent/teacher", stage1_checkpoint="/nonexistent/stage1")
-    self.assertEqual(sorted(source.missing_files()),
-                     ["stage I teacher checkpoint", "teacher checkpoint"])
-    with self.assertRaisesRegex(FileNotFoundError, "not loaded"):
-      source.require_loaded("distilbert")
+  def test_encoder_config_rebuilds_the_student(self):
+    task = distilbert.DistilBertTask(
+        alpha_distill=0.0, student=self._student(), teacher=self._teacher(),
+        inputs=distillation_testing.tiny_inputs())
+    model = task.build_model()
+    configs = task.encoder_configs(model)
+    self.assertEqual(list(configs), ["student_encoder"])
+    rebuilt = networks.PlainBertEncoder(**configs["student_encoder"])
+    self.assertEqual(rebuilt.count_params(),
+                     model.student.encoder_network.count_params())
 
   def test_distilbert_refuses_a_fresh_head_when_it_builds(self):
     task = distilbert.DistilBertTask(
-        teacher_checkpoint=self.teacher_dir, num_layers=2, hidden_size=16,
-        num_attention_heads=2, inputs=distillation_testing.tiny_inputs())
+        student=self._student(), teacher=self._teacher(),
+        inputs=distillation_testing.tiny_inputs())
     with self.assertRaisesRegex(ValueError, "soft targets would be noise"):
       task.build_model()
     # Without soft targets the same teacher is fine.
     task = distilbert.DistilBertTask(
-        alpha_distill=0.0, teacher_checkpoint=self.teacher_dir, num_layers=2,
-        hidden_size=16, num_attention_heads=2,
+        alpha_distill=0.0, student=self._student(), teacher=self._teacher(),
         inputs=distillation_testing.tiny_inputs())
     model = task.build_model()
     self.assertEqual(list(model.projections), ["hidden"])

@@ -18,12 +18,15 @@ Pure functions on tensors, shared by the distillation tasks:
 Per-row functions reduce only the last axis and leave the weighting over
 tokens or examples to the caller: tasks sum `loss * weight` over their replica
 and divide by the global weight (`base_task.global_sum`), so an objective is a
-mean over the global batch. `masked_sum` does the first half of that.
+mean over the global batch: `masked_sum` does the first half of that,
+`mean_term` the second.
 """
 
 from typing import List, Optional, Sequence, Tuple
 
 import tensorflow as tf
+
+from mixvocab_tf.core import base_task
 
 
 def _check_temperature(temperature):
@@ -187,6 +190,39 @@ def masked_sum(values, weights) -> Tuple[tf.Tensor, tf.Tensor]:
   weights = tf.cast(weights, tf.float32)
   return (tf.reduce_sum(tf.cast(values, tf.float32) * weights),
           tf.reduce_sum(weights))
+
+
+def positive_temperature(temperature) -> float:
+  """`temperature` as a float; a clear error unless it is positive."""
+  if temperature <= 0:
+    raise ValueError(f"temperature must be positive; received {temperature}.")
+  return float(temperature)
+
+
+def checked_weights(owner: str, weights, suffix: str = "_weight",
+                    require_positive: bool = True):
+  """Loss weights {name: weight} as floats, each >= 0 (and one > 0).
+
+  Args:
+    owner: who takes them (for the error), e.g. "TinyBertTask".
+    weights: {name: weight}; the error names `name + suffix`, the argument
+      the user set.
+    suffix: appended to a name in errors.
+    require_positive: refuse all-zero weights (an objective of nothing).
+  """
+  out = {name: float(value) for name, value in weights.items()}
+  for name, value in out.items():
+    if value < 0:
+      raise ValueError(f"{name}{suffix} must be >= 0; received {value}.")
+  if require_positive and not any(out.values()):
+    raise ValueError(f"{owner} needs a positive weight; received {out}.")
+  return out
+
+
+def mean_term(total, count):
+  """This replica's share of a mean over the global batch: total / sum of
+  `count` over the replicas (0 when nothing counts)."""
+  return tf.math.divide_no_nan(total, base_task.global_sum(count))
 
 
 def uniform_layer_map(num_student_layers: int, num_teacher_layers: int,

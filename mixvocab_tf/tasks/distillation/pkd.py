@@ -27,16 +27,11 @@ The soft targets need a trained teacher MLM head (a stage I run of the
 teacher, or a checkpoint with a head; see `distillation_task`).
 """
 
-from typing import Optional, Sequence
-
 import tensorflow as tf
 
-from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import base_task
 from mixvocab_tf.tasks.distillation import losses
 from mixvocab_tf.tasks.distillation import distillation_task
-from mixvocab_tf.tasks.pretraining import mlm_inputs
-from mixvocab_tf.tasks.pretraining import mlm_task
 
 
 @base_task.register_task("pkd")
@@ -47,48 +42,27 @@ class PkdTask(distillation_task.DistillationTask):
     temperature: T of the soft targets.
     alpha: weight of the soft targets (1 - alpha: of the hard labels).
     beta: weight of the patient loss.
-    The other arguments are those of `DistillationTask` (`layer_map` gives
-    g(1..M); g(M) is unused).
+    **kwargs: student, teacher, layer_map, inputs of `DistillationTask`
+      (`layer_map` gives g(1..M); g(M) is unused).
   """
 
   def __init__(self,
                temperature: float = 5.0,
                alpha: float = 0.5,
                beta: float = 100.0,
-               student_preset: Optional[str] = "L6-H96",
-               num_layers: Optional[int] = None,
-               hidden_size: Optional[int] = None,
-               num_attention_heads: Optional[int] = None,
-               dropout_rate: Optional[float] = None,
-               teacher_checkpoint: Optional[str] = None,
-               teacher_config: Optional[str] = None,
-               teacher_init_checkpoint: Optional[str] = None,
-               layer_map: Optional[Sequence[int]] = None,
-               inputs: Optional[mlm_inputs.MlmInputs] = None,
-               teacher_vocab: Optional[str] = None,
-               student_vocab: Optional[str] = None):
-    super().__init__(
-        student_preset=student_preset, num_layers=num_layers,
-        hidden_size=hidden_size, num_attention_heads=num_attention_heads,
-        dropout_rate=dropout_rate, teacher_checkpoint=teacher_checkpoint,
-        teacher_config=teacher_config,
-        teacher_init_checkpoint=teacher_init_checkpoint, layer_map=layer_map,
-        inputs=inputs, teacher_vocab=teacher_vocab,
-        student_vocab=student_vocab)
-    if temperature <= 0:
-      raise ValueError(f"temperature must be positive; received "
-                       f"{temperature}.")
+               **kwargs):
+    super().__init__(**kwargs)
+    self.temperature = losses.positive_temperature(temperature)
     if not 0.0 <= alpha <= 1.0:
       raise ValueError(f"alpha must be in [0, 1]; received {alpha}.")
     if beta < 0:
       raise ValueError(f"beta must be >= 0; received {beta}.")
-    self.temperature = float(temperature)
     self.alpha = float(alpha)
     self.beta = float(beta)
 
   def assemble(self, student, teacher):
     if self.alpha > 0:
-      self.teacher_source.require_trained_head("teacher", self.task_name,
+      self.teacher_spec.require_trained_head("teacher", self.task_name,
                                                "PkdTask.alpha")
     student_width = distillation_task.encoder_width(student.encoder_network)
     teacher_width = distillation_task.encoder_width(teacher.encoder_network)
@@ -99,13 +73,9 @@ class PkdTask(distillation_task.DistillationTask):
   def compute_loss(self, model, features, training):
     teacher = self.run_teacher(model, features)
     student = self.run_student(model, features, training)
-    weights = tf.cast(features["masked_lm_weights"], tf.float32)
-    soft_sum, count = losses.masked_sum(
-        losses.soft_cross_entropy(teacher["teacher_mlm_logits"],
-                                  student["mlm_logits"], self.temperature),
-        weights)
-    mlm_sum, _, correct = mlm_task.masked_lm_sums(
-        student["mlm_logits"], features, text_lib.TEACHER_VOCAB_ID)
+    soft_sum, mlm_sum, correct, count = self.masked_lm_sums(
+        teacher, student, features, losses.soft_cross_entropy,
+        self.temperature)
     student_states = student["encoder_outputs"]
     teacher_states = teacher["encoder_outputs"]
     patient_sum = tf.constant(0.0)
@@ -123,7 +93,7 @@ class PkdTask(distillation_task.DistillationTask):
     global_count = base_task.global_sum(count)
     loss = ((1.0 - self.alpha) * tf.math.divide_no_nan(mlm_sum, global_count)
             + self.alpha * tf.math.divide_no_nan(soft_sum, global_count)
-            + self.beta * distillation_task.mean_term(patient_sum, examples))
+            + self.beta * losses.mean_term(patient_sum, examples))
     metrics = {
         "distill/soft_cross_entropy": base_task.metric(soft_sum, count),
         "distill/patient": base_task.metric(patient_sum, examples),

@@ -13,6 +13,8 @@ import numpy as np
 import tensorflow as tf
 
 from mixvocab_tf.networks import bert_variables
+from mixvocab_tf.tasks import student_spec
+from mixvocab_tf.tasks import teacher_spec
 from mixvocab_tf.tasks.distillation import losses
 from mixvocab_tf.tasks.distillation import distillation_task
 from mixvocab_tf.tasks.distillation import distillation_testing
@@ -69,8 +71,10 @@ class Stage2DistillTest(tf.test.TestCase):
 
   def _task(self, **kwargs):
     return stage2_distill.Stage2DistillTask(
-        init_checkpoint=self.stage1_dir, teacher_checkpoint=self.teacher_dir,
-        num_layers=2, hidden_size=16, num_attention_heads=2,
+        student=student_spec.StudentSpec(
+            num_layers=2, hidden_size=16, num_attention_heads=2,
+            init_checkpoint=self.stage1_dir),
+        teacher=teacher_spec.TeacherSpec(checkpoint=self.teacher_dir),
         inputs=distillation_testing.tiny_inputs(), **kwargs)
 
   def test_losses_compare_the_same_token_positions(self):
@@ -147,7 +151,7 @@ class Stage2DistillTest(tf.test.TestCase):
       self._task(mlm_weight=0.0)
     with self.assertRaisesRegex(ValueError, "temperature must be positive"):
       self._task(temperature=0.0)
-    np.testing.assert_equal(self._task().teacher_source.stage1_checkpoint,
+    np.testing.assert_equal(self._task().teacher_spec.stage1_checkpoint,
                             self.stage1_dir)
 
 

@@ -27,11 +27,9 @@ fine-tuned teacher and the student's classifier, on the task's data; it
 belongs with the fine-tuning tasks, which own the classifiers.
 """
 
-from typing import Optional, Sequence
-
 from mixvocab_tf.core import base_task
 from mixvocab_tf.tasks.distillation import distillation_task
-from mixvocab_tf.tasks.pretraining import mlm_inputs
+from mixvocab_tf.tasks.distillation import losses
 
 
 @base_task.register_task("tinybert")
@@ -42,7 +40,8 @@ class TinyBertTask(distillation_task.DistillationTask):
     embedding_weight: weight of the embedding-layer loss.
     hidden_weight: weight of the hidden-state loss.
     attention_weight: weight of the attention loss.
-    The other arguments are those of `DistillationTask` (`layer_map` is g).
+    **kwargs: student, teacher, layer_map, inputs of `DistillationTask`
+      (`layer_map` is g).
   """
 
   projection_names = ("embedding", "hidden")
@@ -51,35 +50,12 @@ class TinyBertTask(distillation_task.DistillationTask):
                embedding_weight: float = 1.0,
                hidden_weight: float = 1.0,
                attention_weight: float = 1.0,
-               student_preset: Optional[str] = "L6-H96",
-               num_layers: Optional[int] = None,
-               hidden_size: Optional[int] = None,
-               num_attention_heads: Optional[int] = None,
-               dropout_rate: Optional[float] = None,
-               teacher_checkpoint: Optional[str] = None,
-               teacher_config: Optional[str] = None,
-               teacher_init_checkpoint: Optional[str] = None,
-               layer_map: Optional[Sequence[int]] = None,
-               inputs: Optional[mlm_inputs.MlmInputs] = None,
-               teacher_vocab: Optional[str] = None,
-               student_vocab: Optional[str] = None):
-    super().__init__(
-        student_preset=student_preset, num_layers=num_layers,
-        hidden_size=hidden_size, num_attention_heads=num_attention_heads,
-        dropout_rate=dropout_rate, teacher_checkpoint=teacher_checkpoint,
-        teacher_config=teacher_config,
-        teacher_init_checkpoint=teacher_init_checkpoint, layer_map=layer_map,
-        inputs=inputs, teacher_vocab=teacher_vocab,
-        student_vocab=student_vocab)
-    self.loss_weights = {"embedding": float(embedding_weight),
-                    "hidden": float(hidden_weight),
-                    "attention": float(attention_weight)}
-    for name, value in self.loss_weights.items():
-      if value < 0:
-        raise ValueError(f"{name}_weight must be >= 0; received {value}.")
-    if not any(self.loss_weights.values()):
-      raise ValueError("TinyBertTask needs at least one positive weight; "
-                       f"received {self.loss_weights}.")
+               **kwargs):
+    super().__init__(**kwargs)
+    self.loss_weights = losses.checked_weights(
+        type(self).__name__, {"embedding": embedding_weight,
+                              "hidden": hidden_weight,
+                              "attention": attention_weight})
 
   def compute_loss(self, model, features, training):
     # No MLM head is evaluated: general distillation has no prediction layer.
@@ -92,7 +68,7 @@ class TinyBertTask(distillation_task.DistillationTask):
     loss = 0.0
     metrics = {}
     for name, (total, count) in terms.items():
-      loss += self.loss_weights[name] * distillation_task.mean_term(total, count)
+      loss += self.loss_weights[name] * losses.mean_term(total, count)
       metrics[f"distill/{name}_mse"] = base_task.metric(total, count)
     return loss, metrics
 

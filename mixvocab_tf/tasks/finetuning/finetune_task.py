@@ -7,11 +7,13 @@ one of
 
 * a trainer checkpoint of a student MLM task (`init_checkpoint`: a stage II,
   NoKD or baseline model_dir or one of its checkpoints): the student encoder
-  is read under its stable name `student_encoder`, and its size is read from
-  the checkpoint's variable shapes, so any student preset works unchanged;
+  is read under its stable name `student_encoder`, and its config from the
+  run's `encoder_config.json` (STYLE.md, 14), so any student preset works
+  unchanged; checkpoints without one (older runs) fall back to the sizes of
+  the checkpoint's variables (`encoder_config_from_checkpoint`);
 * a pretrained BERT in the Hugging Face or google-research/bert layout
   (`teacher_checkpoint`; 'default' is the package's default teacher), read
-  with `models.load_bert_encoder`'s loader and fine-tuned with its own
+  as every teacher is (`TeacherSpec`) and fine-tuned with its own
   vocabulary;
 * nothing: a fresh student of `student_preset` (tests, from-scratch baselines).
 
@@ -33,14 +35,16 @@ from tensorflow.core.protobuf import trackable_object_graph_pb2  # pylint: disab
 from mixvocab_tf import data as data_lib
 from mixvocab_tf import networks
 from mixvocab_tf import text as text_lib
-from mixvocab_tf.models import teacher_loader
 from mixvocab_tf.networks import plain_bert_encoder
 from mixvocab_tf.core import base_task
 from mixvocab_tf.core import checkpointing
+from mixvocab_tf.tasks import student_spec
+from mixvocab_tf.tasks import teacher_spec
 
-#: Where student MLM tasks keep the student encoder in their checkpoints
-#: (`student_mlm_task.STUDENT_ENCODER_KEY`).
-STUDENT_ENCODER_KEY = "student_encoder"
+#: Where student MLM tasks keep the student encoder in their checkpoints.
+STUDENT_ENCODER_KEY = student_spec.STUDENT_ENCODER_KEY
+#: Name of the fine-tuned encoder in a fine-tuning run's encoder_config.json.
+FINETUNED_ENCODER_KEY = "encoder_network"
 DEFAULT_TEACHER = "default"
 DEFAULT_TEACHER_NAME = "all-MiniLM-L6-v2"
 
@@ -84,7 +88,9 @@ def encoder_config_from_checkpoint(checkpoint_path: str,
                                    **overrides) -> Dict[str, Any]:
   """`PlainBertEncoder` arguments of the encoder saved under `key`.
 
-  Sizes come from the variable shapes (layers, hidden size, heads, feed-
+  The fallback for checkpoints without an `encoder_config.json` beside them
+  (`encoder_config_from_run` reads that first). Sizes come from the variable
+  shapes (layers, hidden size, heads, feed-
   forward width, positions, type vocabulary, word-embedding width); what
   shapes cannot tell (activation, dropout) comes from the student defaults
   (`networks.student_encoder_config`) or `overrides`.
@@ -131,6 +137,34 @@ def encoder_config_from_checkpoint(checkpoint_path: str,
   )
   if words[1] != hidden:
     config["embedding_width"] = words[1]
+  config.update(overrides)
+  return networks.student_encoder_config(None, **config)
+
+
+def encoder_config_from_run(checkpoint_path: str,
+                            key: str = STUDENT_ENCODER_KEY,
+                            **overrides) -> Dict[str, Any]:
+  """`PlainBertEncoder` arguments of the encoder `key` of a trainer run.
+
+  Read from the `encoder_config.json` the trainer wrote beside the
+  checkpoint; a checkpoint without one (runs before it was written) falls
+  back to `encoder_config_from_checkpoint`, which infers the sizes from the
+  variable shapes.
+
+  Args:
+    checkpoint_path: a checkpoint prefix (see `checkpointing.resolve_checkpoint`).
+    key: the encoder's name in the checkpoint.
+    **overrides: `BertEncoderV2` arguments applied last.
+  """
+  config = checkpointing.read_encoder_config(checkpoint_path, key)
+  if config is None:
+    logging.info("No %s for %r beside %s: sizes from the variable shapes.",
+                 checkpointing.ENCODER_CONFIG_FILE, key, checkpoint_path)
+    return encoder_config_from_checkpoint(checkpoint_path, key, **overrides)
+  # A distillation student returned its embedding output; fine-tuning reads
+  # the sequence and pooled outputs only.
+  config = dict(config, return_attention_scores=False,
+                return_word_embeddings=False)
   config.update(overrides)
   return networks.student_encoder_config(None, **config)
 
@@ -267,7 +301,7 @@ class FinetuneTask(base_task.Task):
     dropout = dict(output_dropout=self.dropout_rate,
                    attention_dropout=self.dropout_rate)
     if self.teacher_checkpoint and tf.io.gfile.exists(self.teacher_checkpoint):
-      config = dict(teacher_loader.read_bert_config(self.teacher_checkpoint)[1])
+      config = dict(self._teacher().encoder_config()[0])
       config.update(dropout)
       return config
     if self.init_checkpoint:
@@ -276,14 +310,20 @@ class FinetuneTask(base_task.Task):
       except FileNotFoundError:
         path = None  # Dry run without the files: the preset's sizes.
       if path:
-        return encoder_config_from_checkpoint(path, self.encoder_key,
-                                              **dropout)
+        return encoder_config_from_run(path, self.encoder_key, **dropout)
     vocab_size = (len(self.tokens) if tf.io.gfile.exists(self.vocab_path)
                   else networks.PAPER_STUDENT_VOCAB_SIZE)
     return networks.student_encoder_config(
         self.student_preset, vocab_size=vocab_size,
         max_sequence_length=max(512, self.seq_length), **dropout,
         **self.size_overrides)
+
+  def _teacher(self):
+    # Every argument explicit: the pretrained checkpoint alone, whatever
+    # `TeacherSpec` bindings other tasks use.
+    return teacher_spec.TeacherSpec(
+        checkpoint=self.teacher_checkpoint, config=None, vocab=self.vocab_path,
+        stage1_checkpoint=None, dropout_rate=None)
 
   def build_encoder(self):
     """The encoder of the configured source (fresh weights; see initialize)."""
@@ -301,13 +341,17 @@ class FinetuneTask(base_task.Task):
           f"{self.encoder_config['max_sequence_length']} positions.")
     return plain_bert_encoder.PlainBertEncoder(**self.encoder_config)
 
+  def encoder_configs(self, model):
+    # The fine-tuned encoder, as `model.encoder_network` holds it (a
+    # distillation from this run, or an export, rebuilds it from this).
+    return {FINETUNED_ENCODER_KEY: model.encoder_network.get_config()}
+
   def initialize(self, model):
     encoder = model.encoder_network
     if self.teacher_checkpoint:
-      logging.info("Loading the encoder from %s.", self.teacher_checkpoint)
-      teacher_loader.assign_encoder_weights(
-          encoder, teacher_loader.read_bert_checkpoint(
-              self.teacher_checkpoint))
+      self._teacher().load_pretrained(encoder,
+                                      f"{type(self).__name__}."
+                                      "teacher_checkpoint")
     elif self.init_checkpoint:
       path = self._resolved_init_checkpoint()
       checkpointing.check_vocab_fingerprints(

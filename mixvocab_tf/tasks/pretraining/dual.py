@@ -26,6 +26,7 @@ from mixvocab_tf import layers
 from mixvocab_tf import models
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import base_task
+from mixvocab_tf.tasks import student_spec
 from mixvocab_tf.tasks.pretraining import mlm_inputs
 from mixvocab_tf.tasks.pretraining import mlm_task
 from mixvocab_tf.tasks.pretraining import stage1
@@ -91,11 +92,15 @@ class DualTask(mlm_task.MlmTask):
         teacher_checkpoint=teacher_checkpoint, teacher_config=teacher_config,
         student_embedding_width=1, dropout_rate=dropout_rate, inputs=inputs,
         teacher_vocab=teacher_vocab, student_vocab=student_vocab)
+    # Every argument explicit: the student's table is the teacher's, never
+    # a stage I table bound through `StudentSpec.init_checkpoint`.
     self.student_task = student_mlm_task.StudentMlmTask(
-        student_preset=student_preset, num_layers=num_layers,
-        hidden_size=hidden_size, num_attention_heads=num_attention_heads,
-        dropout_rate=dropout_rate, inputs=self.stage1.inputs,
-        student_vocab=student_vocab)
+        student=student_spec.StudentSpec(
+            preset=student_preset, num_layers=num_layers,
+            hidden_size=hidden_size, num_attention_heads=num_attention_heads,
+            dropout_rate=dropout_rate, vocab=student_vocab,
+            init_checkpoint=None),
+        inputs=self.stage1.inputs)
     self.stage1.student_embedding_width = self.student_task.hidden_size
     super().__init__(inputs=self.stage1.inputs,
                      teacher_vocab=self.stage1.teacher_vocab_path,
@@ -169,6 +174,12 @@ class DualTask(mlm_task.MlmTask):
     items.update({k: v for k, v in self.stage1.checkpoint_items(
         model.teacher).items() if k != "model"})
     return items
+
+  def encoder_configs(self, model):
+    # The student's embedding layer is the teacher's table (not a config
+    # value): only the teacher is described; fine-tuning a dual student
+    # reads its sizes from the checkpoint.
+    return self.stage1.encoder_configs(model.teacher)
 
   def missing_files(self):
     return self.stage1.missing_files()

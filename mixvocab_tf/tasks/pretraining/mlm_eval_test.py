@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from mixvocab_tf.tasks import student_spec
 from mixvocab_tf.tasks.pretraining import mlm_eval
 from mixvocab_tf.tasks.pretraining import mlm_inputs
 from mixvocab_tf.tasks.pretraining import nokd
@@ -31,8 +32,10 @@ def _inputs(path):
 
 
 def test_student_accuracy_counts_every_masked_token(held_out):
-  task = nokd.NoKDTask(student_preset=None, num_layers=1, hidden_size=32,
-                       num_attention_heads=2, inputs=_inputs(held_out))
+  task = nokd.NoKDTask(
+      student=student_spec.StudentSpec(preset=None, num_layers=1,
+                                       hidden_size=32, num_attention_heads=2),
+      inputs=_inputs(held_out))
   model = task.build_model()
   results = mlm_eval.masked_word_accuracy(task, model)
   # The same pass by hand: argmax of the student logits at weighted masks.

@@ -141,6 +141,12 @@ class MlmTask(base_task.Task):
 
   def vocab(self, which: str):
     """The tokens of the 'teacher' or 'student' vocabulary (cached)."""
+    if (which == "teacher" and self.input_mode == "student" and
+        self.teacher_vocab_path is None):
+      # Student-only text needs no teacher vocabulary: the pipeline's teacher
+      # side is never used when every word takes the student's segmentation,
+      # so unless one is given the student's vocabulary stands in for it.
+      which = "student"
     if which not in self._vocabs:
       path = (self._teacher_vocab_path() if which == "teacher"
               else self.student_vocab_path)

@@ -13,79 +13,32 @@ Stage II (`stage2.py`) reads the student table from this task's checkpoint
 under the stable name `student_word_embeddings`.
 """
 
-import json
-import os
 from typing import Optional
 
-from absl import logging
-import tensorflow as tf
-
-from mixvocab_tf import data as data_lib
-from mixvocab_tf import models
 from mixvocab_tf import networks
 from mixvocab_tf.models import teacher_loader
 from mixvocab_tf.core import base_task
+from mixvocab_tf.tasks import student_spec
+from mixvocab_tf.tasks import teacher_spec
 from mixvocab_tf.tasks.pretraining import mlm_inputs
 from mixvocab_tf.tasks.pretraining import mlm_task
 
-#: google-research/bert's uncased_L-24_H-1024_A-16 (BERT-LARGE), the paper's
-#: teacher; used by the dry run when its bert_config.json is not reachable.
-BERT_LARGE_CONFIG = {
-    "vocab_size": 30522,
-    "hidden_size": 1024,
-    "num_hidden_layers": 24,
-    "num_attention_heads": 16,
-    "intermediate_size": 4096,
-    "hidden_act": "gelu",
-    "hidden_dropout_prob": 0.1,
-    "attention_probs_dropout_prob": 0.1,
-    "max_position_embeddings": 512,
-    "type_vocab_size": 2,
-    "initializer_range": 0.02,
-}
+#: google-research/bert's BERT-LARGE dimensions (`teacher_loader`).
+BERT_LARGE_CONFIG = teacher_loader.BERT_LARGE_CONFIG
 
 #: Stable checkpoint names that later stages read.
-STUDENT_TABLE_KEY = "student_word_embeddings"
-UP_PROJECTION_KEY = "up_projection"
-
-
-def _exists(path):
-  return bool(path) and tf.io.gfile.exists(path)
+STUDENT_TABLE_KEY = student_spec.STUDENT_TABLE_KEY
+UP_PROJECTION_KEY = student_spec.UP_PROJECTION_KEY
 
 
 def teacher_encoder_config(teacher_checkpoint: Optional[str],
                            teacher_config: Optional[str] = None):
   """BertEncoderV2 arguments of the teacher, and where they came from.
 
-  Tried in order: the checkpoint's own config (`read_bert_config`), the config
-  file `teacher_config` (a google `bert_config.json` or a Hugging Face
-  `config.json`), then BERT-LARGE's published dimensions.
-
-  Returns:
-    (encoder kwargs, description of the source).
+  See `teacher_loader.teacher_encoder_config`.
   """
-  if _exists(teacher_checkpoint):
-    try:
-      return (teacher_loader.read_bert_config(teacher_checkpoint)[1],
-              f"the config of {teacher_checkpoint}")
-    except (ValueError, FileNotFoundError) as e:
-      if not _exists(teacher_config):
-        raise ValueError(f"Cannot read the teacher checkpoint "
-                         f"{teacher_checkpoint}: {e}") from e
-  if _exists(teacher_config):
-    with tf.io.gfile.GFile(teacher_config) as f:
-      config = json.load(f)
-    # A google bert_config.json has no model_type, and its "gelu" is the tanh
-    # approximation.
-    checkpoint_format = (teacher_loader.GOOGLE if "model_type" not in config
-                         else teacher_loader.HUGGINGFACE)
-    return (teacher_loader.encoder_config_from_bert_config(
-        config, checkpoint_format, source=teacher_config), teacher_config)
-  return (teacher_loader.encoder_config_from_bert_config(
-      BERT_LARGE_CONFIG, teacher_loader.GOOGLE, source="built-in BERT-LARGE"),
-          "built-in BERT-LARGE dimensions (24 x 1024, 16 heads; neither the "
-          f"checkpoint {teacher_checkpoint!r} nor the config "
-          f"{teacher_config!r} was found)")
+  return teacher_loader.teacher_encoder_config(teacher_checkpoint,
+                                               teacher_config)
 
 
 @base_task.register_task("stage1")
@@ -118,22 +71,23 @@ class Stage1Task(mlm_task.MlmTask):
                inputs: Optional[mlm_inputs.MlmInputs] = None,
                teacher_vocab: Optional[str] = None,
                student_vocab: Optional[str] = None):
-    if teacher_checkpoint is None:
-      teacher_checkpoint = data_lib.default_teacher_dir()
-    if teacher_vocab is None:
-      base = (teacher_checkpoint if not teacher_checkpoint.endswith(".ckpt")
-              else os.path.dirname(teacher_checkpoint))
-      teacher_vocab = os.path.join(base, "vocab.txt")
-    super().__init__(inputs=inputs, teacher_vocab=teacher_vocab,
+    # Every argument explicit: stage I trains from the pretrained checkpoint,
+    # never from a `TeacherSpec.stage1_checkpoint` bound for another task.
+    self.teacher = teacher_spec.TeacherSpec(
+        checkpoint=teacher_checkpoint, config=teacher_config,
+        vocab=teacher_vocab, stage1_checkpoint=None, dropout_rate=dropout_rate)
+    super().__init__(inputs=inputs, teacher_vocab=self.teacher.vocab_path,
                      student_vocab=student_vocab)
     if int(student_embedding_width) <= 0:
       raise ValueError("student_embedding_width must be positive; received "
                        f"{student_embedding_width!r}.")
-    self.teacher_checkpoint = teacher_checkpoint
-    self.teacher_config = teacher_config
+    self.teacher_checkpoint = self.teacher.checkpoint
     self.student_embedding_width = int(student_embedding_width)
     self.dropout_rate = dropout_rate
-    self.config_source = None
+
+  @property
+  def config_source(self):
+    return self.teacher.config_source
 
   def _vocab_size(self, which, default):
     try:
@@ -143,40 +97,22 @@ class Stage1Task(mlm_task.MlmTask):
       return default
 
   def build_model(self):
-    encoder_kwargs, self.config_source = teacher_encoder_config(
-        self.teacher_checkpoint, self.teacher_config)
-    if self.config_source.startswith("built-in"):
-      logging.warning("Teacher dimensions from %s.", self.config_source)
-    if self.dropout_rate is not None:
-      encoder_kwargs.update(output_dropout=self.dropout_rate,
-                            attention_dropout=self.dropout_rate)
-    teacher_vocab_size = encoder_kwargs.pop("vocab_size")
-    vocab_size = self._vocab_size("teacher", teacher_vocab_size)
-    if vocab_size != teacher_vocab_size:
-      raise ValueError(
-          f"The teacher vocabulary {self.teacher_vocab_path} has {vocab_size} "
-          f"tokens but the teacher ({self.config_source}) has "
-          f"{teacher_vocab_size} word embeddings; use the checkpoint's own "
-          "vocab.txt.")
-    student_vocab_size = self._vocab_size(
-        "student", networks.PAPER_STUDENT_VOCAB_SIZE)
-    encoder = networks.DualVocabBertEncoder(
-        teacher_vocab_size=teacher_vocab_size,
-        student_vocab_size=student_vocab_size,
-        student_embedding_width=self.student_embedding_width,
-        **encoder_kwargs)
-    return models.DualVocabPretrainer(encoder, name="teacher")
+    teacher_vocab_size = self.teacher.encoder_config()[0]["vocab_size"]
+    self.teacher.check_vocab_size(
+        self._vocab_size("teacher", teacher_vocab_size), teacher_vocab_size)
+    return self.teacher.build_architecture(
+        student_vocab_size=self._vocab_size(
+            "student", networks.PAPER_STUDENT_VOCAB_SIZE),
+        student_embedding_width=self.student_embedding_width)
 
   def initialize(self, model):
-    if not _exists(self.teacher_checkpoint):
-      raise FileNotFoundError(
-          f"Teacher checkpoint not found: {self.teacher_checkpoint}. Stage I "
-          "starts from a pretrained teacher; set Stage1Task.teacher_checkpoint "
-          "(a Hugging Face directory or a google-research/bert checkpoint).")
-    logging.info("Loading the teacher from %s.", self.teacher_checkpoint)
-    checkpoint = teacher_loader.read_bert_checkpoint(self.teacher_checkpoint)
-    teacher_loader.assign_encoder_weights(model.encoder_network, checkpoint)
-    teacher_loader.assign_masked_lm_weights(model.masked_lm, checkpoint)
+    # Stage I starts from a pretrained teacher.
+    self.teacher.load_pretrained(model, "Stage1Task.teacher_checkpoint")
+
+  def encoder_configs(self, model):
+    # Stage II and the distillation tasks rebuild this teacher from it.
+    return {teacher_spec.TEACHER_ENCODER_KEY:
+                model.encoder_network.get_config()}
 
   def checkpoint_items(self, model):
     encoder = model.encoder_network
@@ -190,8 +126,7 @@ class Stage1Task(mlm_task.MlmTask):
 
   def missing_files(self):
     missing = dict(super().missing_files())
-    if not _exists(self.teacher_checkpoint):
-      missing["teacher checkpoint"] = f"not found: {self.teacher_checkpoint}"
+    missing.update(self.teacher.missing_files(need_checkpoint=True))
     return missing
 
   def describe(self):

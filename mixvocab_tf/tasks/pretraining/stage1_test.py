@@ -7,6 +7,8 @@ import numpy as np
 import tensorflow as tf
 
 from mixvocab_tf import networks
+from mixvocab_tf.core import checkpointing
+from mixvocab_tf.tasks import teacher_spec
 from mixvocab_tf.tasks.pretraining import mlm_inputs
 from mixvocab_tf.tasks.pretraining import stage1
 from mixvocab_tf.core import testing
@@ -47,6 +49,21 @@ class Stage1TaskTest(tf.test.TestCase):
                   model.encoder_network.get_student_embedding_table())
     self.assertIn(stage1.UP_PROJECTION_KEY, items)
     self.assertEqual(set(task.vocab_fingerprints()), {"teacher", "student"})
+
+  def test_encoder_config_lets_later_stages_rebuild_the_teacher(self):
+    task = self._task()
+    model = task.build_model()
+    config = task.encoder_configs(model)[teacher_spec.TEACHER_ENCODER_KEY]
+    # Through JSON, as the trainer writes it beside the checkpoints.
+    directory = self.get_temp_dir()
+    checkpointing.write_encoder_configs(
+        directory, {teacher_spec.TEACHER_ENCODER_KEY: config})
+    read = checkpointing.read_encoder_config(directory,
+                                             teacher_spec.TEACHER_ENCODER_KEY)
+    rebuilt = networks.DualVocabBertEncoder(**read)
+    self.assertEqual(rebuilt.count_params(),
+                     model.encoder_network.count_params())
+    self.assertEqual(read["student_embedding_width"], 16)
 
   def test_missing_teacher_is_reported_and_refused(self):
     task = self._task(teacher_checkpoint="/nonexistent/teacher",

@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import base_task
+from mixvocab_tf.tasks import student_spec
 from mixvocab_tf.tasks.pretraining import mlm_inputs
 from mixvocab_tf.tasks.pretraining import nokd
 from mixvocab_tf.tasks.pretraining import stage1
@@ -22,9 +23,10 @@ def _inputs():
 class Stage2TaskTest(tf.test.TestCase):
 
   def _task(self, init_checkpoint, hidden_size=32, **kwargs):
-    return stage2.Stage2Task(init_checkpoint=init_checkpoint, num_layers=2,
-                             hidden_size=hidden_size, num_attention_heads=2,
-                             inputs=_inputs(), **kwargs)
+    student = student_spec.StudentSpec(
+        num_layers=2, hidden_size=hidden_size, num_attention_heads=2,
+        init_checkpoint=init_checkpoint, **kwargs)
+    return stage2.Stage2Task(student=student, inputs=_inputs())
 
   def _stage1_run(self, width=32, fingerprint=None, with_table=True):
     """A stage I model_dir: a student table and the run's metadata."""
@@ -73,15 +75,18 @@ class Stage2TaskTest(tf.test.TestCase):
       task.initialize(task.build_model())
 
   def test_init_checkpoint_is_required_and_checked(self):
-    with self.assertRaisesRegex(ValueError, "init_checkpoint is required"):
-      stage2.Stage2Task(inputs=_inputs())
+    with self.assertRaisesRegex(ValueError,
+                                "needs StudentSpec.init_checkpoint"):
+      stage2.Stage2Task(student=student_spec.StudentSpec(), inputs=_inputs())
     task = self._task("/nonexistent/stage1")
     self.assertIn("stage I checkpoint", task.missing_files())
 
   def test_nokd_is_the_same_student_from_scratch(self):
     self.assertIs(base_task.get_task_class("nokd"), nokd.NoKDTask)
-    task = nokd.NoKDTask(num_layers=2, hidden_size=32, num_attention_heads=2,
-                         inputs=_inputs())
+    task = nokd.NoKDTask(
+        student=student_spec.StudentSpec(num_layers=2, hidden_size=32,
+                                         num_attention_heads=2),
+        inputs=_inputs())
     student = task.build_model()
     self.assertEqual(student.encoder_network.get_config()["num_layers"], 2)
     self.assertEqual(task.missing_files(), {})
