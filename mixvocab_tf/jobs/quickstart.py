@@ -22,22 +22,25 @@ from mixvocab_tf import data
 
 def learn_student_vocabulary(output_dir, vocab_size):
   """Step 1: learns the student vocabulary, or reuses the one already there."""
-  from mixvocab_tf.text import vocab  # pylint: disable=g-import-not-at-top
+  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf.text import vocab
+  from mixvocab_tf.text import vocab_learning
+  # pylint: enable=g-import-not-at-top
   path = os.path.join(output_dir, "student_vocab.txt")
   summary_path = os.path.join(output_dir, "vocab_summary.json")
   if os.path.exists(path) and os.path.exists(summary_path):
     logging.info("Student vocabulary already learned: %s", path)
     with open(summary_path, encoding="utf-8") as f:
       return path, json.load(f)
-  lines = vocab.read_corpus_lines(data.builtin_corpus_files())
-  train_lines, heldout = vocab.split_heldout(lines, 0.01)
+  lines = vocab_learning.read_corpus_lines(data.builtin_corpus_files())
+  train_lines, heldout = vocab_learning.split_heldout(lines, 0.01)
   logging.info("Learning a %d-token student vocabulary from %d lines of the "
                "built-in corpus (about a minute)...", vocab_size,
                len(train_lines))
   start = time.time()
-  tokens = vocab.learn_vocabulary_from_lines(train_lines, vocab_size)
-  summary = vocab.vocabulary_summary(tokens, data.default_teacher_vocab(),
-                                     heldout)
+  tokens = vocab_learning.learn_vocabulary_from_lines(train_lines, vocab_size)
+  summary = vocab_learning.vocabulary_summary(
+      tokens, data.default_teacher_vocab(), heldout)
   summary["seconds"] = round(time.time() - start, 1)
   vocab.write_vocab(tokens, path + ".tmp")
   os.replace(path + ".tmp", path)
