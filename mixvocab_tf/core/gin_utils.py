@@ -167,12 +167,14 @@ def parse_run_config(model_dir: Optional[str] = None,
     parse(gin_files, gin_bindings)
   else:
     if not model_dir:
-      raise ValueError("Give the run's model_dir (its operative_config.gin is "
-                       "read) or its gin files; received neither.")
+      raise ValueError("Give the run's model_dir (--model_dir; its "
+                       "operative_config.gin is read) or its gin files "
+                       "(--gin_file); received neither.")
     operative = os.path.join(model_dir, trainer_lib.OPERATIVE_CONFIG)
     if not os.path.isfile(operative):
       raise FileNotFoundError(
-          f"{operative} not found; pass the run's gin files instead.")
+          f"{operative} not found; pass the run's gin files (--gin_file) "
+          "instead.")
     parse([], [])  # The search path, for the record's `include`s.
     try:
       gin.parse_config_file(operative, skip_unknown=True)
