@@ -36,11 +36,11 @@ tensorflow_text.tflite_registrar.SELECT_TFTEXT_OPS, model_path=...)`.
 """
 
 import json
-import sys
 
 from absl import app
 from absl import flags
 
+from mixvocab_tf.core import cli
 from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.jobs import convert_run
 
@@ -82,14 +82,8 @@ def _run():
 
 
 def main(argv):
-  if len(argv) > 1:
-    raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
-  try:
-    _run()
-  except (ValueError, FileNotFoundError,
-          tflite_conversion.UnsupportedOpsError) as e:
-    print(f"\nerror: {type(e).__name__}: {e}", file=sys.stderr)
-    sys.exit(1)
+  # tflite_conversion.UnsupportedOpsError is a ValueError.
+  cli.run_tool(argv, _run)
 
 
 if __name__ == "__main__":

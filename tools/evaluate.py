@@ -20,13 +20,13 @@ them. `--checkpoint` takes 'latest', 'best', a directory or a ckpt-N prefix.
 
 import json
 import os
-import sys
 
 from absl import app
 from absl import flags
 import gin
 
 import mixvocab_tf.tasks  # Registers the built-in tasks.  # pylint: disable=unused-import
+from mixvocab_tf.core import cli
 from mixvocab_tf.tasks.finetuning import finetune_task
 from mixvocab_tf.core import metrics_io
 from mixvocab_tf.tasks.pretraining import mlm_eval
@@ -123,13 +123,8 @@ def _run():
 
 
 def main(argv):
-  if len(argv) > 1:
-    raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
-  try:
-    _run()
-  except (ValueError, FileNotFoundError, NotImplementedError) as e:
-    print(f"\nerror: {type(e).__name__}: {e}", file=sys.stderr)
-    sys.exit(1)
+  cli.run_tool(argv, _run,
+               (ValueError, FileNotFoundError, NotImplementedError))
 
 
 if __name__ == "__main__":

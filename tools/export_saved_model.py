@@ -27,11 +27,11 @@ call_endpoint="serving_default")` (strings in); convert it with
 """
 
 import json
-import sys
 
 from absl import app
 from absl import flags
 
+from mixvocab_tf.core import cli
 from mixvocab_tf.export import encoder_export_module
 from mixvocab_tf.jobs import export_run
 
@@ -82,13 +82,7 @@ def _run():
 
 
 def main(argv):
-  if len(argv) > 1:
-    raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
-  try:
-    _run()
-  except (ValueError, FileNotFoundError, FileExistsError) as e:
-    print(f"\nerror: {type(e).__name__}: {e}", file=sys.stderr)
-    sys.exit(1)
+  cli.run_tool(argv, _run)
 
 
 if __name__ == "__main__":
