@@ -80,6 +80,7 @@ def _export(name, export_dir, labels):
   from mixvocab_tf import export
   from mixvocab_tf import models
   from mixvocab_tf import networks
+  from mixvocab_tf.tasks.finetuning import snips_export_module
   from mixvocab_tf.text import vocab as vocab_lib
   # pylint: enable=g-import-not-at-top
   layers, hidden, heads, which = _MODEL_SIZES[name]
@@ -90,8 +91,8 @@ def _export(name, export_dir, labels):
       hidden_size=hidden, num_attention_heads=heads)
   model = models.JointIntentSlotModel(encoder, labels.num_intents,
                                       labels.num_slots)
-  module = export.SnipsExportModule(model, labels, vocab,
-                                    seq_length=_SEQ_LENGTH.value)
+  module = snips_export_module.SnipsExportModule(
+      model, labels, vocab, seq_length=_SEQ_LENGTH.value)
   export.export_saved_model(module, export_dir)
   return export_dir
 

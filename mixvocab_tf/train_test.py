@@ -19,6 +19,10 @@ class ShippedConfigsTest(tf.test.TestCase):
     super().setUp()
     gin.clear_config()
     self.addCleanup(gin.clear_config)
+    # Later tests start `python -m mixvocab_tf.train` in the current
+    # directory: left in a temporary one, they would run another installed
+    # copy of the package instead of this checkout.
+    self.addCleanup(os.chdir, os.getcwd())
 
   def test_shipped_configs_parse_by_bare_name_from_any_directory(self):
     os.chdir(self.get_temp_dir())

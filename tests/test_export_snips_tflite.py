@@ -2,7 +2,8 @@
 
 The student is fine-tuned by the trainer (in process, with the shipped
 `finetune_snips_cpu.gin` shrunk by bindings), exported from the run's
-model_dir by `tools/export_saved_model.py` and converted by the library and by
+model_dir by `tools/export_saved_model.py` (which calls
+`jobs.export_run`) and converted by the library and by
 `tools/convert_tflite.py`. Checks the serving criteria of the export (issue 6) on SNIPS valid (700
 queries): the fp32 .tflite gives the SavedModel's logits within 1e-4; the
 dynamic-range and int8 .tflite agree with fp32 on at least 99% of intents and
@@ -37,11 +38,11 @@ import tensorflow_text as tf_text
 import tf_keras
 
 from mixvocab_tf import data as data_lib
-from mixvocab_tf import export
 from mixvocab_tf.export import parity
 from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.models import joint_intent_slot_model
 from mixvocab_tf.tasks.finetuning import snips_data
+from mixvocab_tf.tasks.finetuning import snips_export_module
 from mixvocab_tf.core import gin_utils
 from mixvocab_tf.core import trainer as trainer_lib
 
@@ -91,9 +92,11 @@ TINY_RUN = [
 
 
 def _tool(name, *flags):
+  # The tool imports this checkout's package, not another installed copy.
   result = subprocess.run(
       [sys.executable, os.path.join(_ROOT, "tools", name), *flags],
-      capture_output=True, text=True, timeout=900)
+      capture_output=True, text=True, timeout=900,
+      env=dict(os.environ, PYTHONPATH=_ROOT))
   assert result.returncode == 0, result.stderr[-3000:]
   return json.loads(result.stdout[result.stdout.index("{"):])
 
@@ -120,8 +123,8 @@ def exported(tmp_path_factory):
                   f"--export_dir={export_dir}")
   assert summary["checkpoint"].endswith(f"ckpt-{TRAIN_STEPS}")
   model = tf_keras.models.load_model(export_dir)
-  module = export.SnipsExportModule(model, task.labels, task.vocab_path,
-                                    seq_length=SEQ_LENGTH)
+  module = snips_export_module.SnipsExportModule(
+      model, task.labels, task.vocab_path, seq_length=SEQ_LENGTH)
   calibration = [" ".join(w) for w in snips_data.read_snips(
       data_lib.snips_dir("train")).words[:CALIBRATION_EXAMPLES]]
   tflite = {q: tflite_conversion.convert_saved_model(export_dir, q,
@@ -147,7 +150,8 @@ def predictions(exported):
 
 def _scores(exported, predictions):
   valid = exported["valid"]
-  return parity.snips_scores(predictions, valid.intents, valid.tags)
+  return snips_export_module.snips_scores(predictions, valid.intents,
+                                          valid.tags)
 
 
 def test_fp32_tflite_gives_the_saved_model_logits(exported, predictions):

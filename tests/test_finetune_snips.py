@@ -17,8 +17,10 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _run(args):
+  # The tool imports this checkout's package, not another installed copy.
+  env = dict(os.environ, PYTHONPATH=_ROOT)
   result = subprocess.run([sys.executable] + args, capture_output=True,
-                          text=True, timeout=600, cwd=_ROOT)
+                          text=True, timeout=600, cwd=_ROOT, env=env)
   assert result.returncode == 0, result.stderr[-3000:]
   return result
 

@@ -30,6 +30,7 @@ from absl import logging
 
 from mixvocab_tf import data
 from mixvocab_tf.text import vocab
+from mixvocab_tf.text import vocab_learning
 
 _INPUT = flags.DEFINE_string(
     "input", None,
@@ -82,14 +83,15 @@ def _teacher_vocab_path():
 def build(files, teacher_path):
   """Learns, writes and summarises the vocabulary; returns the summary."""
   start = time.time()
-  lines = vocab.read_corpus_lines(files, max_lines=_MAX_LINES.value)
+  lines = vocab_learning.read_corpus_lines(files, max_lines=_MAX_LINES.value)
   if not lines:
     raise ValueError(f"The input holds no text: {files}.")
-  train, heldout = vocab.split_heldout(lines, _HELDOUT_FRACTION.value)
+  train, heldout = vocab_learning.split_heldout(lines,
+                                                _HELDOUT_FRACTION.value)
   logging.info("Read %d lines from %d files: %d to learn from, %d held out.",
                len(lines), len(files), len(train), len(heldout))
   teacher = vocab.load_vocab(teacher_path) if teacher_path else None
-  tokens = vocab.learn_vocabulary_from_lines(
+  tokens = vocab_learning.learn_vocabulary_from_lines(
       train, _VOCAB_SIZE.value, max_unique_chars=_MAX_UNIQUE_CHARS.value)
   result = {"input_files": files, "train_lines": len(train),
             "vocab_size_target": _VOCAB_SIZE.value, "learned_size": len(tokens)}
@@ -97,7 +99,7 @@ def build(files, teacher_path):
     if teacher is None:
       raise ValueError("--prune_to_teacher needs a teacher vocabulary: pass "
                        "--teacher_vocab or install the default teacher.")
-    tokens = vocab.prune_to_teacher(tokens, teacher)
+    tokens = vocab_learning.prune_to_teacher(tokens, teacher)
     result["pruned_to_teacher"] = True
   vocab.write_vocab(tokens, _OUTPUT.value)
   logging.info("Wrote %d tokens to %s; summarising.", len(tokens),
@@ -105,7 +107,7 @@ def build(files, teacher_path):
   result.update({"output": _OUTPUT.value,
                  "fingerprint": vocab.vocab_fingerprint(tokens),
                  "teacher_vocab": teacher_path})
-  result.update(vocab.vocabulary_summary(tokens, teacher, heldout))
+  result.update(vocab_learning.vocabulary_summary(tokens, teacher, heldout))
   result["seconds"] = round(time.time() - start, 1)
   return result
 

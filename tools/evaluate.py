@@ -20,21 +20,19 @@ them. `--checkpoint` takes 'latest', 'best', a directory or a ckpt-N prefix.
 
 import json
 import os
-import sys
 
 from absl import app
 from absl import flags
 import gin
 
 import mixvocab_tf.tasks  # Registers the built-in tasks.  # pylint: disable=unused-import
-from mixvocab_tf.core import base_task
+from mixvocab_tf.core import cli
 from mixvocab_tf.tasks.finetuning import finetune_task
 from mixvocab_tf.core import metrics_io
 from mixvocab_tf.tasks.pretraining import mlm_eval
 from mixvocab_tf.tasks.pretraining import mlm_task
 from mixvocab_tf.core import evaluation
 from mixvocab_tf.core import gin_utils
-from mixvocab_tf.core import trainer as trainer_lib
 
 FLAGS = flags.FLAGS
 
@@ -63,22 +61,8 @@ flags.DEFINE_string("output_json", None, "Also write the metrics here.")
 
 
 def _parse_config():
-  if FLAGS.gin_file:
-    gin_utils.parse(FLAGS.gin_file, FLAGS.gin_bindings)
-  else:
-    if not FLAGS.model_dir:
-      raise ValueError("Give --model_dir (its operative_config.gin is read) "
-                       "or --gin_file.")
-    operative = os.path.join(FLAGS.model_dir, trainer_lib.OPERATIVE_CONFIG)
-    if not os.path.isfile(operative):
-      raise FileNotFoundError(
-          f"{operative} not found; pass the run's --gin_file instead.")
-    gin_utils.parse([], [])  # Registers the configurables.
-    # The record of a run also names configurables of modules this tool does
-    # not import (binary-level ones); they play no part in evaluation.
-    gin.parse_config_file(operative, skip_unknown=True)
-    gin_utils.parse([], FLAGS.gin_bindings)
-  task_class = base_task.get_task_class(gin.query_parameter("Trainer.task"))
+  task_class = gin_utils.parse_run_config(FLAGS.model_dir, FLAGS.gin_file,
+                                          FLAGS.gin_bindings)
   if FLAGS.split:
     if not issubclass(task_class, finetune_task.FinetuneTask):
       raise ValueError(f"--split applies to fine-tuning tasks; task "
@@ -139,13 +123,8 @@ def _run():
 
 
 def main(argv):
-  if len(argv) > 1:
-    raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
-  try:
-    _run()
-  except (ValueError, FileNotFoundError, NotImplementedError) as e:
-    print(f"\nerror: {type(e).__name__}: {e}", file=sys.stderr)
-    sys.exit(1)
+  cli.run_tool(argv, _run,
+               (ValueError, FileNotFoundError, NotImplementedError))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,9 @@
 """Gin at the binary boundary: the search path and parsing with clear errors.
 
+Also the one way back from a finished run to its task: the trainer writes
+`operative_config.gin` beside its checkpoints, and tools that rebuild the
+run's model (evaluation, export) read it with `parse_run_config`.
+
 The shipped configs live in the package (`mixvocab_tf/gin_configs/`, package
 data, so they exist in any installation); a `gin_configs/` directory at the
 root of a source checkout is searched too (before the package's), for configs
@@ -8,14 +12,18 @@ kept beside the code. With both on gin's search path a bare name such as
 other by bare name.
 """
 
+import contextlib
 import difflib
 import inspect
 import logging
 import os
 import re
-from typing import Sequence
+from typing import Optional, Sequence
 
 import gin
+
+from mixvocab_tf.core import base_task
+from mixvocab_tf.core import trainer as trainer_lib
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -121,3 +129,89 @@ def parse(gin_files: Sequence[str], gin_bindings: Sequence[str]) -> None:
   except Exception as e:  # pylint: disable=broad-except
     # Gin raises ValueError, KeyError, SyntaxError, tokenize errors, ...
     raise GinConfigError(f"Bad gin configuration: {_suggest(str(e))}") from e
+
+
+def parse_run_config(model_dir: Optional[str] = None,
+                     gin_files: Sequence[str] = (),
+                     gin_bindings: Sequence[str] = ()) -> type:
+  """Parses the configuration of a trained run; returns its task class.
+
+  Tools that rebuild a run's model (`tools/evaluate.py`, the export) read
+  the run's own record, `model_dir/operative_config.gin`, or the gin files
+  given instead, then `gin_bindings` on top.
+
+  The record is parsed with `skip_unknown`: it also names configurables of
+  modules that only the binary which trained the run imports (the pipeline
+  runner, the replication grid); they play no part in rebuilding the task.
+  Files given explicitly are parsed strictly, as `train.py` does.
+
+  The task modules must be imported first (`import mixvocab_tf.tasks`, or
+  the module of one's own task), so that `Trainer.task` names a registered
+  task.
+
+  Args:
+    model_dir: the run's directory (its `operative_config.gin` is read
+      unless `gin_files` is given).
+    gin_files: gin files to parse instead of the run's record.
+    gin_bindings: extra bindings, parsed last.
+
+  Returns:
+    The class registered under the configured `Trainer.task`.
+
+  Raises:
+    ValueError: neither `model_dir` nor `gin_files` is given.
+    FileNotFoundError: `model_dir` has no operative config.
+    GinConfigError: a file or binding is wrong.
+  """
+  if gin_files:
+    parse(gin_files, gin_bindings)
+  else:
+    if not model_dir:
+      raise ValueError("Give the run's model_dir (--model_dir; its "
+                       "operative_config.gin is read) or its gin files "
+                       "(--gin_file); received neither.")
+    operative = os.path.join(model_dir, trainer_lib.OPERATIVE_CONFIG)
+    if not os.path.isfile(operative):
+      raise FileNotFoundError(
+          f"{operative} not found; pass the run's gin files (--gin_file) "
+          "instead.")
+    parse([], [])  # The search path, for the record's `include`s.
+    try:
+      gin.parse_config_file(operative, skip_unknown=True)
+    except Exception as e:  # pylint: disable=broad-except
+      raise GinConfigError(
+          f"Bad gin configuration in {operative}: {_suggest(str(e))}") from e
+    parse([], gin_bindings)
+  task = gin.query_parameter("Trainer.task")
+  if isinstance(task, type):
+    return task
+  return base_task.get_task_class(task)
+
+
+@contextlib.contextmanager
+def isolated_config():
+  """Runs a block with an empty gin configuration, then restores the caller's.
+
+  Rebuilding a run's task in process (the pipeline's export step) parses that
+  run's configuration, which must neither mix with nor replace the caller's
+  (the pipeline's own steps). Gin has no public way to save its state, so
+  the module's tables are copied and put back.
+  """
+  # pylint: disable=protected-access
+  config = gin.config
+  copy = lambda table: {k: dict(v) if isinstance(v, dict) else v
+                        for k, v in table.items()}
+  saved = (copy(config._CONFIG), dict(config._SINGLETONS),
+           set(config._IMPORTS), copy(config._OPERATIVE_CONFIG),
+           config.config_is_locked())
+  gin.clear_config()
+  try:
+    yield
+  finally:
+    gin.clear_config()
+    config._CONFIG.update(saved[0])
+    config._SINGLETONS.update(saved[1])
+    config._IMPORTS.update(saved[2])
+    with config._OPERATIVE_CONFIG_LOCK:
+      config._OPERATIVE_CONFIG.update(saved[3])
+    config._set_config_is_locked(saved[4])

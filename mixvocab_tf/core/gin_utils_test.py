@@ -1,10 +1,13 @@
 """Tests of gin parsing: the search path and the error messages."""
 
+import os
+
 import gin
 import tensorflow as tf
 
+from mixvocab_tf.core import base_task
 from mixvocab_tf.core import gin_utils
-from mixvocab_tf.core import trainer  # pylint: disable=unused-import
+from mixvocab_tf.core import trainer
 
 class GinUtilsTest(tf.test.TestCase):
 
@@ -34,6 +37,65 @@ class GinUtilsTest(tf.test.TestCase):
     with self.assertRaisesRegex(gin_utils.GinConfigError,
                                 "Bad gin configuration"):
       gin_utils.parse([], ["Trainer.train_steps = ("])
+
+
+@base_task.register_task("gin_utils_test_task")
+class _RecordedTask(base_task.Task):
+  """A task whose constructor argument the run's record sets."""
+
+  def __init__(self, width=1, **kwargs):
+    super().__init__(**kwargs)
+    self.width = width
+
+  def build_model(self):
+    raise NotImplementedError
+
+  def build_inputs(self, input_context=None, training=True):
+    raise NotImplementedError
+
+  def compute_loss(self, model, features, training):
+    raise NotImplementedError
+
+
+class ParseRunConfigTest(tf.test.TestCase):
+
+  def setUp(self):
+    super().setUp()
+    gin.clear_config()
+    self.addCleanup(gin.clear_config)
+    self.model_dir = self.get_temp_dir()
+    with open(os.path.join(self.model_dir, trainer.OPERATIVE_CONFIG), "w",
+              encoding="utf-8") as f:
+      # A record also names configurables this process never imported.
+      f.write("Trainer.task = 'gin_utils_test_task'\n"
+              "_RecordedTask.width = 3\n"
+              "pipeline_of_another_binary.steps = None\n")
+
+  def test_reads_the_record_and_applies_bindings_on_top(self):
+    task_class = gin_utils.parse_run_config(self.model_dir)
+    self.assertIs(task_class, base_task.get_task_class("gin_utils_test_task"))
+    self.assertEqual(task_class().width, 3)
+    gin.clear_config()
+    task_class = gin_utils.parse_run_config(
+        self.model_dir, gin_bindings=["_RecordedTask.width = 5"])
+    self.assertEqual(task_class().width, 5)
+
+  def test_missing_record_says_what_to_pass(self):
+    with self.assertRaisesRegex(FileNotFoundError,
+                                "operative_config.gin not found"):
+      gin_utils.parse_run_config(os.path.join(self.model_dir, "nope"))
+    with self.assertRaisesRegex(ValueError, "received neither"):
+      gin_utils.parse_run_config(None)
+
+  def test_isolated_config_restores_the_callers_config(self):
+    gin_utils.parse([], ["Trainer.train_steps = 7"])
+    with gin_utils.isolated_config():
+      with self.assertRaises(ValueError):
+        gin.query_parameter("Trainer.train_steps")
+      gin_utils.parse_run_config(self.model_dir)
+    self.assertEqual(gin.query_parameter("Trainer.train_steps"), 7)
+    with self.assertRaises(ValueError):
+      gin.query_parameter("_RecordedTask.width")
 
 
 if __name__ == "__main__":

@@ -39,6 +39,8 @@ class EncoderExportModule(tf.Module):
   """
 
   task = "encoder"
+  #: No fine-tuning task: the converter feeds it generic text.
+  task_name = None
 
   def __init__(self, model, vocab, seq_length=DEFAULT_SEQ_LENGTH,
                lower_case=True, name="encoder_export_module"):
@@ -52,6 +54,9 @@ class EncoderExportModule(tf.Module):
 
   def labels_json(self):
     return None
+
+  def export_info(self):
+    return {}
 
   @tf.function(input_signature=[tf.TensorSpec([None], tf.string,
                                               name="text")])

@@ -3,8 +3,11 @@
 Serving the students of Zhao et al. (EACL 2021) on phones is only useful if
 the phone gives the SavedModel's answers: this module runs both on the same
 raw inputs and summarizes how far apart they are (largest logit difference,
-agreement of predicted labels) and, given gold SNIPS labels, the task metrics
-of each (intent accuracy, slot F1; §4.2, Table 3).
+agreement of predicted labels). Which inputs to feed and how to score the
+predictions against gold labels is the task's business (its
+`serving_examples` and `serving_scores`, e.g. SNIPS intent accuracy and slot
+F1, §4.2, Table 3); what a task does not supply comes from here: text files
+(`read_examples`) or the built-in corpus (`corpus_examples`).
 
 Outputs are split per example before comparing, because both models pad to
 the longest example of their batch: per-word outputs are cut to
@@ -14,7 +17,7 @@ the longest example of their batch: per-word outputs are cut to
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf.tasks.finetuning import metrics as metrics_lib
+from mixvocab_tf import data as data_lib
 
 #: Per-word outputs of the SNIPS module (cut to `num_words`).
 _WORD_KEYS = ("slot_tags", "slot_ids", "slot_logits", "word_starts",
@@ -90,11 +93,12 @@ def predict_tflite(runner, inputs, batch_size=1):
   return examples
 
 
-def _decode(value):
+def decode(value):
+  """A string output as str, a string array as a list of str; else as is."""
   if isinstance(value, (bytes, np.bytes_)):
     return value.decode("utf-8")
   if isinstance(value, np.ndarray) and value.dtype == object:
-    return [_decode(v) for v in value.tolist()]
+    return [decode(v) for v in value.tolist()]
   return value
 
 
@@ -124,11 +128,51 @@ def compare(reference, candidate):
   return summary
 
 
-def snips_scores(predictions, gold_intents, gold_tags):
-  """Intent accuracy and slot F1 (`metrics.snips_metrics`) of predictions."""
-  intents = [_decode(p["intent"]) for p in predictions]
-  tags = [_decode(p["slot_tags"]) for p in predictions]
-  # A query cut to seq_length - 2 words is scored on the words it kept plus
-  # 'O' for the rest, as decode_slot_tags does.
-  tags = [t + ["O"] * (len(g) - len(t)) for t, g in zip(tags, gold_tags)]
-  return metrics_lib.snips_metrics(gold_intents, intents, gold_tags, tags)
+def read_examples(path, limit, pair=False):
+  """The first `limit` non-blank lines of a text file as examples.
+
+  Args:
+    path: one example per line; the sentences of a pair are separated by a
+      tab (a line without one is paired with itself).
+    limit: most examples read.
+    pair: whether examples are pairs (tuples) or strings.
+  """
+  examples = []
+  with tf.io.gfile.GFile(path, "r") as f:
+    for line in f:
+      line = line.rstrip("\n")
+      if not line.strip():
+        continue
+      if pair:
+        first, _, second = line.partition("\t")
+        examples.append((first, second or first))
+      else:
+        examples.append(line)
+      if len(examples) >= limit:
+        break
+  return examples
+
+
+def corpus_examples(limit, pair=False):
+  """Examples from the built-in corpus, for models whose task has none.
+
+  `limit` lines are read; pairs are made of consecutive lines (so `limit //
+  2` of them).
+  """
+  examples = []
+  for corpus_file in data_lib.builtin_corpus_files():
+    examples += read_examples(corpus_file, limit - len(examples))
+    if len(examples) >= limit:
+      break
+  if pair:
+    return list(zip(examples[0::2], examples[1::2]))
+  return examples
+
+
+def as_inputs(examples, input_names):
+  """{input name: list of strings} from examples (strings, or tuples of
+  strings in the order of `input_names`)."""
+  if len(input_names) == 1:
+    return {input_names[0]: list(examples)}
+  return {name: [e[i] for e in examples]
+          for i, name in enumerate(input_names)}

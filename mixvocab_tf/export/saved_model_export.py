@@ -14,7 +14,14 @@ For the second use the SavedModel's root is the tf_keras model itself (saved
 by tf_keras, with its Keras metadata), and the export module (tokenizer, the
 student vocabulary as an asset) is saved as the model's `export_module`
 attribute. `assets.extra/export_info.json` records what the conversion tool
-needs to know without loading the model (task, sequence length, labels).
+needs to know without loading the model: the kind of module (`task`), the
+registered task that owns it (`task_name`, whose serving hooks pick parity
+examples and scores), sequence length, vocabulary, signatures and their
+inputs, and the module's own fields (labels, ...).
+
+Nothing here depends on the task: an export module (its task's
+`export_module(model)`, or `EncoderExportModule`) brings everything that
+differs, so a new fine-tuning task exports without changes to this file.
 """
 
 import json
@@ -23,6 +30,8 @@ import os
 import tensorflow as tf
 import tf_keras
 
+from mixvocab_tf.export import tflite_conversion
+
 #: Attribute of the saved model that holds the export module.
 EXPORT_MODULE_ATTRIBUTE = "export_module"
 EXPORT_INFO_FILE = os.path.join("assets.extra", "export_info.json")
@@ -30,10 +39,15 @@ LABELS_FILE = os.path.join("assets.extra", "labels.json")
 
 
 def export_saved_model(module, export_dir):
-  """Saves `module` (an export module of this package) to `export_dir`.
+  """Saves `module` (an export module) to `export_dir`.
 
   Args:
-    module: a `SnipsExportModule`, `GlueExportModule` or
+    module: a `tf.Module` with `model` (what it serves), `tokenizer` (a
+      `ServingTokenizer`), `seq_length`, `task` (a short kind, e.g. "snips"),
+      `signatures()` (string-in `serving_default` and `serving_tflite`),
+      `labels_json()` (str or None) and `export_info()` (a dict of extra
+      `export_info.json` fields); optionally `task_name`, the registered task
+      that owns it. E.g. `FinetuneSnipsTask.export_module(model)`,
       `EncoderExportModule`.
     export_dir: the SavedModel directory (created; must not hold a model).
 
@@ -57,18 +71,21 @@ def export_saved_model(module, export_dir):
       delattr(model, EXPORT_MODULE_ATTRIBUTE)
   else:
     tf.saved_model.save(module, export_dir, signatures=signatures)
+  converted = signatures.get(tflite_conversion.TFLITE_SIGNATURE,
+                             signatures.get("serving_default"))
   info = {
       "task": module.task,
       "seq_length": module.seq_length,
       "vocab_size": module.tokenizer.vocab_size,
       "lower_case": module.tokenizer.lower_case,
       "signatures": sorted(signatures),
+      "inputs": sorted(spec.name for spec in tf.nest.flatten(
+          converted.structured_input_signature)),
   }
-  if module.task == "glue":
-    info.update(pair=module.pair, labels=module.label_names)
-  if module.task == "snips":
-    info.update(intents=list(module.labels.intents),
-                slots=list(module.labels.slots))
+  task_name = getattr(module, "task_name", None)
+  if task_name:
+    info["task_name"] = task_name
+  info.update(module.export_info())
   tf.io.gfile.makedirs(os.path.join(export_dir, "assets.extra"))
   with tf.io.gfile.GFile(os.path.join(export_dir, EXPORT_INFO_FILE),
                          "w") as f:

@@ -36,8 +36,8 @@ tokenizers as is (their kernels treat a bad byte as one character).
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from mixvocab_tf.tasks.finetuning import snips_data
 from mixvocab_tf.text import vocab as vocab_lib
+from mixvocab_tf.text import wordpiece
 
 #: Padding of per-word int outputs (positions, ids, offsets).
 PAD_INDEX = -1
@@ -65,8 +65,8 @@ def _splits_from_lengths(lengths):
 class ServingTokenizer(tf.Module):
   """The student's WordPiece tokenizer and input packing, TFLite-convertible.
 
-  Tokenizes like the training featurizers (`FastBertTokenizer`, uncased, with
-  `snips_data.wordpiece_tokenizer`'s settings), so exported models see the
+  Tokenizes like the training featurizers (the same
+  `wordpiece.fast_bert_tokenizer`), so exported models see the
   features they were fine-tuned on. The vocabulary file is tracked as a
   `tf.saved_model.Asset` (`vocab_file`), so a SavedModel carries it.
 
@@ -91,7 +91,7 @@ class ServingTokenizer(tf.Module):
                        if isinstance(vocab, (str, bytes)) or hasattr(
                            vocab, "__fspath__") else None)
     self.lower_case = bool(lower_case)
-    self._wordpiece, special_ids = snips_data.wordpiece_tokenizer(
+    self._wordpiece, special_ids = wordpiece.fast_bert_tokenizer(
         self.tokens, self.lower_case)
     self.cls_id = special_ids["[CLS]"]
     self.sep_id = special_ids["[SEP]"]

@@ -22,22 +22,25 @@ from mixvocab_tf import data
 
 def learn_student_vocabulary(output_dir, vocab_size):
   """Step 1: learns the student vocabulary, or reuses the one already there."""
-  from mixvocab_tf.text import vocab  # pylint: disable=g-import-not-at-top
+  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf.text import vocab
+  from mixvocab_tf.text import vocab_learning
+  # pylint: enable=g-import-not-at-top
   path = os.path.join(output_dir, "student_vocab.txt")
   summary_path = os.path.join(output_dir, "vocab_summary.json")
   if os.path.exists(path) and os.path.exists(summary_path):
     logging.info("Student vocabulary already learned: %s", path)
     with open(summary_path, encoding="utf-8") as f:
       return path, json.load(f)
-  lines = vocab.read_corpus_lines(data.builtin_corpus_files())
-  train_lines, heldout = vocab.split_heldout(lines, 0.01)
+  lines = vocab_learning.read_corpus_lines(data.builtin_corpus_files())
+  train_lines, heldout = vocab_learning.split_heldout(lines, 0.01)
   logging.info("Learning a %d-token student vocabulary from %d lines of the "
                "built-in corpus (about a minute)...", vocab_size,
                len(train_lines))
   start = time.time()
-  tokens = vocab.learn_vocabulary_from_lines(train_lines, vocab_size)
-  summary = vocab.vocabulary_summary(tokens, data.default_teacher_vocab(),
-                                     heldout)
+  tokens = vocab_learning.learn_vocabulary_from_lines(train_lines, vocab_size)
+  summary = vocab_learning.vocabulary_summary(
+      tokens, data.default_teacher_vocab(), heldout)
   summary["seconds"] = round(time.time() - start, 1)
   vocab.write_vocab(tokens, path + ".tmp")
   os.replace(path + ".tmp", path)
@@ -57,32 +60,23 @@ def export_step(step_dir, output_dir, bindings,
                 quantizations=("none", "dynamic")):
   """Exports the fine-tuned SNIPS student: SavedModel, TFLite, accuracy, latency.
 
-  The SavedModel is written by `tools/export_saved_model.py` in a child
-  process (it rebuilds the task from the run's operative config); each .tflite
-  is then run by the LiteRT interpreter, one query at a time on one thread,
-  over SNIPS valid.
+  The SavedModel is written in this process by `export_run` (it rebuilds the
+  task from the run's operative config, leaving the job's own gin
+  configuration as it was); each .tflite is then run by the LiteRT
+  interpreter, one query at a time on one thread, over SNIPS valid.
   """
-  import subprocess  # pylint: disable=g-import-not-at-top
-  import sys  # pylint: disable=g-import-not-at-top
-  from mixvocab_tf.jobs import report  # pylint: disable=g-import-not-at-top
-  from mixvocab_tf.export import parity  # pylint: disable=g-import-not-at-top
-  from mixvocab_tf.export import tflite_conversion  # pylint: disable=g-import-not-at-top
-  from mixvocab_tf.tasks.finetuning import snips_data  # pylint: disable=g-import-not-at-top
+  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf.export import parity
+  from mixvocab_tf.export import tflite_conversion
+  from mixvocab_tf.jobs import export_run
+  from mixvocab_tf.jobs import report
+  from mixvocab_tf.tasks.finetuning import snips_data
+  from mixvocab_tf.tasks.finetuning import snips_export_module
+  # pylint: enable=g-import-not-at-top
   (run_dir,) = bindings
-  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-  tool = os.path.join(root, "tools", "export_saved_model.py")
-  if not os.path.isfile(tool):
-    raise FileNotFoundError(
-        f"{tool} not found: the quickstart's export step runs from a source "
-        "checkout (pip install -e .).")
   saved_model_dir = os.path.join(step_dir, "saved_model")
   if not os.path.isfile(os.path.join(saved_model_dir, "saved_model.pb")):
-    # The tool imports this package from the same checkout, installed or not.
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (root, env.get("PYTHONPATH")) if p)
-    subprocess.run([sys.executable, tool, f"--model_dir={run_dir}",
-                    f"--export_dir={saved_model_dir}"], check=True, env=env)
+    export_run.export_run(run_dir, saved_model_dir)
   valid = snips_data.read_snips(data.snips_dir("valid"))
   queries = [" ".join(words) for words in valid.words]
   summary = {"saved_model_dir": saved_model_dir,
@@ -107,7 +101,8 @@ def export_step(step_dir, output_dir, bindings,
       outputs = runner([query])
       latencies.append(time.perf_counter() - start)
       predictions.extend(parity.split_examples(outputs))
-    scores = parity.snips_scores(predictions, valid.intents, valid.tags)
+    scores = snips_export_module.snips_scores(predictions, valid.intents,
+                                              valid.tags)
     summary["tflite"][quantize] = {
         "path": path, "size_bytes": os.path.getsize(path),
         "p50_ms": report.percentile_ms(latencies, 50),

@@ -20,6 +20,7 @@ import tensorflow_text as tf_text
 import tf_keras
 
 from mixvocab_tf.text import vocab as vocab_lib
+from mixvocab_tf.text import wordpiece
 
 TEACHER_VOCAB_ID = 0
 STUDENT_VOCAB_ID = 1
@@ -76,30 +77,27 @@ def clean_and_truncate(strings, max_input_chars=DEFAULT_MAX_INPUT_CHARS):
   return tf.strings.substr(strings, 0, max_input_chars, unit="UTF8_CHAR")
 
 
-def split_words(strings, normalizer=None,
-                max_input_chars=DEFAULT_MAX_INPUT_CHARS):
+def split_words(strings, max_input_chars=DEFAULT_MAX_INPUT_CHARS):
   """Uncased BERT basic tokenization: [batch] strings -> [batch, (words)].
+
+  Lower-cases exactly as BERT's reference tokenizer does, which needs ops
+  that TFLite lacks; serving, which must convert, tokenizes with
+  `wordpiece.fast_bert_tokenizer` instead (`export.ServingTokenizer`).
 
   Args:
     strings: [batch] string tensor.
-    normalizer: None for the exact lower-casing of BERT's reference tokenizer;
-      a `tensorflow_text.FastBertNormalizer` for the TFLite-convertible path
-      (it case-folds, so it differs on a few characters such as "ß").
     max_input_chars: characters kept per string.
   """
   strings = clean_and_truncate(strings, max_input_chars)
   strings = tf.strings.regex_replace(strings, _DELETED_CHARACTERS, "")
-  if normalizer is None:
-    # Lower case per character as Hugging Face's BertNormalizer does: ICU
-    # lower case, not case folding ("ß" stays "ß"), and without ICU's
-    # Final_Sigma context rule (HF maps every capital sigma to "σ"). Then NFD
-    # and accents stripped.
-    strings = tf.strings.regex_replace(strings, "\u03a3", "\u03c3")
-    strings = tf.strings.lower(strings, encoding="utf-8")
-    strings = tf_text.normalize_utf8(strings, "NFD")
-    strings = tf.strings.regex_replace(strings, r"\p{Mn}", "")
-  else:
-    strings = normalizer.normalize(strings)
+  # Lower case per character as Hugging Face's BertNormalizer does: ICU
+  # lower case, not case folding ("ß" stays "ß"), and without ICU's
+  # Final_Sigma context rule (HF maps every capital sigma to "σ"). Then NFD
+  # and accents stripped.
+  strings = tf.strings.regex_replace(strings, "\u03a3", "\u03c3")
+  strings = tf.strings.lower(strings, encoding="utf-8")
+  strings = tf_text.normalize_utf8(strings, "NFD")
+  strings = tf.strings.regex_replace(strings, r"\p{Mn}", "")
   strings = tf.strings.regex_replace(strings, _SPACE_SEPARATOR, " ")
   strings = tf.strings.regex_replace(strings, _KEPT_DELIMITER, r" \1 ")
   return _WHITESPACE_TOKENIZER.tokenize(strings)
@@ -162,18 +160,10 @@ class MixedVocabTokenizer(tf_keras.layers.Layer):
     self.seed = None if seed is None else int(seed)
     self.max_input_chars = int(max_input_chars)
     self.max_chars_per_word = int(max_chars_per_word)
-    self._normalizer = None
     self._wordpieces = [
-        self._make_wordpiece(v)
+        wordpiece.word_piece_tokenizer(v, self.max_chars_per_word)
         for v in (self.teacher_vocab, self.student_vocab)
     ]
-
-  def _make_wordpiece(self, tokens):
-    return tf_text.FastWordpieceTokenizer(
-        vocab=tokens, suffix_indicator="##",
-        max_bytes_per_word=self.max_chars_per_word,
-        token_out_type=tf.int64, unknown_token="[UNK]",
-        no_pretokenization=True, support_detokenization=False)
 
   @property
   def teacher_vocab_size(self):
@@ -220,7 +210,7 @@ class MixedVocabTokenizer(tf_keras.layers.Layer):
     Returns:
       (token_ids, vocab_ids): int32 RaggedTensors [batch, (words), (pieces)].
     """
-    words = split_words(strings, self._normalizer, self.max_input_chars)
+    words = split_words(strings, self.max_input_chars)
     flat_words = words.flat_values
     choice = self._word_choice(words, self._call_seed(strings, seed))
     if self.p_student in (0.0, 1.0):

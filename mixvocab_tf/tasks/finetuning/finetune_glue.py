@@ -26,6 +26,7 @@ from mixvocab_tf import models
 from mixvocab_tf.core import base_task
 from mixvocab_tf.tasks.finetuning import finetune_task
 from mixvocab_tf.tasks.finetuning import glue_data
+from mixvocab_tf.tasks.finetuning import glue_export_module
 from mixvocab_tf.tasks.finetuning import metrics as metrics_lib
 
 #: Training examples of the full GLUE sets (tensorflow-datasets agrees), used
@@ -196,6 +197,17 @@ class FinetuneGlueTask(finetune_task.FinetuneTask):
         self.glue_task, arrays["labels"], arrays["predictions"]))
     results["num_examples"] = int(len(arrays["labels"]))
     return results
+
+  def export_module(self, model):
+    """`GlueExportModule`: sentences (or pairs) in, label out.
+
+    Parity is checked on text files or the built-in corpus (the default
+    `serving_examples`): GLUE data may be on tensorflow-datasets only.
+    """
+    return glue_export_module.GlueExportModule(
+        model, self.label_names, self.vocab_path,
+        pair=glue_data.is_pair_task(self.glue_task),
+        seq_length=self.seq_length, task_name=self.task_name)
 
   def report_name(self):
     return f"{super().report_name()} {self.glue_task}"

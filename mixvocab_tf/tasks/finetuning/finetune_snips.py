@@ -39,6 +39,7 @@ from mixvocab_tf.tasks.finetuning import finetune_task
 from mixvocab_tf.tasks.finetuning import iob_decoding
 from mixvocab_tf.tasks.finetuning import metrics as metrics_lib
 from mixvocab_tf.tasks.finetuning import snips_data
+from mixvocab_tf.tasks.finetuning import snips_export_module
 
 LABELS_FILE = "snips_labels.json"
 SPLITS = ("train", "valid")
@@ -292,6 +293,42 @@ class FinetuneSnipsTask(finetune_task.FinetuneTask):
         results.update(scores)
     results["num_examples"] = len(predicted_intents)
     return results
+
+  # ---------------------------------------------------------------------------
+  # Serving (see `finetune_task.FinetuneTask`).
+
+  def export_module(self, model):
+    """`SnipsExportModule`: raw queries in, intent and per-word tags out."""
+    return snips_export_module.SnipsExportModule(
+        model, self.labels, self.vocab_path, seq_length=self.seq_length,
+        task_name=self.task_name)
+
+  @classmethod
+  def export_overrides(cls, model_dir, labels=None):
+    """The run's `snips_labels.json` (or `labels`): the ids it was trained on.
+
+    Without it the labels would be rebuilt from the training split, which
+    gives other ids if the data changed since.
+    """
+    if labels is None and model_dir:
+      run_labels = os.path.join(model_dir, LABELS_FILE)
+      labels = run_labels if tf.io.gfile.exists(run_labels) else None
+    return {"labels_file": labels} if labels else {}
+
+  @classmethod
+  def serving_examples(cls, split, limit):
+    """The built-in SNIPS split's queries (train calibrates, valid checks)."""
+    words = _read(data_lib.snips_dir(split)).words
+    return [" ".join(w) for w in words[:limit]]
+
+  @classmethod
+  def serving_scores(cls, predictions, split):
+    """Intent accuracy and slot F1 on the built-in split's gold labels."""
+    gold = _read(data_lib.snips_dir(split))
+    n = len(predictions)
+    scores = snips_export_module.snips_scores(predictions, gold.intents[:n],
+                                              gold.tags[:n])
+    return {k: scores[k] for k in ("intent_accuracy", "slot_f1")}
 
   def describe(self):
     return (f"{super().describe()}, SNIPS from "

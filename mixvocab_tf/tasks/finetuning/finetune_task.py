@@ -419,6 +419,64 @@ class FinetuneTask(base_task.Task):
                     for name, v in pairs.items()}
 
   # ---------------------------------------------------------------------------
+  # Serving: what an export of this task needs (the extension points that
+  # `export.checkpoint_export`, `jobs.export_run` and `jobs.convert_run` call,
+  # so that adding a task touches none of them).
+  #
+  # A task that can be served defines `export_module(self, model)`: the
+  # `tf.Module` with string-in `serving_default` and `serving_tflite`
+  # signatures that `export.export_saved_model` writes (e.g.
+  # `SnipsExportModule`). It records `task_name`, so that the converter finds
+  # the class methods below again from the export alone.
+
+  @classmethod
+  def export_overrides(cls, model_dir: Optional[str],
+                       labels: Optional[str] = None) -> Dict[str, Any]:
+    """Constructor arguments an export of a run takes from its directory.
+
+    Args:
+      model_dir: the run (None: only its gin files are known).
+      labels: a label file the user gave instead of the run's.
+
+    Returns:
+      {argument: value}; default none.
+    """
+    del model_dir, labels
+    return {}
+
+  @classmethod
+  def serving_examples(cls, split: str, limit: int):
+    """Raw inputs of the task's own data, to calibrate and check an export.
+
+    Args:
+      split: 'train' (int8 calibration) or 'valid' (parity).
+      limit: most examples.
+
+    Returns:
+      Strings (one-input signatures) or tuples of strings (in the order of
+      the signature's sorted input names); None when the task has no data to
+      offer (the converter then reads a file or the built-in corpus).
+    """
+    del split, limit
+    return None
+
+  @classmethod
+  def serving_scores(cls, predictions, split: str) -> Dict[str, float]:
+    """Task metrics of served predictions of `serving_examples(split, n)`.
+
+    Args:
+      predictions: one dict of NumPy outputs per example
+        (`parity.predict_saved_model` / `parity.predict_tflite`), for the
+        first `len(predictions)` examples of the split.
+      split: the split they came from.
+
+    Returns:
+      {metric: value}; default none.
+    """
+    del predictions, split
+    return {}
+
+  # ---------------------------------------------------------------------------
   # Reporting.
 
   def source_name(self):

@@ -30,7 +30,7 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from mixvocab_tf.tasks.finetuning import snips_data
+from mixvocab_tf.text import wordpiece
 
 DEFAULT_SEQ_LENGTH = 128
 SOURCES = ("auto", "tsv", "mnli_json", "tfds")
@@ -314,7 +314,7 @@ def glue_featurizer(vocab, seq_length=DEFAULT_SEQ_LENGTH, pair=True,
     raise ValueError(
         f"seq_length must leave room for {num_special} special tokens and "
         f"text; received {seq_length}.")
-  tokenizer, special_ids = snips_data.wordpiece_tokenizer(vocab, lower_case)
+  tokenizer, special_ids = wordpiece.fast_bert_tokenizer(vocab, lower_case)
   trimmer = tf_text.RoundRobinTrimmer(max_seq_length=seq_length - num_special)
   cls_id, sep_id = special_ids["[CLS]"], special_ids["[SEP]"]
   pad_id = special_ids["[PAD]"]

@@ -39,9 +39,8 @@ import os
 from absl import logging
 import numpy as np
 import tensorflow as tf
-import tensorflow_text as tf_text
 
-from mixvocab_tf.text import vocab as vocab_lib
+from mixvocab_tf.text import wordpiece
 
 OUTSIDE_TAG = "O"
 #: `slot_ids` on positions without a slot loss (later pieces, specials, pad).
@@ -51,7 +50,6 @@ DEFAULT_SEQ_LENGTH = 64
 #: labels and decoding aids.
 MODEL_INPUT_KEYS = ("input_word_ids", "input_mask", "input_type_ids")
 _FILES = ("seq.in", "seq.out", "label")
-_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]")
 
 #: One SNIPS split: `words` and `tags` (per query, lists of str), `intents`
 #: (list of str) and `path` (the directory read).
@@ -282,25 +280,6 @@ def make_snips_dataset(examples, labels):
   })
 
 
-def wordpiece_tokenizer(vocab, lower_case=True):
-  """In-graph `FastBertTokenizer` and the ids of [PAD], [UNK], [CLS], [SEP].
-
-  Args:
-    vocab: path of a WordPiece vocabulary or a list of tokens.
-    lower_case: lower-case, NFD-normalize and strip accents (uncased BERT).
-
-  Returns:
-    (tokenizer, dict from special token to id).
-  """
-  tokens = vocab_lib.load_vocab(vocab, required_tokens=_SPECIAL_TOKENS)
-  special_ids = {t: tokens.index(t) for t in _SPECIAL_TOKENS}
-  # FastBertTokenizer has a TFLite kernel, so serving can tokenize the same.
-  tokenizer = tf_text.FastBertTokenizer(
-      vocab=tokens, token_out_type=tf.int64,
-      lower_case_nfd_strip_accents=lower_case)
-  return tokenizer, special_ids
-
-
 def _at_least_one_piece(pieces, unk_id):
   """Gives each word without pieces one [UNK]: [n, (p)] -> [n, (max(p, 1))]."""
   lengths = pieces.row_lengths()
@@ -322,7 +301,7 @@ def snips_featurizer(vocab, seq_length=DEFAULT_SEQ_LENGTH, max_words=None,
     seq_length: length of the packed sequence, [CLS] and [SEP] included.
     max_words: length of `word_start_positions`; default `seq_length - 2`, the
       most words that can keep a first piece.
-    lower_case: as in `wordpiece_tokenizer`.
+    lower_case: as in `wordpiece.fast_bert_tokenizer`.
     word_tokenizer: optional callable from a 1-D string tensor of words to an
       int RaggedTensor [words, (pieces)] of ids in `vocab`; default
       FastBertTokenizer. For the pretraining tokenizer, all-student:
@@ -341,7 +320,7 @@ def snips_featurizer(vocab, seq_length=DEFAULT_SEQ_LENGTH, max_words=None,
   max_words = seq_length - 2 if max_words is None else max_words
   if max_words < 1:
     raise ValueError(f"max_words must be positive; received {max_words}.")
-  tokenizer, special_ids = wordpiece_tokenizer(vocab, lower_case)
+  tokenizer, special_ids = wordpiece.fast_bert_tokenizer(vocab, lower_case)
   tokenize = word_tokenizer or tokenizer.tokenize
   cls_id, sep_id = special_ids["[CLS]"], special_ids["[SEP]"]
   pad_id, unk_id = special_ids["[PAD]"], special_ids["[UNK]"]

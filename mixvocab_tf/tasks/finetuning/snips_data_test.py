@@ -9,6 +9,7 @@ from mixvocab_tf import data
 from mixvocab_tf import text
 from mixvocab_tf.tasks.finetuning import snips_data
 from mixvocab_tf.text import vocab as vocab_lib
+from mixvocab_tf.text import wordpiece
 
 # The package's own copy of SNIPS (the Goo et al. split, as in ../shared).
 _SNIPS = os.path.dirname(data.snips_dir("train"))
@@ -157,7 +158,7 @@ class FeaturizerTest(tf.test.TestCase):
         np.all(f["input_word_ids"][pad] == self.vocab.index("[PAD]")))
 
   def test_label_on_first_piece_only(self):
-    tokenizer, _ = snips_data.wordpiece_tokenizer(self.vocab)
+    tokenizer, _ = wordpiece.fast_bert_tokenizer(self.vocab)
     num_continuations = 0
     for i in range(700):
       words = self.valid.words[i]
@@ -243,7 +244,7 @@ class FeaturizerTest(tf.test.TestCase):
       snips_data.snips_featurizer(self.vocab, seq_length=2)
     with self.assertRaisesRegex(ValueError,
                                 r"lacks the required tokens \['\[PAD\]'"):
-      snips_data.wordpiece_tokenizer(["[UNK]", "[CLS]", "[SEP]", "a"])
+      wordpiece.fast_bert_tokenizer(["[UNK]", "[CLS]", "[SEP]", "a"])
     with self.assertRaisesRegex(ValueError, "disagree on the batch size"):
       snips_data.decode_slot_tags(np.zeros([2, 4]), np.zeros([3, 2]),
                                   np.ones([2]), ["O"])

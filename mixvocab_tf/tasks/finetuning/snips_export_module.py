@@ -30,11 +30,17 @@ padded matrix of the input's words needs string concatenation, which TFLite
 cannot do. Label strings are gathered from constant tables, which TFLite can,
 so a .tflite answers intent names and tags itself; the label vocabularies are
 also written to `assets.extra/labels.json` of the SavedModel.
+
+`FinetuneSnipsTask.export_module` builds this module; `snips_scores` scores
+its outputs (or a .tflite's) as the paper does (Table 3), for the converter's
+parity summary and the quickstart's export step.
 """
 
 import tensorflow as tf
 
+from mixvocab_tf.export import parity
 from mixvocab_tf.export import serving_tokenizer as serving_lib
+from mixvocab_tf.tasks.finetuning import metrics as metrics_lib
 from mixvocab_tf.tasks.finetuning import snips_data
 
 TEXT_SPEC = tf.TensorSpec([None], tf.string, name="text")
@@ -47,7 +53,7 @@ class SnipsExportModule(tf.Module):
   ```python
   module = SnipsExportModule(model, labels, data.default_student_vocab())
   module.serve(tf.constant(["book a table for two at 8 pm"]))["intent"]
-  export_lib.export_saved_model(module, "/tmp/snips_savedmodel")
+  export.export_saved_model(module, "/tmp/snips_savedmodel")
   ```
 
   Args:
@@ -60,6 +66,9 @@ class SnipsExportModule(tf.Module):
     seq_length: the most tokens of a query, [CLS] and [SEP] included (the
       fine-tuning sequence length).
     lower_case: uncased tokenization, as in fine-tuning.
+    task_name: the registered task whose serving hooks (parity examples and
+      scores) the converter uses for this export; a task derived from
+      `FinetuneSnipsTask` passes its own name.
     name: module name.
   """
 
@@ -67,7 +76,7 @@ class SnipsExportModule(tf.Module):
 
   def __init__(self, model, labels, vocab,
                seq_length=snips_data.DEFAULT_SEQ_LENGTH, lower_case=True,
-               name="snips_export_module"):
+               task_name="finetune_snips", name="snips_export_module"):
     super().__init__(name=name)
     if seq_length < 3:
       raise ValueError("seq_length must leave room for [CLS], a piece and "
@@ -75,11 +84,17 @@ class SnipsExportModule(tf.Module):
     self.model = model
     self.labels = labels
     self.seq_length = int(seq_length)
+    self.task_name = task_name
     self.tokenizer = serving_lib.ServingTokenizer(vocab, lower_case)
 
   def labels_json(self):
     """Contents of `assets.extra/labels.json`."""
     return self.labels.to_json()
+
+  def export_info(self):
+    """Fields of `export_info.json`: the label vocabularies."""
+    return {"intents": list(self.labels.intents),
+            "slots": list(self.labels.slots)}
 
   def _predict(self, text, with_words):
     text = tf.reshape(text, [-1])
@@ -137,3 +152,19 @@ class SnipsExportModule(tf.Module):
         "serving_default": self.serve.get_concrete_function(),
         "serving_tflite": self.serve_tflite.get_concrete_function(),
     }
+
+
+def snips_scores(predictions, gold_intents, gold_tags):
+  """Intent accuracy and slot F1 (`metrics.snips_metrics`) of served outputs.
+
+  Args:
+    predictions: one dict per query with `intent` and `slot_tags` (bytes), as
+      `parity.predict_saved_model` and `parity.predict_tflite` give them.
+    gold_intents, gold_tags: the queries' gold labels (str).
+  """
+  intents = [parity.decode(p["intent"]) for p in predictions]
+  tags = [parity.decode(p["slot_tags"]) for p in predictions]
+  # A query cut to seq_length - 2 words is scored on the words it kept plus
+  # 'O' for the rest, as decode_slot_tags does.
+  tags = [t + ["O"] * (len(g) - len(t)) for t, g in zip(tags, gold_tags)]
+  return metrics_lib.snips_metrics(gold_intents, intents, gold_tags, tags)

@@ -10,6 +10,7 @@ from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.models import sentence_classifier
 from mixvocab_tf.networks import student_encoder
 from mixvocab_tf.tasks.finetuning import glue_data
+from mixvocab_tf.tasks.finetuning import glue_export_module
 
 SEQ_LENGTH = 32
 SENTENCES_A = ["A man is playing a guitar.", "", "Nobody sleeps 😴 here",
@@ -30,7 +31,7 @@ def _classifier():
 
 @pytest.fixture(scope="module")
 def module():
-  return export.GlueExportModule(
+  return glue_export_module.GlueExportModule(
       _classifier(), glue_data.LABEL_NAMES["mnli"],
       data_lib.default_student_vocab(), pair=True, seq_length=SEQ_LENGTH)
 
@@ -51,7 +52,7 @@ def test_logits_are_the_classifier_logits_on_training_features(module):
 
 
 def test_single_sentence_signature_takes_sentence():
-  module = export.GlueExportModule(
+  module = glue_export_module.GlueExportModule(
       _classifier(), ["negative", "positive", "neutral"],
       data_lib.default_student_vocab(), pair=False, seq_length=SEQ_LENGTH)
   function = module.signatures()["serving_default"]
@@ -66,6 +67,8 @@ def test_tflite_gives_the_saved_model_outputs(module, tmp_path):
   export.export_saved_model(module, export_dir)
   info = export.read_export_info(export_dir)
   assert info["task"] == "glue" and info["pair"]
+  assert info["task_name"] == "finetune_glue"
+  assert info["inputs"] == ["sentence_a", "sentence_b"]
   assert info["labels"] == list(glue_data.LABEL_NAMES["mnli"])
   runner = tflite_conversion.TFLiteRunner(
       model_content=tflite_conversion.convert_saved_model(export_dir))

@@ -11,6 +11,7 @@ single-sentence tasks take `sentence` (string [batch]); pair tasks take
 constant table, so TFLite answers it too), `label_id` (int32 [batch]),
 `probabilities` and `logits` (float32 [batch, labels]). The label names are
 also written to `assets.extra/labels.json` of the SavedModel.
+`FinetuneGlueTask.export_module` builds this module.
 """
 
 import json
@@ -41,6 +42,8 @@ class GlueExportModule(tf.Module):
     pair: True for sentence-pair tasks (`glue_data.is_pair_task`).
     seq_length: the most tokens of an example, special tokens included.
     lower_case: uncased tokenization, as in fine-tuning.
+    task_name: the registered task whose serving hooks the converter uses
+      for this export.
     name: module name.
   """
 
@@ -48,7 +51,7 @@ class GlueExportModule(tf.Module):
 
   def __init__(self, model, label_names, vocab, pair,
                seq_length=glue_data.DEFAULT_SEQ_LENGTH, lower_case=True,
-               name="glue_export_module"):
+               task_name="finetune_glue", name="glue_export_module"):
     super().__init__(name=name)
     label_names = [str(n) for n in label_names]
     if not label_names:
@@ -61,6 +64,7 @@ class GlueExportModule(tf.Module):
     self.label_names = label_names
     self.pair = bool(pair)
     self.seq_length = int(seq_length)
+    self.task_name = task_name
     self.tokenizer = serving_lib.ServingTokenizer(vocab, lower_case)
     if self.pair:
       spec = [tf.TensorSpec([None], tf.string, name="sentence_a"),
@@ -72,6 +76,10 @@ class GlueExportModule(tf.Module):
 
   def labels_json(self):
     return json.dumps({"labels": self.label_names}, indent=1)
+
+  def export_info(self):
+    """Fields of `export_info.json`: pair or single sentence, label names."""
+    return {"pair": self.pair, "labels": self.label_names}
 
   def _predict(self, text_a, text_b):
     features = self.tokenizer.pack_sentences(text_a, text_b, self.seq_length)

@@ -1,0 +1,7 @@
+"""Jobs: what chains trainer runs and exports into the method's steps.
+
+The pipeline runner (`pipeline`), the main job's steps (`quickstart`), the
+replication grid (`replication`), reports (`report`), and the in-process
+export and conversion of a run (`export_run`, `convert_run`) that the tools
+and the main job share.
+"""
