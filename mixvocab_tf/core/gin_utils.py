@@ -142,7 +142,7 @@ def parse_run_config(model_dir: Optional[str] = None,
 
   The record is parsed with `skip_unknown`: it also names configurables of
   modules that only the binary which trained the run imports (the pipeline
-  runner, the replication grid); they play no part in rebuilding the task.
+  runner, the grid of runs); they play no part in rebuilding the task.
   Files given explicitly are parsed strictly, as `train.py` does.
 
   The task modules must be imported first (`import mixvocab_tf.tasks`, or
