@@ -22,3 +22,4 @@ from mixvocab_tf.tasks import pkd
 from mixvocab_tf.tasks import stage2_distill
 from mixvocab_tf.tasks import tinybert
 from mixvocab_tf.tasks import tinybert_snips
+from mixvocab_tf.tasks import distill_snips  # Across vocabularies.

@@ -37,6 +37,7 @@ from mixvocab_tf.tasks import base_task
 from mixvocab_tf.tasks import finetune_task
 from mixvocab_tf.tasks import metrics as metrics_lib
 from mixvocab_tf.tasks import snips_data
+from mixvocab_tf.tasks import snips_padding
 
 LABELS_FILE = "snips_labels.json"
 SPLITS = ("train", "valid")
@@ -134,6 +135,11 @@ class FinetuneSnipsTask(finetune_task.FinetuneTask):
     labels_file: a `snips_labels.json` to use instead of building the label
       vocabularies from the training split (e.g. a fine-tuned model's).
     seq_length: tokens per query (the longest SNIPS query has 35 words).
+    pad_to_longest: pad each training batch to its longest query instead of
+      to seq_length (`snips_padding`); same losses, less work per step.
+    bucket_boundaries: token lengths that split training queries into
+      buckets of similar length, each batch from one bucket (implies
+      pad_to_longest); None: no bucketing.
     **kwargs: the arguments of `finetune_task.FinetuneTask` (encoder source,
       vocabulary, batch sizes, dropout, ...).
   """
@@ -146,8 +152,13 @@ class FinetuneSnipsTask(finetune_task.FinetuneTask):
                eval_split: str = "valid",
                labels_file: Optional[str] = None,
                seq_length: int = 64,
+               pad_to_longest: bool = False,
+               bucket_boundaries=None,
                **kwargs):
     super().__init__(seq_length=seq_length, **kwargs)
+    self.pad_to_longest = bool(pad_to_longest)
+    self.bucket_boundaries = (tuple(bucket_boundaries) if bucket_boundaries
+                              else None)
     if eval_split not in SPLITS:
       raise ValueError(f"eval_split must be one of {SPLITS}; received "
                        f"{eval_split!r}.")
@@ -206,11 +217,12 @@ class FinetuneSnipsTask(finetune_task.FinetuneTask):
     dataset = snips_data.make_snips_dataset(examples, self.labels)
     if training:
       # The featurizer maps one query at a time (ragged words -> pieces).
-      return self.shuffled(dataset, input_context).map(
-          featurize, num_parallel_calls=tf.data.AUTOTUNE,
-          deterministic=True).batch(
-              self.replica_batch_size(input_context),
-              drop_remainder=True).prefetch(tf.data.AUTOTUNE)
+      return snips_padding.batch_for_training(
+          self.shuffled(dataset, input_context).map(
+              featurize, num_parallel_calls=tf.data.AUTOTUNE,
+              deterministic=True),
+          self.replica_batch_size(input_context), self.pad_to_longest,
+          self.bucket_boundaries).prefetch(tf.data.AUTOTUNE)
     dataset = self.with_example_index(dataset).map(
         lambda example: dict(featurize(example),
                              example_index=example["example_index"]),

@@ -1,0 +1,318 @@
+"""SNIPS task distillation across vocabularies: a fine-tuned teacher -> student.
+
+The teacher (a `finetune_snips` run of the default teacher, 30,522-token
+vocabulary) and the student (a stage II or NoKD run, 5K student vocabulary)
+segment a query differently, but both see the same query and the same words
+(DESIGN.md, "Task distillation across vocabularies"). So the losses align on
+
+* the query: the intent logits, KL(teacher || student) at temperature T;
+* the word: the slot logits at each word's first piece, each model in its own
+  segmentation; KL(teacher || student) per word at temperature T, placed at
+  the word's first *student* piece (`scatter_word_targets`);
+
+plus the ordinary hard-label fine-tuning loss (`finetune_snips`):
+
+  L = hard_label_weight * (CE_intent + CE_slot)
+      + kd_weight * T^2 * (intent_kd_weight * KL_intent
+                           + slot_kd_weight * KL_slot)
+
+each term a mean over the global batch (queries, or words that have a first
+piece in both segmentations). T^2 keeps the gradients of the soft terms
+comparable across temperatures (Hinton et al., 2015). KL rather than soft
+cross-entropy: same gradients, and 0 for a student equal to its teacher.
+
+The teacher's outputs over the training split are computed once, in inference
+mode, and cached with a fingerprint (`teacher_cache`); every epoch looks them
+up by example index inside tf.data, so the teacher costs nothing per step.
+Evaluation, the best checkpoint and export are those of `finetune_snips`: the
+student is an ordinary `JointIntentSlotModel` and its checkpoints hold only
+it.
+
+Example (gin), see `gin_configs/distill_snips_cpu.gin`:
+
+  Trainer.task = 'distill_snips'
+  DistillSnipsTask.teacher_run = '/runs/snips_teacher'
+  DistillSnipsTask.init_checkpoint = '/runs/stage2'
+  DistillSnipsTask.vocab = '/runs/student_vocab.txt'
+"""
+
+import os
+from typing import Optional
+
+from absl import logging
+import tensorflow as tf
+
+from mixvocab_tf import data as data_lib
+from mixvocab_tf import models
+from mixvocab_tf import networks
+from mixvocab_tf import text as text_lib
+from mixvocab_tf.models import teacher_loader
+from mixvocab_tf.tasks import base_task
+from mixvocab_tf.tasks import distillation_losses as losses
+from mixvocab_tf.tasks import finetune_snips
+from mixvocab_tf.tasks import finetune_task
+from mixvocab_tf.tasks import snips_data
+from mixvocab_tf.tasks import snips_padding
+from mixvocab_tf.tasks import teacher_cache
+from mixvocab_tf.trainer import checkpointing
+
+#: Default cache directory, inside the teacher run's directory.
+CACHE_DIR_NAME = "teacher_outputs"
+TEACHER_KEYS = ("teacher_intent_logits", "teacher_slot_logits",
+                "teacher_slot_valid")
+
+
+def scatter_word_targets(word_logits, word_valid, word_start_positions,
+                         length):
+  """Puts per-word teacher logits at each word's first student piece.
+
+  Args:
+    word_logits: [B, W, S] the teacher's slot logits per word (W >= the
+      words of `word_start_positions` that are used).
+    word_valid: [B, W] 1 where the teacher has logits for the word.
+    word_start_positions: [B, W'] the student's first piece of each word (-1:
+      cut), from `snips_data.snips_featurizer`.
+    length: the student's token axis length L.
+
+  Returns:
+    (targets [B, L, S] float32, weights [B, L] float32): the teacher logits
+    of word w at position word_start_positions[b, w], weight 1 there, zeros
+    (weight 0) at every other position.
+  """
+  word_logits = tf.cast(word_logits, tf.float32)
+  words = tf.minimum(tf.shape(word_logits)[1],
+                     tf.shape(word_start_positions)[1])
+  positions = tf.cast(word_start_positions[:, :words], tf.int32)
+  valid = (tf.cast(word_valid[:, :words], tf.float32) > 0) & (positions >= 0)
+  where = tf.where(valid)  # [K, 2] (b, w)
+  batch = tf.cast(where[:, 0], tf.int32)
+  indices = tf.stack([batch, tf.gather_nd(positions, where)], axis=1)
+  num_slots = tf.shape(word_logits)[2]
+  batch_size = tf.shape(word_logits)[0]
+  targets = tf.scatter_nd(indices, tf.gather_nd(word_logits[:, :words], where),
+                          tf.stack([batch_size, length, num_slots]))
+  weights = tf.scatter_nd(indices, tf.ones_like(batch, tf.float32),
+                          tf.stack([batch_size, length]))
+  return targets, weights
+
+
+def distillation_terms(outputs, features, temperature):
+  """Summed intent and slot KL terms of this replica, with their counts.
+
+  Returns:
+    ((intent_sum, queries), (slot_sum, words)) over this replica's batch.
+  """
+  intent_kl = losses.kl_divergence(features["teacher_intent_logits"],
+                                   outputs["intent_logits"], temperature)
+  queries = tf.cast(tf.shape(intent_kl)[0], tf.float32)
+  slot_logits = tf.cast(outputs["slot_logits"], tf.float32)
+  targets, weights = scatter_word_targets(
+      features["teacher_slot_logits"], features["teacher_slot_valid"],
+      features["word_start_positions"], tf.shape(slot_logits)[1])
+  slot_kl = losses.kl_divergence(targets, slot_logits, temperature)
+  slot_kl = tf.where(weights > 0, slot_kl * weights, 0.0)
+  return ((tf.reduce_sum(intent_kl), queries),
+          (tf.reduce_sum(slot_kl), tf.reduce_sum(weights)))
+
+
+def _run_dir(path):
+  path = os.fspath(path)
+  if path.endswith(".index"):
+    path = path[:-len(".index")]
+  if not tf.io.gfile.isdir(path):
+    path = os.path.dirname(path)
+  return path
+
+
+@base_task.register_task("distill_snips")
+class DistillSnipsTask(finetune_snips.FinetuneSnipsTask):
+  """SNIPS fine-tuning of a student with a fine-tuned teacher's soft labels.
+
+  Args:
+    teacher_run: a `finetune_snips` run of the teacher: its model_dir (its
+      `best/` checkpoint if it has one, else its latest), `best/`, or a
+      checkpoint prefix.
+    teacher_base: the pretrained teacher that run fine-tuned ('default': the
+      package's default teacher; or a Hugging Face / google-research BERT
+      directory): its architecture and vocab.txt.
+    teacher_vocab: the teacher's vocabulary (default: teacher_base's).
+    temperature: T of both KL terms.
+    kd_weight: weight of the distillation terms (times T^2).
+    intent_kd_weight, slot_kd_weight: their relative weights.
+    hard_label_weight: weight of the ordinary fine-tuning loss.
+    cache_dir: where the teacher's outputs are cached (default:
+      `<teacher run>/teacher_outputs`, shared by every student of that
+      teacher, vocabulary and data).
+    teacher_seq_length: the teacher's tokens per query when computing them.
+    teacher_batch_size: queries per teacher batch then.
+    **kwargs: the arguments of `FinetuneSnipsTask` (the student's
+      init_checkpoint, vocab, seq_length, pad_to_longest, ...).
+  """
+
+  def __init__(self,
+               teacher_run: Optional[str] = None,
+               teacher_base: str = finetune_task.DEFAULT_TEACHER,
+               teacher_vocab: Optional[str] = None,
+               temperature: float = 1.0,
+               kd_weight: float = 1.0,
+               intent_kd_weight: float = 1.0,
+               slot_kd_weight: float = 1.0,
+               hard_label_weight: float = 1.0,
+               cache_dir: Optional[str] = None,
+               teacher_seq_length: int = 128,
+               teacher_batch_size: int = 128,
+               **kwargs):
+    if not teacher_run:
+      raise ValueError("DistillSnipsTask.teacher_run is required: a "
+                       "finetune_snips run of the teacher.")
+    labels = os.path.join(_run_dir(teacher_run), finetune_snips.LABELS_FILE)
+    if kwargs.get("labels_file") is None and tf.io.gfile.exists(labels):
+      kwargs["labels_file"] = labels  # The teacher's heads' label ids.
+    super().__init__(**kwargs)
+    if temperature <= 0:
+      raise ValueError(f"temperature must be positive; received "
+                       f"{temperature}.")
+    weights = dict(kd=kd_weight, intent_kd=intent_kd_weight,
+                   slot_kd=slot_kd_weight, hard_label=hard_label_weight)
+    for name, value in weights.items():
+      if value < 0:
+        raise ValueError(f"{name}_weight must be >= 0; received {value}.")
+    if not (kd_weight or hard_label_weight):
+      raise ValueError("kd_weight and hard_label_weight are both 0.")
+    self.teacher_run = teacher_run
+    self.teacher_base = (data_lib.default_teacher_dir()
+                         if teacher_base == finetune_task.DEFAULT_TEACHER
+                         else teacher_base)
+    self.teacher_vocab_path = teacher_vocab or os.path.join(
+        self.teacher_base, "vocab.txt")
+    self.temperature = float(temperature)
+    self.weights = {k: float(v) for k, v in weights.items()}
+    self.cache_dir = cache_dir or os.path.join(_run_dir(teacher_run),
+                                               CACHE_DIR_NAME)
+    self.teacher_seq_length = int(teacher_seq_length)
+    self.teacher_batch_size = int(teacher_batch_size)
+    self._teacher_outputs = None
+    self.cache_build_seconds = None
+
+  # ---------------------------------------------------------------------------
+  # The teacher and its cached outputs.
+
+  def teacher_checkpoint_path(self):
+    run = os.fspath(self.teacher_run)
+    best = os.path.join(run, "best")
+    if tf.io.gfile.isdir(run) and tf.train.latest_checkpoint(best):
+      run = best
+    return checkpointing.resolve_checkpoint(run,
+                                            what="fine-tuned teacher run")
+
+  def missing_files(self):
+    missing = dict(super().missing_files())
+    for what, path in (("teacher base", self.teacher_base),
+                       ("teacher vocabulary", self.teacher_vocab_path)):
+      if not tf.io.gfile.exists(path):
+        missing[what] = f"not found: {path}"
+    try:
+      self.teacher_checkpoint_path()
+    except FileNotFoundError as e:
+      missing["fine-tuned teacher"] = str(e)
+    return missing
+
+  def build_teacher(self):
+    """The fine-tuned teacher `JointIntentSlotModel`, loaded, frozen."""
+    config = dict(teacher_loader.read_bert_config(self.teacher_base)[1])
+    if self.teacher_seq_length > config["max_sequence_length"]:
+      raise ValueError(
+          f"teacher_seq_length {self.teacher_seq_length} exceeds the "
+          f"teacher's {config['max_sequence_length']} positions.")
+    teacher = models.JointIntentSlotModel(
+        networks.PlainBertEncoder(**config),
+        num_intents=self.labels.num_intents, num_slots=self.labels.num_slots,
+        name="teacher")
+    teacher.trainable = False
+    path = self.teacher_checkpoint_path()
+    tokens = text_lib.load_vocab(self.teacher_vocab_path)
+    fingerprint = text_lib.vocab_fingerprint(tokens)
+    # A teacher run records its vocabulary as the teacher's.
+    checkpointing.check_vocab_fingerprints(
+        path, {"teacher": fingerprint}, purpose="distilling the teacher")
+    status = tf.train.Checkpoint(model=teacher).read(path)
+    status.assert_existing_objects_matched().expect_partial()
+    logging.info("Loaded the fine-tuned teacher from %s.", path)
+    return teacher
+
+  def expected_fingerprint(self):
+    examples = finetune_snips._read(self.split_dir("train"))  # pylint: disable=protected-access
+    return teacher_cache.make_fingerprint(
+        self.teacher_checkpoint_path(),
+        text_lib.load_vocab(self.teacher_vocab_path), self.tokens, examples,
+        self.labels, self.teacher_seq_length)
+
+  def teacher_outputs(self) -> teacher_cache.TeacherOutputs:
+    """The cached teacher outputs over SNIPS train (built on first use)."""
+    if self._teacher_outputs is None:
+      examples = finetune_snips._read(self.split_dir("train"))  # pylint: disable=protected-access
+
+      def build():
+        teacher = self.build_teacher()
+        return teacher_cache.compute_teacher_outputs(
+            teacher, examples, self.labels, self.teacher_vocab_path,
+            self.teacher_seq_length, self.teacher_batch_size)
+
+      self._teacher_outputs, self.cache_build_seconds = (
+          teacher_cache.load_or_build(self.cache_dir,
+                                      self.expected_fingerprint(), build))
+    return self._teacher_outputs
+
+  # ---------------------------------------------------------------------------
+  # Inputs and loss.
+
+  def build_inputs(self, input_context=None, training=True):
+    if not training:
+      return super().build_inputs(input_context, training=False)
+    examples = finetune_snips._read(self.split_dir("train"))  # pylint: disable=protected-access
+    featurize = snips_data.snips_featurizer(self.tokens, self.seq_length)
+    lookup = teacher_cache.lookup_fn(self.teacher_outputs(),
+                                     max_words=self.seq_length - 2)
+    dataset = self.with_example_index(
+        snips_data.make_snips_dataset(examples, self.labels))
+
+    def featurize_with_teacher(example):
+      features = featurize(example)
+      features.update(lookup(example["example_index"]))
+      features["example_index"] = example["example_index"]
+      return features
+
+    # Shuffle indices and words (small); the teacher logits are looked up
+    # after the shuffle, so the shuffle buffer (saved in checkpoints) stays
+    # small.
+    return snips_padding.batch_for_training(
+        self.shuffled(dataset, input_context).map(
+            featurize_with_teacher, num_parallel_calls=tf.data.AUTOTUNE,
+            deterministic=True),
+        self.replica_batch_size(input_context), self.pad_to_longest,
+        self.bucket_boundaries).prefetch(tf.data.AUTOTUNE)
+
+  def compute_loss(self, model, features, training):
+    outputs = model(features, training=training)
+    hard, metrics = finetune_snips.joint_intent_slot_loss(outputs, features)
+    loss = self.weights["hard_label"] * hard
+    if self.weights["kd"] and "teacher_intent_logits" in features:
+      (intent_sum, queries), (slot_sum, words) = distillation_terms(
+          outputs, features, self.temperature)
+      loss += self.weights["kd"] * self.temperature**2 * (
+          self.weights["intent_kd"] * finetune_task_mean(intent_sum, queries)
+          + self.weights["slot_kd"] * finetune_task_mean(slot_sum, words))
+      metrics["distill/intent_kl"] = base_task.metric(intent_sum, queries)
+      metrics["distill/slot_kl"] = base_task.metric(slot_sum, words)
+    return loss, metrics
+
+  def describe(self):
+    return (f"{super().describe()}; distilling the fine-tuned teacher "
+            f"{self.teacher_run} (vocabulary {self.teacher_vocab_path}), T "
+            f"{self.temperature}, weights {self.weights}, cache "
+            f"{self.cache_dir}")
+
+
+def finetune_task_mean(total, count):
+  """This replica's share of a mean over the global batch."""
+  return tf.math.divide_no_nan(total, base_task.global_sum(count))
