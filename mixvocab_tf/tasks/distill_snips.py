@@ -37,6 +37,7 @@ Example (gin), see `gin_configs/distill_snips_cpu.gin`:
 """
 
 import os
+import re
 from typing import Optional
 
 from absl import logging
@@ -116,10 +117,14 @@ def distillation_terms(outputs, features, temperature):
 
 
 def _run_dir(path):
-  path = os.fspath(path)
+  """The run directory of a model_dir, its `best/`, or a checkpoint prefix."""
+  path = os.path.normpath(os.fspath(path))
   if path.endswith(".index"):
     path = path[:-len(".index")]
-  if not tf.io.gfile.isdir(path):
+  if re.fullmatch(r"ckpt-\d+", os.path.basename(path)) or (
+      tf.io.gfile.exists(path + ".index")):
+    path = os.path.dirname(path)
+  if os.path.basename(path) == "best":
     path = os.path.dirname(path)
   return path
 
