@@ -227,7 +227,11 @@ class FinetuneSnipsTask(finetune_task.FinetuneTask):
         lambda example: dict(featurize(example),
                              example_index=example["example_index"]),
         num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-    return dataset.batch(self.eval_batch_size).prefetch(tf.data.AUTOTUNE)
+    dataset = dataset.batch(self.eval_batch_size)
+    if self.pad_to_longest or self.bucket_boundaries:
+      # validation_step pads the predictions back to seq_length.
+      dataset = dataset.map(snips_padding.trim_to_longest)
+    return dataset.prefetch(tf.data.AUTOTUNE)
 
   def num_train_examples(self):
     return len(_read(self.split_dir("train")).intents)
@@ -244,8 +248,9 @@ class FinetuneSnipsTask(finetune_task.FinetuneTask):
         example_index=features["example_index"],
         intent_predictions=tf.argmax(outputs["intent_logits"], -1,
                                      output_type=tf.int32),
-        slot_predictions=tf.argmax(outputs["slot_logits"], -1,
-                                   output_type=tf.int32),
+        slot_predictions=snips_padding.pad_tokens_to(
+            tf.argmax(outputs["slot_logits"], -1, output_type=tf.int32),
+            self.seq_length),
         word_start_positions=features["word_start_positions"],
         num_words=features["num_words"])
 

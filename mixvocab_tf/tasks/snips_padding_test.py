@@ -63,3 +63,18 @@ def test_buckets_hold_similar_lengths():
     assert batch["input_word_ids"].shape == (16, lengths.max())
     bucket = np.searchsorted([12, 16, 20, 26], lengths, side="right")
     assert len(set(bucket)) == 1
+
+
+def test_trimmed_evaluation_gives_the_same_metrics():
+  from mixvocab_tf.trainer import evaluation  # pylint: disable=g-import-not-at-top
+  tf.keras.utils.set_random_seed(1)
+  fixed = _task()
+  model = fixed.build_model()
+  expected = evaluation.evaluate(fixed, model, max_batches=3)
+  trimmed = _task(pad_to_longest=True)
+  batch = next(iter(trimmed.build_inputs(training=False)))
+  assert batch["input_word_ids"].shape[1] < SEQ_LENGTH
+  got = evaluation.evaluate(trimmed, model, max_batches=3)
+  for key in ("intent_accuracy", "slot_f1", "sentence_accuracy",
+              "slot/loss"):
+    np.testing.assert_allclose(got[key], expected[key], rtol=1e-5)
