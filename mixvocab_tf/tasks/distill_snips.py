@@ -15,11 +15,18 @@ plus the ordinary hard-label fine-tuning loss (`finetune_snips`):
   L = hard_label_weight * (CE_intent + CE_slot)
       + kd_weight * T^2 * (intent_kd_weight * KL_intent
                            + slot_kd_weight * KL_slot)
+      + hidden_kd_weight * MSE(W h_student(word), h_teacher(word))
 
 each term a mean over the global batch (queries, or words that have a first
 piece in both segmentations). T^2 keeps the gradients of the soft terms
 comparable across temperatures (Hinton et al., 2015). KL rather than soft
 cross-entropy: same gradients, and 0 for a student equal to its teacher.
+The optional last term (off by default) aligns hidden states by word, as
+TinyBERT's task-specific intermediate-layer loss aligns them by position: the
+student's last hidden state at a word's first piece, through a learnt linear
+map W (student width -> teacher width, kept out of the exported model), is
+pulled towards the teacher's at its own first piece of that word (mean
+squared error per dimension, over words).
 
 The teacher's outputs over the training split are computed once, in inference
 mode, and cached with a fingerprint (`teacher_cache`); every epoch looks them
@@ -42,6 +49,7 @@ from typing import Optional
 
 from absl import logging
 import tensorflow as tf
+import tf_keras
 
 from mixvocab_tf import data as data_lib
 from mixvocab_tf import models
@@ -145,6 +153,8 @@ class DistillSnipsTask(finetune_snips.FinetuneSnipsTask):
     kd_weight: weight of the distillation terms (times T^2).
     intent_kd_weight, slot_kd_weight: their relative weights.
     hard_label_weight: weight of the ordinary fine-tuning loss.
+    hidden_kd_weight: weight of the word-level hidden-state MSE (0: off; the
+      cache then holds no hidden states).
     cache_dir: where the teacher's outputs are cached (default:
       `<teacher run>/teacher_outputs`, shared by every student of that
       teacher, vocabulary and data).
@@ -163,6 +173,7 @@ class DistillSnipsTask(finetune_snips.FinetuneSnipsTask):
                intent_kd_weight: float = 1.0,
                slot_kd_weight: float = 1.0,
                hard_label_weight: float = 1.0,
+               hidden_kd_weight: float = 0.0,
                cache_dir: Optional[str] = None,
                teacher_seq_length: int = 128,
                teacher_batch_size: int = 128,
@@ -178,7 +189,8 @@ class DistillSnipsTask(finetune_snips.FinetuneSnipsTask):
       raise ValueError(f"temperature must be positive; received "
                        f"{temperature}.")
     weights = dict(kd=kd_weight, intent_kd=intent_kd_weight,
-                   slot_kd=slot_kd_weight, hard_label=hard_label_weight)
+                   slot_kd=slot_kd_weight, hard_label=hard_label_weight,
+                   hidden_kd=hidden_kd_weight)
     for name, value in weights.items():
       if value < 0:
         raise ValueError(f"{name}_weight must be >= 0; received {value}.")
@@ -192,8 +204,11 @@ class DistillSnipsTask(finetune_snips.FinetuneSnipsTask):
         self.teacher_base, "vocab.txt")
     self.temperature = float(temperature)
     self.weights = {k: float(v) for k, v in weights.items()}
-    self.cache_dir = cache_dir or os.path.join(_run_dir(teacher_run),
-                                               CACHE_DIR_NAME)
+    self.with_hidden = hidden_kd_weight > 0
+    self.cache_dir = cache_dir or os.path.join(
+        _run_dir(teacher_run),
+        CACHE_DIR_NAME + ("_hidden" if self.with_hidden else ""))
+    self.hidden_projection = None
     self.teacher_seq_length = int(teacher_seq_length)
     self.teacher_batch_size = int(teacher_batch_size)
     self._teacher_outputs = None
@@ -250,7 +265,7 @@ class DistillSnipsTask(finetune_snips.FinetuneSnipsTask):
     return teacher_cache.make_fingerprint(
         self.teacher_checkpoint_path(),
         text_lib.load_vocab(self.teacher_vocab_path), self.tokens, examples,
-        self.labels, self.teacher_seq_length)
+        self.labels, self.teacher_seq_length, self.with_hidden)
 
   def teacher_outputs(self) -> teacher_cache.TeacherOutputs:
     """The cached teacher outputs over SNIPS train (built on first use)."""
@@ -261,7 +276,8 @@ class DistillSnipsTask(finetune_snips.FinetuneSnipsTask):
         teacher = self.build_teacher()
         return teacher_cache.compute_teacher_outputs(
             teacher, examples, self.labels, self.teacher_vocab_path,
-            self.teacher_seq_length, self.teacher_batch_size)
+            self.teacher_seq_length, self.teacher_batch_size,
+            with_hidden=self.with_hidden)
 
       self._teacher_outputs, self.cache_build_seconds = (
           teacher_cache.load_or_build(self.cache_dir,
@@ -297,8 +313,47 @@ class DistillSnipsTask(finetune_snips.FinetuneSnipsTask):
         self.replica_batch_size(input_context), self.pad_to_longest,
         self.bucket_boundaries).prefetch(tf.data.AUTOTUNE)
 
+  def build_model(self):
+    model = super().build_model()
+    if self.with_hidden:
+      teacher_width = teacher_loader.read_bert_config(
+          self.teacher_base)[1]["hidden_size"]
+      # Student width -> teacher width; trained, checkpointed beside the
+      # model (`checkpoint_items`), not part of it (export leaves it out).
+      self.hidden_projection = tf_keras.layers.Dense(
+          teacher_width, name="kd_hidden_projection")
+      with tf.init_scope():
+        self.hidden_projection(tf.zeros([1, self.encoder_config[
+            "hidden_size"]]))
+    return model
+
+  def trainable_variables(self, model):
+    variables = list(model.trainable_variables)
+    if self.hidden_projection is not None:
+      variables += self.hidden_projection.trainable_variables
+    return variables
+
+  def checkpoint_items(self, model):
+    items = dict(super().checkpoint_items(model))
+    if self.hidden_projection is not None:
+      items["kd_hidden_projection"] = self.hidden_projection
+    return items
+
+  def _forward(self, model, features, training):
+    """The model's outputs, plus its sequence output if hidden KD is on."""
+    if self.hidden_projection is None:
+      return model(features, training=training)
+    inputs = {k: features[k] for k in snips_data.MODEL_INPUT_KEYS}
+    encoded = model.encoder_network(inputs, training=training)
+    pooled = model.intent_dropout(encoded["pooled_output"], training=training)
+    sequence = model.slot_dropout(encoded["sequence_output"],
+                                  training=training)
+    return {"intent_logits": model.intent_classifier(pooled),
+            "slot_logits": model.slot_classifier(sequence),
+            "sequence_output": encoded["sequence_output"]}
+
   def compute_loss(self, model, features, training):
-    outputs = model(features, training=training)
+    outputs = self._forward(model, features, training)
     hard, metrics = finetune_snips.joint_intent_slot_loss(outputs, features)
     loss = self.weights["hard_label"] * hard
     if self.weights["kd"] and "teacher_intent_logits" in features:
@@ -309,6 +364,14 @@ class DistillSnipsTask(finetune_snips.FinetuneSnipsTask):
           + self.weights["slot_kd"] * finetune_task_mean(slot_sum, words))
       metrics["distill/intent_kl"] = base_task.metric(intent_sum, queries)
       metrics["distill/slot_kl"] = base_task.metric(slot_sum, words)
+    if self.hidden_projection is not None and (
+        "teacher_word_hidden" in features):
+      hidden_sum, hidden_words = word_hidden_error(
+          self.hidden_projection, outputs["sequence_output"], features)
+      loss += self.weights["hidden_kd"] * finetune_task_mean(hidden_sum,
+                                                             hidden_words)
+      metrics["distill/hidden_mse"] = base_task.metric(hidden_sum,
+                                                       hidden_words)
     return loss, metrics
 
   def describe(self):
@@ -316,6 +379,26 @@ class DistillSnipsTask(finetune_snips.FinetuneSnipsTask):
             f"{self.teacher_run} (vocabulary {self.teacher_vocab_path}), T "
             f"{self.temperature}, weights {self.weights}, cache "
             f"{self.cache_dir}")
+
+
+def word_hidden_error(projection, sequence_output, features):
+  """Summed per-word MSE of projected student vs teacher hidden states.
+
+  Returns:
+    (sum over words of the mean squared error over dimensions, words).
+  """
+  positions = tf.cast(features["word_start_positions"], tf.int32)
+  teacher = tf.cast(features["teacher_word_hidden"], tf.float32)
+  words = tf.minimum(tf.shape(positions)[1], tf.shape(teacher)[1])
+  positions = positions[:, :words]
+  valid = (tf.cast(features["teacher_slot_valid"][:, :words], tf.float32)
+           * tf.cast(positions >= 0, tf.float32))
+  student = tf.gather(tf.cast(sequence_output, tf.float32),
+                      tf.maximum(positions, 0), batch_dims=1)
+  error = tf.reduce_mean(tf.square(projection(student) - teacher[:, :words]),
+                         axis=-1)
+  error = tf.where(valid > 0, error * valid, 0.0)
+  return tf.reduce_sum(error), tf.reduce_sum(valid)
 
 
 def finetune_task_mean(total, count):

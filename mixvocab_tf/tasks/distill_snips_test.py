@@ -224,3 +224,36 @@ def test_stale_cache_is_refused(setup, tmp_path):
   # The refused cache is left as it was.
   assert teacher_cache.read_fingerprint(cache_dir)["teacher_checkpoint"] == (
       first.fingerprint["teacher_checkpoint"])
+
+
+def test_hidden_state_distillation_by_word(setup):
+  task = _task(setup, cache_dir=str(setup["root"] / "cache_hidden"),
+               hidden_kd_weight=1.0)
+  outputs = task.teacher_outputs()
+  assert outputs.word_hidden.shape == (outputs.slot_logits.shape[0], 32)
+  assert outputs.fingerprint["with_hidden"]
+  # The cached hidden state of a word is the teacher's at its first piece.
+  examples = snips_data.read_snips(os.path.join(setup["data_dir"], "train"))
+  featurize = snips_data.snips_featurizer(data_lib.default_teacher_vocab(),
+                                          SEQ_LENGTH)
+  words = examples.words[0]
+  features = featurize(dict(words=tf.constant(words), intent_id=tf.constant(0),
+                            slot_labels=tf.zeros([len(words)], tf.int32)))
+  encoded = setup["teacher"].encoder_network(
+      {k: features[k][None] for k in snips_data.MODEL_INPUT_KEYS},
+      training=False)["sequence_output"][0].numpy()
+  positions = features["word_start_positions"].numpy()[:len(words)]
+  np.testing.assert_allclose(
+      outputs.word_hidden[:len(words)].astype(np.float32),
+      encoded[positions], atol=2e-2, rtol=1e-2)
+
+  model = task.build_model()
+  batch = next(iter(task.build_inputs(training=True)))
+  variables = task.trainable_variables(model)
+  assert len(variables) == len(model.trainable_variables) + 2
+  assert "kd_hidden_projection" in task.checkpoint_items(model)
+  with tf.GradientTape() as tape:
+    loss, metrics = task.compute_loss(model, batch, training=True)
+  assert float(metrics["distill/hidden_mse"][0]) > 0
+  grads = tape.gradient(loss, variables)
+  assert all(g is not None for g in grads[-2:])

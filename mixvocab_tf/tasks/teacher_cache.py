@@ -17,6 +17,10 @@ Files in the cache directory:
                                        slot_logits[row_splits[i]:row_splits[i+1]])
                         word_valid     bool [total words] (False: the word's
                                        first teacher piece was cut)
+                        word_hidden    float16 [total words, hidden], optional:
+                                       the teacher's last hidden state at each
+                                       word's first piece (for hidden-state
+                                       distillation; float16 halves its size)
   fingerprint.json      what the outputs were computed from (below)
 
 The fingerprint holds the sha256 of the teacher checkpoint's files, of both
@@ -90,9 +94,10 @@ def data_fingerprint(examples: snips_data.SnipsExamples,
 
 def make_fingerprint(teacher_checkpoint: str, teacher_tokens,
                      student_tokens, examples, labels,
-                     teacher_seq_length: int) -> Dict[str, Any]:
+                     teacher_seq_length: int,
+                     with_hidden: bool = False) -> Dict[str, Any]:
   """The fingerprint of a cache of `teacher_checkpoint` over `examples`."""
-  return {
+  fingerprint = {
       "version": CACHE_VERSION,
       "teacher_checkpoint": checkpoint_fingerprint(teacher_checkpoint),
       "teacher_vocab": vocab_lib.vocab_fingerprint(teacher_tokens),
@@ -101,6 +106,9 @@ def make_fingerprint(teacher_checkpoint: str, teacher_tokens,
       "num_examples": len(examples.intents),
       "teacher_seq_length": int(teacher_seq_length),
   }
+  if with_hidden:  # Caches without hidden states keep their old fingerprint.
+    fingerprint["with_hidden"] = True
+  return fingerprint
 
 
 # -----------------------------------------------------------------------------
@@ -110,12 +118,15 @@ class TeacherOutputs:
   """Teacher logits per query (intent) and per word (slots, ragged)."""
 
   def __init__(self, intent_logits, slot_logits, row_splits, word_valid,
-               fingerprint: Optional[Mapping[str, Any]] = None):
+               fingerprint: Optional[Mapping[str, Any]] = None,
+               word_hidden=None):
     self.intent_logits = np.asarray(intent_logits, np.float32)
     self.slot_logits = np.asarray(slot_logits, np.float32)
     self.row_splits = np.asarray(row_splits, np.int64)
     self.word_valid = np.asarray(word_valid, bool)
     self.fingerprint = dict(fingerprint or {})
+    self.word_hidden = (None if word_hidden is None else
+                        np.asarray(word_hidden, np.float16))
     n = self.intent_logits.shape[0]
     if (self.row_splits.shape != (n + 1,) or self.row_splits[0] != 0 or
         self.row_splits[-1] != self.slot_logits.shape[0] or
@@ -126,14 +137,25 @@ class TeacherOutputs:
           f" row_splits {self.row_splits.shape} (ends "
           f"{self.row_splits[-1] if n else None}), word_valid "
           f"{self.word_valid.shape}.")
+    if (self.word_hidden is not None and
+        self.word_hidden.shape[0] != self.slot_logits.shape[0]):
+      raise ValueError(f"word_hidden {self.word_hidden.shape} does not match "
+                       f"slot_logits {self.slot_logits.shape}.")
 
   @property
   def num_examples(self):
     return self.intent_logits.shape[0]
 
+  def arrays(self):
+    arrays = dict(intent_logits=self.intent_logits,
+                  slot_logits=self.slot_logits, row_splits=self.row_splits,
+                  word_valid=self.word_valid)
+    if self.word_hidden is not None:
+      arrays["word_hidden"] = self.word_hidden
+    return arrays
+
   def nbytes(self):
-    return sum(a.nbytes for a in (self.intent_logits, self.slot_logits,
-                                  self.row_splits, self.word_valid))
+    return sum(a.nbytes for a in self.arrays().values())
 
   def save(self, directory: str) -> None:
     """Writes the arrays and the fingerprint (each by an atomic rename)."""
@@ -141,9 +163,7 @@ class TeacherOutputs:
     arrays = os.path.join(directory, ARRAYS_FILE)
     tmp = os.path.join(directory, f"tmp{os.getpid()}.{ARRAYS_FILE}")
     content = io.BytesIO()
-    np.savez(content, intent_logits=self.intent_logits,
-             slot_logits=self.slot_logits, row_splits=self.row_splits,
-             word_valid=self.word_valid)
+    np.savez(content, **self.arrays())
     with tf.io.gfile.GFile(tmp, "wb") as f:
       f.write(content.getvalue())
     tf.io.gfile.rename(tmp, arrays, overwrite=True)
@@ -189,7 +209,9 @@ def load_cache(directory: str, expected: Mapping[str, Any]) -> TeacherOutputs:
     outputs = TeacherOutputs(
         arrays["intent_logits"], arrays["slot_logits"],
         arrays["row_splits"], arrays["word_valid"],
-        fingerprint=read_fingerprint(directory))
+        fingerprint=read_fingerprint(directory),
+        word_hidden=(arrays["word_hidden"] if "word_hidden" in arrays.files
+                     else None))
   if outputs.num_examples != expected.get("num_examples",
                                           outputs.num_examples):
     raise StaleCacheError(
@@ -204,7 +226,8 @@ def load_cache(directory: str, expected: Mapping[str, Any]) -> TeacherOutputs:
 
 def compute_teacher_outputs(model, examples, labels, teacher_vocab,
                             seq_length: int = 128, batch_size: int = 128,
-                            fingerprint=None) -> TeacherOutputs:
+                            fingerprint=None,
+                            with_hidden: bool = False) -> TeacherOutputs:
   """Runs the teacher (inference mode) over `examples`; logits per word.
 
   Queries are featurized with the teacher's vocabulary, sorted by length and
@@ -220,6 +243,7 @@ def compute_teacher_outputs(model, examples, labels, teacher_vocab,
       `word_valid` False).
     batch_size: queries per teacher batch.
     fingerprint: stored with the outputs.
+    with_hidden: also keep the last hidden state at each word's first piece.
   """
   featurize = snips_data.snips_featurizer(teacher_vocab, seq_length)
   dataset = snips_data.make_snips_dataset(examples, labels).map(
@@ -239,32 +263,43 @@ def compute_teacher_outputs(model, examples, labels, teacher_vocab,
 
   @tf.function(input_signature=[spec, spec, spec], autograph=False)
   def forward(ids, mask, types):
-    outputs = model(dict(input_word_ids=ids, input_mask=mask,
-                         input_type_ids=types), training=False)
-    return outputs["intent_logits"], outputs["slot_logits"]
+    # The model's call without its (inference-mode: identity) dropout, to
+    # keep the encoder's sequence output too.
+    outputs = model.encoder_network(dict(
+        input_word_ids=ids, input_mask=mask, input_type_ids=types),
+                                    training=False)
+    sequence = outputs["sequence_output"]
+    return (model.intent_classifier(outputs["pooled_output"]),
+            model.slot_classifier(sequence), sequence)
 
   intent_logits = np.zeros([n, labels.num_intents], np.float32)
   slot_rows = [None] * n
   for start in range(0, n, batch_size):
     index = order[start:start + batch_size]
     length = int(lengths[index].max())
-    intents, slots = forward(
+    intents, slots, hidden = forward(
         *(tf.constant(columns[k][index, :length]) for k in keys[:3]))
     intent_logits[index] = intents.numpy()
     slots = slots.numpy()
+    hidden = hidden.numpy() if with_hidden else None
     for row, i in enumerate(index):
       positions = columns["word_start_positions"][i][:columns["num_words"][i]]
       # Words beyond max_words have no entry in word_start_positions.
       positions = np.concatenate([positions, np.full(
           columns["num_words"][i] - positions.shape[0], -1, positions.dtype)])
-      slot_rows[i] = (slots[row, np.maximum(positions, 0)], positions >= 0)
+      at = np.maximum(positions, 0)
+      slot_rows[i] = (slots[row, at], positions >= 0,
+                      hidden[row, at].astype(np.float16) if with_hidden
+                      else None)
   row_lengths = columns["num_words"].astype(np.int64)
   return TeacherOutputs(
       intent_logits,
       np.concatenate([r[0] for r in slot_rows]).astype(np.float32),
       np.concatenate([[0], np.cumsum(row_lengths)]),
       np.concatenate([r[1] for r in slot_rows]),
-      fingerprint=fingerprint)
+      fingerprint=fingerprint,
+      word_hidden=(np.concatenate([r[2] for r in slot_rows]) if with_hidden
+                   else None))
 
 
 def load_or_build(directory: str, expected: Mapping[str, Any], build_fn):
@@ -304,13 +339,16 @@ def lookup_fn(outputs: TeacherOutputs, max_words: int):
   Returns:
     `lookup(index) -> {'teacher_intent_logits': [I],
     'teacher_slot_logits': [max_words, S], 'teacher_slot_valid':
-    float32 [max_words]}`; words beyond the query (or beyond max_words) get
-    zeros and valid 0.
+    float32 [max_words]}` (and 'teacher_word_hidden' float32 [max_words, H]
+    if the cache has hidden states); words beyond the query (or beyond
+    max_words) get zeros and valid 0.
   """
   intent = tf.constant(outputs.intent_logits)
   slots = tf.constant(outputs.slot_logits)
   splits = tf.constant(outputs.row_splits)
   valid = tf.constant(outputs.word_valid.astype(np.float32))
+  hidden = (None if outputs.word_hidden is None else
+            tf.constant(outputs.word_hidden))
 
   def lookup(index):
     index = tf.cast(index, tf.int64)
@@ -318,7 +356,7 @@ def lookup_fn(outputs: TeacherOutputs, max_words: int):
     end = tf.minimum(end, start + max_words)
     words = end - start
     pad = tf.cast(max_words, tf.int64) - words
-    return {
+    looked_up = {
         "teacher_intent_logits": tf.gather(intent, index),
         "teacher_slot_logits": tf.ensure_shape(tf.pad(
             slots[start:end], [[0, pad], [0, 0]]),
@@ -327,5 +365,11 @@ def lookup_fn(outputs: TeacherOutputs, max_words: int):
         "teacher_slot_valid": tf.ensure_shape(
             tf.pad(valid[start:end], [[0, pad]]), [max_words]),
     }
+    if hidden is not None:
+      looked_up["teacher_word_hidden"] = tf.ensure_shape(tf.pad(
+          tf.cast(hidden[start:end], tf.float32), [[0, pad], [0, 0]]),
+                                                         [max_words,
+                                                          hidden.shape[1]])
+    return looked_up
 
   return lookup
