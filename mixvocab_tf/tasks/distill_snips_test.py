@@ -257,3 +257,16 @@ def test_hidden_state_distillation_by_word(setup):
   assert float(metrics["distill/hidden_mse"][0]) > 0
   grads = tape.gradient(loss, variables)
   assert all(g is not None for g in grads[-2:])
+
+
+def test_precomputed_features_give_the_same_batches(setup):
+  kwargs = dict(cache_dir=str(setup["root"] / "cache_align"),
+                bucket_boundaries=[12, 16, 20])
+  on_the_fly = iter(_task(setup, precompute_features=False,
+                          **kwargs).build_inputs(training=True))
+  precomputed = iter(_task(setup, **kwargs).build_inputs(training=True))
+  for _ in range(4):
+    a, b = next(on_the_fly), next(precomputed)
+    assert sorted(a) == sorted(b)
+    for key in a:
+      np.testing.assert_array_equal(a[key], b[key])
