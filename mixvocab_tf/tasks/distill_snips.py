@@ -61,6 +61,8 @@ from mixvocab_tf.tasks import base_task
 from mixvocab_tf.tasks import distillation_losses as losses
 from mixvocab_tf.tasks import finetune_snips
 from mixvocab_tf.tasks import finetune_task
+from mixvocab_tf.tasks import iob_decoding
+from mixvocab_tf.tasks import metrics as metrics_lib
 from mixvocab_tf.tasks import snips_data
 from mixvocab_tf.tasks import snips_padding
 from mixvocab_tf.tasks import teacher_cache
@@ -386,6 +388,62 @@ class DistillSnipsTask(finetune_snips.FinetuneSnipsTask):
       metrics["distill/hidden_mse"] = base_task.metric(hidden_sum,
                                                        hidden_words)
     return loss, metrics
+
+  # ---------------------------------------------------------------------------
+  # Evaluation: also constrained IOB decoding (`iob_decoding`), as extra
+  # metrics; `slot_f1` (arg-max per word, what export does) stays the one
+  # that picks the best checkpoint unless Trainer.best_metric says otherwise.
+
+  def validation_step(self, model, features):
+    # FinetuneSnipsTask.validation_step's outputs, plus the slot logits at
+    # each word's first piece, from one forward pass.
+    outputs = model(features, training=False)
+    _, metrics = finetune_snips.joint_intent_slot_loss(outputs, features)
+    positions = tf.cast(features["word_start_positions"], tf.int32)
+    return dict(
+        metrics,
+        example_index=features["example_index"],
+        intent_predictions=tf.argmax(outputs["intent_logits"], -1,
+                                     output_type=tf.int32),
+        slot_predictions=snips_padding.pad_tokens_to(
+            tf.argmax(outputs["slot_logits"], -1, output_type=tf.int32),
+            self.seq_length),
+        word_start_positions=features["word_start_positions"],
+        num_words=features["num_words"],
+        word_slot_logits=tf.gather(outputs["slot_logits"],
+                                   tf.maximum(positions, 0), batch_dims=1))
+
+  def reduce_aggregated_logs(self, state):
+    results = super().reduce_aggregated_logs(state)
+    if "word_slot_logits" not in state:
+      return results
+    arrays, _ = self.concatenated(state)
+    examples = finetune_snips._read(self.split_dir(self.eval_split))  # pylint: disable=protected-access
+    slots = self.labels.slots
+    allowed = iob_decoding.allowed_transitions(slots)
+    starts = iob_decoding.allowed_starts(slots)
+    constrained, invalid = [], 0
+    for logits, positions, count in zip(arrays["word_slot_logits"],
+                                        arrays["word_start_positions"],
+                                        arrays["num_words"]):
+      count = int(count)
+      kept = np.zeros([count], bool)
+      kept[:min(count, positions.shape[0])] = positions[:count] >= 0
+      word_logits = np.full([count, len(slots)], -1e4, np.float32)
+      word_logits[:, 0] = 0.0  # A word without a position is 'O'.
+      word_logits[kept] = logits[:count][kept[:logits.shape[0]]]
+      argmax = [slots[t] for t in word_logits.argmax(-1)]
+      invalid += iob_decoding.invalid_inside_tags(argmax)
+      constrained.append(iob_decoding.viterbi_decode(word_logits, slots,
+                                                     allowed, starts))
+    index = arrays["example_index"]
+    gold = [examples.tags[i] for i in index]
+    precision, recall, f1 = metrics_lib.slot_precision_recall_f1(
+        gold, constrained)
+    del precision, recall
+    results["slot_f1_constrained"] = f1
+    results["invalid_inside_tags"] = float(invalid)
+    return results
 
   def describe(self):
     return (f"{super().describe()}; distilling the fine-tuned teacher "

@@ -270,3 +270,12 @@ def test_precomputed_features_give_the_same_batches(setup):
     assert sorted(a) == sorted(b)
     for key in a:
       np.testing.assert_array_equal(a[key], b[key])
+
+
+def test_evaluation_reports_constrained_decoding(setup):
+  from mixvocab_tf.trainer import evaluation  # pylint: disable=g-import-not-at-top
+  task = _task(setup, cache_dir=str(setup["root"] / "cache_align"))
+  results = evaluation.evaluate(task, task.build_model())
+  assert 0.0 <= results["slot_f1_constrained"] <= 1.0
+  assert results["invalid_inside_tags"] >= 0
+  assert results["num_examples"] == 8
