@@ -63,6 +63,7 @@ from mixvocab_tf.tasks import finetune_snips
 from mixvocab_tf.tasks import finetune_task
 from mixvocab_tf.tasks import iob_decoding
 from mixvocab_tf.tasks import metrics as metrics_lib
+from mixvocab_tf.tasks import snips_augment
 from mixvocab_tf.tasks import snips_data
 from mixvocab_tf.tasks import snips_padding
 from mixvocab_tf.tasks import teacher_cache
@@ -167,6 +168,10 @@ class DistillSnipsTask(finetune_snips.FinetuneSnipsTask):
       same every epoch) and look features up by example index in tf.data,
       like the teacher's outputs; the batches are the same as featurizing
       each query every epoch, at less CPU per step.
+    augment_copies: slot-substituted copies of each training query added to
+      the training (transfer) set (`snips_augment`; 0: none). The teacher
+      labels them too; gold tags follow by construction.
+    augment_p: probability of replacing each slot span in a copy.
     **kwargs: the arguments of `FinetuneSnipsTask` (the student's
       init_checkpoint, vocab, seq_length, pad_to_longest, ...).
   """
@@ -185,6 +190,8 @@ class DistillSnipsTask(finetune_snips.FinetuneSnipsTask):
                teacher_seq_length: int = 128,
                teacher_batch_size: int = 128,
                precompute_features: bool = True,
+               augment_copies: int = 0,
+               augment_p: float = 0.5,
                **kwargs):
     if not teacher_run:
       raise ValueError("DistillSnipsTask.teacher_run is required: a "
@@ -213,11 +220,15 @@ class DistillSnipsTask(finetune_snips.FinetuneSnipsTask):
     self.temperature = float(temperature)
     self.weights = {k: float(v) for k, v in weights.items()}
     self.with_hidden = hidden_kd_weight > 0
-    self.cache_dir = cache_dir or os.path.join(
-        _run_dir(teacher_run),
-        CACHE_DIR_NAME + ("_hidden" if self.with_hidden else ""))
+    name = CACHE_DIR_NAME + ("_hidden" if self.with_hidden else "")
+    if augment_copies:
+      name += f"_aug{int(augment_copies)}p{float(augment_p):g}s{self.seed}"
+    self.cache_dir = cache_dir or os.path.join(_run_dir(teacher_run), name)
     self.hidden_projection = None
     self.precompute_features = bool(precompute_features)
+    self.augment_copies = int(augment_copies)
+    self.augment_p = float(augment_p)
+    self._train_examples = None
     self.teacher_seq_length = int(teacher_seq_length)
     self.teacher_batch_size = int(teacher_batch_size)
     self._teacher_outputs = None
@@ -270,16 +281,27 @@ class DistillSnipsTask(finetune_snips.FinetuneSnipsTask):
     return teacher
 
   def expected_fingerprint(self):
-    examples = finetune_snips._read(self.split_dir("train"))  # pylint: disable=protected-access
+    examples = self.train_examples()
     return teacher_cache.make_fingerprint(
         self.teacher_checkpoint_path(),
         text_lib.load_vocab(self.teacher_vocab_path), self.tokens, examples,
         self.labels, self.teacher_seq_length, self.with_hidden)
 
+  def train_examples(self):
+    """SNIPS train, plus its augmented copies if `augment_copies`."""
+    if self._train_examples is None:
+      examples = finetune_snips._read(self.split_dir("train"))  # pylint: disable=protected-access
+      self._train_examples = snips_augment.augment(
+          examples, self.augment_copies, self.augment_p, seed=self.seed)
+    return self._train_examples
+
+  def num_train_examples(self):
+    return len(self.train_examples().intents)
+
   def teacher_outputs(self) -> teacher_cache.TeacherOutputs:
     """The cached teacher outputs over SNIPS train (built on first use)."""
     if self._teacher_outputs is None:
-      examples = finetune_snips._read(self.split_dir("train"))  # pylint: disable=protected-access
+      examples = self.train_examples()
 
       def build():
         teacher = self.build_teacher()
@@ -299,7 +321,7 @@ class DistillSnipsTask(finetune_snips.FinetuneSnipsTask):
   def build_inputs(self, input_context=None, training=True):
     if not training:
       return super().build_inputs(input_context, training=False)
-    examples = finetune_snips._read(self.split_dir("train"))  # pylint: disable=protected-access
+    examples = self.train_examples()
     featurize = snips_data.snips_featurizer(self.tokens, self.seq_length)
     lookup = teacher_cache.lookup_fn(self.teacher_outputs(),
                                      max_words=self.seq_length - 2)
