@@ -23,3 +23,5 @@ from mixvocab_tf.tasks.distillation import pkd
 from mixvocab_tf.tasks.distillation import stage2_distill
 from mixvocab_tf.tasks.distillation import tinybert
 from mixvocab_tf.tasks.distillation import tinybert_snips
+# Task distillation across vocabularies (a teacher fine-tuned on the task).
+from mixvocab_tf.tasks.distillation import distill_snips

@@ -1,0 +1,375 @@
+"""A fine-tuned SNIPS teacher's outputs over the training set, computed once.
+
+Task distillation across vocabularies (`distill_snips`) needs, for every
+training query, the teacher's intent logits and its slot logits at each word's
+first piece *in the teacher's own segmentation*. A fine-tuned teacher in
+inference mode (no dropout) gives the same outputs in every epoch, so they are
+computed once, written beside the teacher run (or wherever `cache_dir` says),
+and looked up by example index inside tf.data in every epoch; the student's
+training step then costs what plain fine-tuning costs.
+
+Files in the cache directory:
+
+  teacher_outputs.npz   intent_logits  float32 [N, num_intents]
+                        slot_logits    float32 [total words, num_slots]
+                                       (per word, queries one after another)
+                        row_splits     int64 [N + 1] (query i's words are
+                                       slot_logits[row_splits[i]:row_splits[i+1]])
+                        word_valid     bool [total words] (False: the word's
+                                       first teacher piece was cut)
+                        word_hidden    float16 [total words, hidden], optional:
+                                       the teacher's last hidden state at each
+                                       word's first piece (for hidden-state
+                                       distillation; float16 halves its size)
+  fingerprint.json      what the outputs were computed from (below)
+
+The fingerprint holds the sha256 of the teacher checkpoint's files, of both
+vocabularies (the teacher's, which segmented the queries, and the student's,
+which the cache is built for), of the training data (words, tags, intents)
+and of the label vocabularies, plus the teacher's sequence length and a format
+version. `load_cache` refuses a cache whose fingerprint differs from the one
+expected, naming the fields that differ (`StaleCacheError`); `load_or_build`
+builds a missing cache and refuses a stale one rather than overwriting it.
+"""
+
+import hashlib
+import io
+import json
+import os
+import time
+from typing import Any, Dict, Mapping, Optional
+
+from absl import logging
+import numpy as np
+import tensorflow as tf
+
+from mixvocab_tf.tasks.finetuning import snips_data
+from mixvocab_tf.text import vocab as vocab_lib
+
+CACHE_VERSION = 1
+ARRAYS_FILE = "teacher_outputs.npz"
+FINGERPRINT_FILE = "fingerprint.json"
+#: Fields of fingerprint.json that inform (how long it took) but identify
+#: nothing.
+INFO_KEYS = ("build_seconds",)
+
+
+class StaleCacheError(ValueError):
+  """A teacher-output cache was made from another teacher, vocab or data."""
+
+
+# -----------------------------------------------------------------------------
+# Fingerprints.
+
+def _sha256_files(paths):
+  digest = hashlib.sha256()
+  for path in paths:
+    digest.update(os.path.basename(path).encode("utf-8") + b"\0")
+    with tf.io.gfile.GFile(path, "rb") as f:
+      while True:
+        block = f.read(1 << 22)
+        if not block:
+          break
+        digest.update(block)
+  return digest.hexdigest()
+
+
+def checkpoint_fingerprint(prefix: str) -> str:
+  """sha256 over a checkpoint's .index and data shards (names and bytes)."""
+  files = sorted(tf.io.gfile.glob(prefix + ".data-*")) + [prefix + ".index"]
+  return _sha256_files(files)
+
+
+def data_fingerprint(examples: snips_data.SnipsExamples,
+                     labels: snips_data.SnipsLabels) -> str:
+  """sha256 of the queries (words, tags, intents, in order) and label ids."""
+  digest = hashlib.sha256()
+  for words, tags, intent in zip(examples.words, examples.tags,
+                                 examples.intents):
+    digest.update(("\t".join([" ".join(words), " ".join(tags), intent]) +
+                   "\n").encode("utf-8"))
+  digest.update(labels.to_json().encode("utf-8"))
+  return digest.hexdigest()
+
+
+def make_fingerprint(teacher_checkpoint: str, teacher_tokens,
+                     student_tokens, examples, labels,
+                     teacher_seq_length: int,
+                     with_hidden: bool = False) -> Dict[str, Any]:
+  """The fingerprint of a cache of `teacher_checkpoint` over `examples`."""
+  fingerprint = {
+      "version": CACHE_VERSION,
+      "teacher_checkpoint": checkpoint_fingerprint(teacher_checkpoint),
+      "teacher_vocab": vocab_lib.vocab_fingerprint(teacher_tokens),
+      "student_vocab": vocab_lib.vocab_fingerprint(student_tokens),
+      "data": data_fingerprint(examples, labels),
+      "num_examples": len(examples.intents),
+      "teacher_seq_length": int(teacher_seq_length),
+  }
+  if with_hidden:  # Caches without hidden states keep their old fingerprint.
+    fingerprint["with_hidden"] = True
+  return fingerprint
+
+
+# -----------------------------------------------------------------------------
+# The cache.
+
+class TeacherOutputs:
+  """Teacher logits per query (intent) and per word (slots, ragged)."""
+
+  def __init__(self, intent_logits, slot_logits, row_splits, word_valid,
+               fingerprint: Optional[Mapping[str, Any]] = None,
+               word_hidden=None):
+    self.intent_logits = np.asarray(intent_logits, np.float32)
+    self.slot_logits = np.asarray(slot_logits, np.float32)
+    self.row_splits = np.asarray(row_splits, np.int64)
+    self.word_valid = np.asarray(word_valid, bool)
+    self.fingerprint = dict(fingerprint or {})
+    self.word_hidden = (None if word_hidden is None else
+                        np.asarray(word_hidden, np.float16))
+    n = self.intent_logits.shape[0]
+    if (self.row_splits.shape != (n + 1,) or self.row_splits[0] != 0 or
+        self.row_splits[-1] != self.slot_logits.shape[0] or
+        self.word_valid.shape != self.slot_logits.shape[:1]):
+      raise ValueError(
+          "Inconsistent teacher outputs: intent_logits "
+          f"{self.intent_logits.shape}, slot_logits {self.slot_logits.shape},"
+          f" row_splits {self.row_splits.shape} (ends "
+          f"{self.row_splits[-1] if n else None}), word_valid "
+          f"{self.word_valid.shape}.")
+    if (self.word_hidden is not None and
+        self.word_hidden.shape[0] != self.slot_logits.shape[0]):
+      raise ValueError(f"word_hidden {self.word_hidden.shape} does not match "
+                       f"slot_logits {self.slot_logits.shape}.")
+
+  @property
+  def num_examples(self):
+    return self.intent_logits.shape[0]
+
+  def arrays(self):
+    arrays = dict(intent_logits=self.intent_logits,
+                  slot_logits=self.slot_logits, row_splits=self.row_splits,
+                  word_valid=self.word_valid)
+    if self.word_hidden is not None:
+      arrays["word_hidden"] = self.word_hidden
+    return arrays
+
+  def nbytes(self):
+    return sum(a.nbytes for a in self.arrays().values())
+
+  def save(self, directory: str) -> None:
+    """Writes the arrays and the fingerprint (each by an atomic rename)."""
+    tf.io.gfile.makedirs(directory)
+    arrays = os.path.join(directory, ARRAYS_FILE)
+    tmp = os.path.join(directory, f"tmp{os.getpid()}.{ARRAYS_FILE}")
+    content = io.BytesIO()
+    np.savez(content, **self.arrays())
+    with tf.io.gfile.GFile(tmp, "wb") as f:
+      f.write(content.getvalue())
+    tf.io.gfile.rename(tmp, arrays, overwrite=True)
+    # The fingerprint goes last: a cache without one is incomplete.
+    path = os.path.join(directory, FINGERPRINT_FILE)
+    with tf.io.gfile.GFile(path + ".tmp", "w") as f:
+      f.write(json.dumps(self.fingerprint, indent=1, sort_keys=True) + "\n")
+    tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
+
+
+def exists(directory: str) -> bool:
+  return all(tf.io.gfile.exists(os.path.join(directory, name))
+             for name in (ARRAYS_FILE, FINGERPRINT_FILE))
+
+
+def read_fingerprint(directory: str) -> Dict[str, Any]:
+  with tf.io.gfile.GFile(os.path.join(directory, FINGERPRINT_FILE)) as f:
+    return json.load(f)
+
+
+def check_fingerprint(directory: str, expected: Mapping[str, Any]) -> None:
+  """Raises `StaleCacheError` unless the cache in `directory` is `expected`'s."""
+  recorded = read_fingerprint(directory)
+  differ = sorted(k for k in set(recorded) | set(expected)
+                  if k not in INFO_KEYS and recorded.get(k) != expected.get(k))
+  if differ:
+    shown = "; ".join(
+        f"{k}: cache {str(recorded.get(k))[:16]}, expected "
+        f"{str(expected.get(k))[:16]}" for k in differ)
+    raise StaleCacheError(
+        f"Refusing the teacher-output cache in {directory}: it was computed "
+        f"from a different {', '.join(differ)} ({shown}). Its logits would "
+        "not be this teacher's outputs on this data. Delete the directory to "
+        "recompute it, or point cache_dir elsewhere.")
+
+
+def load_cache(directory: str, expected: Mapping[str, Any]) -> TeacherOutputs:
+  """Reads a cache, refusing one whose fingerprint differs from `expected`."""
+  check_fingerprint(directory, expected)
+  with tf.io.gfile.GFile(os.path.join(directory, ARRAYS_FILE), "rb") as f:
+    content = io.BytesIO(f.read())
+  with np.load(content) as arrays:
+    outputs = TeacherOutputs(
+        arrays["intent_logits"], arrays["slot_logits"],
+        arrays["row_splits"], arrays["word_valid"],
+        fingerprint=read_fingerprint(directory),
+        word_hidden=(arrays["word_hidden"] if "word_hidden" in arrays.files
+                     else None))
+  if outputs.num_examples != expected.get("num_examples",
+                                          outputs.num_examples):
+    raise StaleCacheError(
+        f"The teacher-output cache in {directory} holds "
+        f"{outputs.num_examples} queries; expected "
+        f"{expected['num_examples']}.")
+  return outputs
+
+
+# -----------------------------------------------------------------------------
+# Computing the outputs.
+
+def compute_teacher_outputs(model, examples, labels, teacher_vocab,
+                            seq_length: int = 128, batch_size: int = 128,
+                            fingerprint=None,
+                            with_hidden: bool = False) -> TeacherOutputs:
+  """Runs the teacher (inference mode) over `examples`; logits per word.
+
+  Queries are featurized with the teacher's vocabulary, sorted by length and
+  run in batches cut to their longest query (no wasted padding); the slot
+  logits are read at each word's first teacher piece.
+
+  Args:
+    model: a `JointIntentSlotModel` over `teacher_vocab` (weights loaded).
+    examples: `SnipsExamples` (the training split).
+    labels: `SnipsLabels` of the model's heads.
+    teacher_vocab: the teacher's vocabulary (path or tokens).
+    seq_length: the teacher's tokens per query (words cut by it get
+      `word_valid` False).
+    batch_size: queries per teacher batch.
+    fingerprint: stored with the outputs.
+    with_hidden: also keep the last hidden state at each word's first piece.
+  """
+  featurize = snips_data.snips_featurizer(teacher_vocab, seq_length)
+  dataset = snips_data.make_snips_dataset(examples, labels).map(
+      featurize, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+  keys = ("input_word_ids", "input_mask", "input_type_ids",
+          "word_start_positions", "num_words")
+  columns = {k: [] for k in keys}
+  for batch in dataset.batch(1024):
+    for k in keys:
+      columns[k].append(batch[k].numpy())
+  columns = {k: np.concatenate(v) for k, v in columns.items()}
+  n = columns["num_words"].shape[0]
+  lengths = columns["input_mask"].sum(axis=1)
+  order = np.argsort(lengths, kind="stable")
+
+  spec = tf.TensorSpec([None, None], tf.int32)
+
+  @tf.function(input_signature=[spec, spec, spec], autograph=False)
+  def forward(ids, mask, types):
+    # The model's call without its (inference-mode: identity) dropout, to
+    # keep the encoder's sequence output too.
+    outputs = model.encoder_network(dict(
+        input_word_ids=ids, input_mask=mask, input_type_ids=types),
+                                    training=False)
+    sequence = outputs["sequence_output"]
+    return (model.intent_classifier(outputs["pooled_output"]),
+            model.slot_classifier(sequence), sequence)
+
+  intent_logits = np.zeros([n, labels.num_intents], np.float32)
+  slot_rows = [None] * n
+  for start in range(0, n, batch_size):
+    index = order[start:start + batch_size]
+    length = int(lengths[index].max())
+    intents, slots, hidden = forward(
+        *(tf.constant(columns[k][index, :length]) for k in keys[:3]))
+    intent_logits[index] = intents.numpy()
+    slots = slots.numpy()
+    hidden = hidden.numpy() if with_hidden else None
+    for row, i in enumerate(index):
+      positions = columns["word_start_positions"][i][:columns["num_words"][i]]
+      # Words beyond max_words have no entry in word_start_positions.
+      positions = np.concatenate([positions, np.full(
+          columns["num_words"][i] - positions.shape[0], -1, positions.dtype)])
+      at = np.maximum(positions, 0)
+      slot_rows[i] = (slots[row, at], positions >= 0,
+                      hidden[row, at].astype(np.float16) if with_hidden
+                      else None)
+  row_lengths = columns["num_words"].astype(np.int64)
+  return TeacherOutputs(
+      intent_logits,
+      np.concatenate([r[0] for r in slot_rows]).astype(np.float32),
+      np.concatenate([[0], np.cumsum(row_lengths)]),
+      np.concatenate([r[1] for r in slot_rows]),
+      fingerprint=fingerprint,
+      word_hidden=(np.concatenate([r[2] for r in slot_rows]) if with_hidden
+                   else None))
+
+
+def load_or_build(directory: str, expected: Mapping[str, Any], build_fn):
+  """The cache in `directory`; built with `build_fn()` if there is none.
+
+  A cache with another fingerprint is refused (`StaleCacheError`), never
+  overwritten.
+
+  Returns:
+    (TeacherOutputs, seconds spent building or None if read).
+  """
+  if exists(directory):
+    outputs = load_cache(directory, expected)
+    logging.info("Read the teacher outputs of %d queries from %s (%.1f MB).",
+                 outputs.num_examples, directory, outputs.nbytes() / 1e6)
+    return outputs, None
+  start = time.time()
+  outputs = build_fn()
+  outputs.fingerprint = dict(expected)
+  outputs.fingerprint["build_seconds"] = round(time.time() - start, 1)
+  seconds = time.time() - start
+  outputs.save(directory)
+  # build_seconds is information, not identity.
+  outputs.fingerprint.pop("build_seconds")
+  logging.info("Computed the teacher outputs of %d queries in %.1f s "
+               "(%.1f MB), saved in %s.", outputs.num_examples, seconds,
+               outputs.nbytes() / 1e6, directory)
+  return outputs, seconds
+
+
+# -----------------------------------------------------------------------------
+# Lookup inside tf.data.
+
+def lookup_fn(outputs: TeacherOutputs, max_words: int):
+  """A tf.data map function: example index -> the teacher's logits.
+
+  Returns:
+    `lookup(index) -> {'teacher_intent_logits': [I],
+    'teacher_slot_logits': [max_words, S], 'teacher_slot_valid':
+    float32 [max_words]}` (and 'teacher_word_hidden' float32 [max_words, H]
+    if the cache has hidden states); words beyond the query (or beyond
+    max_words) get zeros and valid 0.
+  """
+  intent = tf.constant(outputs.intent_logits)
+  slots = tf.constant(outputs.slot_logits)
+  splits = tf.constant(outputs.row_splits)
+  valid = tf.constant(outputs.word_valid.astype(np.float32))
+  hidden = (None if outputs.word_hidden is None else
+            tf.constant(outputs.word_hidden))
+
+  def lookup(index):
+    index = tf.cast(index, tf.int64)
+    start, end = splits[index], splits[index + 1]
+    end = tf.minimum(end, start + max_words)
+    words = end - start
+    pad = tf.cast(max_words, tf.int64) - words
+    looked_up = {
+        "teacher_intent_logits": tf.gather(intent, index),
+        "teacher_slot_logits": tf.ensure_shape(tf.pad(
+            slots[start:end], [[0, pad], [0, 0]]),
+                                               [max_words,
+                                                outputs.slot_logits.shape[1]]),
+        "teacher_slot_valid": tf.ensure_shape(
+            tf.pad(valid[start:end], [[0, pad]]), [max_words]),
+    }
+    if hidden is not None:
+      looked_up["teacher_word_hidden"] = tf.ensure_shape(tf.pad(
+          tf.cast(hidden[start:end], tf.float32), [[0, pad], [0, 0]]),
+                                                         [max_words,
+                                                          hidden.shape[1]])
+    return looked_up
+
+  return lookup

@@ -1,0 +1,80 @@
+"""Tests of per-batch padding: same losses, shorter batches, exact resume."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from mixvocab_tf.tasks.finetuning import finetune_snips
+
+SEQ_LENGTH = 48
+
+
+def _task(**kwargs):
+  return finetune_snips.FinetuneSnipsTask(
+      seq_length=SEQ_LENGTH, student_preset=None, num_layers=1,
+      hidden_size=32, num_attention_heads=2, global_batch_size=16,
+      shuffle_buffer=256, **kwargs)
+
+
+def _batches(task, n, iterator=None):
+  iterator = iterator or iter(task.build_inputs(training=True))
+  return [next(iterator) for _ in range(n)], iterator
+
+
+def test_trimmed_batches_have_the_same_loss():
+  fixed, _ = _batches(_task(), 3)
+  trimmed, _ = _batches(_task(pad_to_longest=True), 3)
+  model = _task().build_model()
+  for a, b in zip(fixed, trimmed):
+    length = int(tf.reduce_max(tf.reduce_sum(a["input_mask"], 1)))
+    assert b["input_word_ids"].shape[1] == length < SEQ_LENGTH
+    np.testing.assert_array_equal(a["input_word_ids"][:, :length],
+                                  b["input_word_ids"])
+    np.testing.assert_array_equal(a["intent_id"], b["intent_id"])
+    loss_a, _ = finetune_snips.joint_intent_slot_loss(
+        model(a, training=False), a)
+    loss_b, _ = finetune_snips.joint_intent_slot_loss(
+        model(b, training=False), b)
+    np.testing.assert_allclose(float(loss_a), float(loss_b), rtol=1e-5)
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(pad_to_longest=True),
+    dict(bucket_boundaries=[12, 16, 20, 26]),
+])
+def test_iterator_resumes_exactly(kwargs, tmp_path):
+  task = _task(**kwargs)
+  _, iterator = _batches(task, 5)
+  checkpoint = tf.train.Checkpoint(input=iterator)
+  path = checkpoint.save(str(tmp_path / "ckpt"))
+  expected, _ = _batches(task, 4, iterator)
+  resumed = iter(_task(**kwargs).build_inputs(training=True))
+  tf.train.Checkpoint(input=resumed).read(path).assert_existing_objects_matched()
+  got, _ = _batches(task, 4, resumed)
+  for a, b in zip(expected, got):
+    for key in a:
+      np.testing.assert_array_equal(a[key], b[key])
+
+
+def test_buckets_hold_similar_lengths():
+  batches, _ = _batches(_task(bucket_boundaries=[12, 16, 20, 26]), 20)
+  for batch in batches:
+    lengths = tf.reduce_sum(batch["input_mask"], 1).numpy()
+    assert batch["input_word_ids"].shape == (16, lengths.max())
+    bucket = np.searchsorted([12, 16, 20, 26], lengths, side="right")
+    assert len(set(bucket)) == 1
+
+
+def test_trimmed_evaluation_gives_the_same_metrics():
+  from mixvocab_tf.core import evaluation  # pylint: disable=g-import-not-at-top
+  tf.keras.utils.set_random_seed(1)
+  fixed = _task()
+  model = fixed.build_model()
+  expected = evaluation.evaluate(fixed, model, max_batches=3)
+  trimmed = _task(pad_to_longest=True)
+  batch = next(iter(trimmed.build_inputs(training=False)))
+  assert batch["input_word_ids"].shape[1] < SEQ_LENGTH
+  got = evaluation.evaluate(trimmed, model, max_batches=3)
+  for key in ("intent_accuracy", "slot_f1", "sentence_accuracy",
+              "slot/loss"):
+    np.testing.assert_allclose(got[key], expected[key], rtol=1e-5)
