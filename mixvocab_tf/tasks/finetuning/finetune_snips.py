@@ -317,7 +317,7 @@ class FinetuneSnipsTask(finetune_task.FinetuneTask):
     """`SnipsExportModule`: raw queries in, intent and per-word tags out."""
     return snips_export_module.SnipsExportModule(
         model, self.labels, self.vocab_path, seq_length=self.seq_length,
-        task_name=self.task_name)
+        task_name=self.task_name, slot_decoding=self.slot_decoding)
 
   @classmethod
   def export_overrides(cls, model_dir, labels=None):

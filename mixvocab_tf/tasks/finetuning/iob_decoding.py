@@ -23,6 +23,8 @@ import tensorflow as tf
 #: Score of a forbidden transition: far below any sum of log-probabilities
 #: of a query (at most a few hundred words of log-probabilities above -30).
 FORBIDDEN = -1e4
+#: Name scope of the in-graph decoder's ops.
+NAME_SCOPE = "iob_viterbi"
 
 
 def _split(tag):
@@ -69,61 +71,65 @@ def viterbi_decode(word_logits: tf.Tensor, num_words: tf.Tensor,
   Returns:
     [batch, words] int32 tag ids; -1 after each query's `num_words`.
   """
-  scores = tf.nn.log_softmax(tf.cast(word_logits, tf.float32), axis=-1)
-  num_words = tf.cast(num_words, tf.int32)
-  batch = tf.shape(scores)[0]
-  length = tf.shape(scores)[1]
-  num_tags = start.shape[0]
-  start = tf.constant(start, tf.float32)
-  transitions = tf.constant(transitions, tf.float32)
-  # Every loop carry keeps one shape (TFLite's WHILE needs that): the
-  # back-pointers of all words are one [words, batch, tags] tensor that each
-  # step adds its row to through a one-hot mask over words.
-  scores_t = tf.transpose(scores, [1, 0, 2])  # [words, batch, tags]
-  identity = tf.tile(tf.expand_dims(tf.range(num_tags), 0), [batch, 1])
+  # One name scope, so that int8 conversion can keep these ops in float
+  # (`tflite_conversion.INT8_FLOAT_NODES`): scores near FORBIDDEN and
+  # log-probabilities near 0 share no useful int8 scale.
+  with tf.name_scope(NAME_SCOPE):
+    scores = tf.nn.log_softmax(tf.cast(word_logits, tf.float32), axis=-1)
+    num_words = tf.cast(num_words, tf.int32)
+    batch = tf.shape(scores)[0]
+    length = tf.shape(scores)[1]
+    num_tags = start.shape[0]
+    start = tf.constant(start, tf.float32)
+    transitions = tf.constant(transitions, tf.float32)
+    # Every loop carry keeps one shape (TFLite's WHILE needs that): the
+    # back-pointers of all words are one [words, batch, tags] tensor that each
+    # step adds its row to through a one-hot mask over words.
+    scores_t = tf.transpose(scores, [1, 0, 2])  # [words, batch, tags]
+    identity = tf.tile(tf.expand_dims(tf.range(num_tags), 0), [batch, 1])
 
-  def word_mask(t):
-    return tf.reshape(tf.one_hot(t, length, dtype=tf.int32), [-1, 1, 1])
+    def word_mask(t):
+      return tf.reshape(tf.one_hot(t, length, dtype=tf.int32), [-1, 1, 1])
 
-  def forward(t, best, pointers):
-    # [B, S, S]: score of each previous tag (axis 1) then each tag (axis 2).
-    candidates = tf.expand_dims(best, 2) + tf.expand_dims(transitions, 0)
-    step_best = tf.reduce_max(candidates, axis=1) + tf.gather(scores_t, t)
-    step_pointer = tf.argmax(candidates, axis=1, output_type=tf.int32)
-    # Past a query's end its scores stay and its pointers point to themselves,
-    # so the backward pass carries the last real tag through the padding.
-    live = tf.expand_dims(t < num_words, 1)
-    best = tf.where(live, step_best, best)
-    step_pointer = tf.where(live, step_pointer, identity)
-    pointers = pointers + word_mask(t) * tf.expand_dims(step_pointer, 0)
-    return t + 1, best, pointers
+    def forward(t, best, pointers):
+      # [B, S, S]: score of each previous tag (axis 1) then each tag (axis 2).
+      candidates = tf.expand_dims(best, 2) + tf.expand_dims(transitions, 0)
+      step_best = tf.reduce_max(candidates, axis=1) + tf.gather(scores_t, t)
+      step_pointer = tf.argmax(candidates, axis=1, output_type=tf.int32)
+      # Past a query's end its scores stay and its pointers point to themselves,
+      # so the backward pass carries the last real tag through the padding.
+      live = tf.expand_dims(t < num_words, 1)
+      best = tf.where(live, step_best, best)
+      step_pointer = tf.where(live, step_pointer, identity)
+      pointers = pointers + word_mask(t) * tf.expand_dims(step_pointer, 0)
+      return t + 1, best, pointers
 
-  # A batch of empty queries (or of none) still has one column to start from.
-  first = tf.gather(tf.pad(scores_t, [[0, 1], [0, 0], [0, 0]]), 0)
-  best0 = tf.expand_dims(start, 0) + first
-  _, best, pointers = tf.while_loop(
-      lambda t, *_: t < length, forward,
-      (tf.constant(1), best0,
-       tf.zeros(tf.stack([length, batch, num_tags]), tf.int32)))
-  last = tf.argmax(best, axis=-1, output_type=tf.int32)
+    # A batch of empty queries (or of none) still has one column to start from.
+    first = tf.gather(tf.pad(scores_t, [[0, 1], [0, 0], [0, 0]]), 0)
+    best0 = tf.expand_dims(start, 0) + first
+    _, best, pointers = tf.while_loop(
+        lambda t, *_: t < length, forward,
+        (tf.constant(1), best0,
+         tf.zeros(tf.stack([length, batch, num_tags]), tf.int32)))
+    last = tf.argmax(best, axis=-1, output_type=tf.int32)
 
-  def backward(t, tag, tags):
-    # pointers[t] maps each tag at word t to the best tag at word t - 1.
-    step = tf.gather(pointers, t)
-    previous = tf.reduce_sum(step * tf.one_hot(tag, num_tags, dtype=tf.int32),
-                             axis=1)
-    tags = tags + tf.reshape(tf.one_hot(t - 1, length, dtype=tf.int32),
-                             [-1, 1]) * tf.expand_dims(previous, 0)
-    return t - 1, previous, tags
+    def backward(t, tag, tags):
+      # pointers[t] maps each tag at word t to the best tag at word t - 1.
+      step = tf.gather(pointers, t)
+      previous = tf.reduce_sum(step * tf.one_hot(tag, num_tags, dtype=tf.int32),
+                               axis=1)
+      tags = tags + tf.reshape(tf.one_hot(t - 1, length, dtype=tf.int32),
+                               [-1, 1]) * tf.expand_dims(previous, 0)
+      return t - 1, previous, tags
 
-  last_mask = tf.reshape(tf.one_hot(length - 1, length, dtype=tf.int32),
-                         [-1, 1])
-  _, _, tags = tf.while_loop(
-      lambda t, *_: t > 0, backward,
-      (length - 1, last, last_mask * tf.expand_dims(last, 0)))
-  tags = tf.transpose(tags)  # [batch, words]
-  valid = tf.expand_dims(tf.range(length), 0) < tf.expand_dims(num_words, 1)
-  return tf.where(valid, tags, -1)
+    last_mask = tf.reshape(tf.one_hot(length - 1, length, dtype=tf.int32),
+                           [-1, 1])
+    _, _, tags = tf.while_loop(
+        lambda t, *_: t > 0, backward,
+        (length - 1, last, last_mask * tf.expand_dims(last, 0)))
+    tags = tf.transpose(tags)  # [batch, words]
+    valid = tf.expand_dims(tf.range(length), 0) < tf.expand_dims(num_words, 1)
+    return tf.where(valid, tags, -1)
 
 
 def viterbi_decode_numpy(word_logits, num_words, start, transitions):

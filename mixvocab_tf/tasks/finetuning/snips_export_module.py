@@ -23,7 +23,10 @@ string [batch] input named `text`:
 `words` is the most words of a query in the batch (at least 1). A query's
 words are its whitespace-separated words, at most `seq_length - 2`; a word
 whose first piece falls past `seq_length - 2` pieces is tagged 'O' with zero
-logits, as `snips_data.decode_slot_tags` does.
+logits, as `snips_data.decode_slot_tags` does. Tags are decoded as in
+evaluation (`FinetuneSnipsTask.slot_decoding`): by default the best valid
+IOB sequence of the kept words (`iob_decoding.viterbi_decode`, a small
+TFLite WHILE loop), or each word's arg-max.
 
 `serving_default` has every output; `serving_tflite` lacks `words`, because a
 padded matrix of the input's words needs string concatenation, which TFLite
@@ -40,6 +43,7 @@ import tensorflow as tf
 
 from mixvocab_tf.export import parity
 from mixvocab_tf.export import serving_tokenizer as serving_lib
+from mixvocab_tf.tasks.finetuning import iob_decoding
 from mixvocab_tf.tasks.finetuning import metrics as metrics_lib
 from mixvocab_tf.tasks.finetuning import snips_data
 
@@ -69,6 +73,7 @@ class SnipsExportModule(tf.Module):
     task_name: the registered task whose serving hooks (parity examples and
       scores) the converter uses for this export; a task derived from
       `FinetuneSnipsTask` passes its own name.
+    slot_decoding: 'viterbi' (valid IOB sequences) or 'argmax'.
     name: module name.
   """
 
@@ -76,11 +81,16 @@ class SnipsExportModule(tf.Module):
 
   def __init__(self, model, labels, vocab,
                seq_length=snips_data.DEFAULT_SEQ_LENGTH, lower_case=True,
-               task_name="finetune_snips", name="snips_export_module"):
+               task_name="finetune_snips", slot_decoding="viterbi",
+               name="snips_export_module"):
     super().__init__(name=name)
     if seq_length < 3:
       raise ValueError("seq_length must leave room for [CLS], a piece and "
                        f"[SEP]; received {seq_length}.")
+    if slot_decoding not in ("viterbi", "argmax"):
+      raise ValueError("slot_decoding must be 'viterbi' or 'argmax'; "
+                       f"received {slot_decoding!r}.")
+    self.slot_decoding = slot_decoding
     self.model = model
     self.labels = labels
     self.seq_length = int(seq_length)
@@ -114,11 +124,23 @@ class SnipsExportModule(tf.Module):
     word_logits = tf.gather_nd(
         slot_logits, tf.stack([words["row"], tf.maximum(positions, 0)], 1))
     word_logits = word_logits * tf.expand_dims(tf.cast(kept, tf.float32), 1)
-    # A cut word's zero logits arg-max to 0, the 'O' tag.
-    word_slot_ids = tf.argmax(word_logits, axis=-1, output_type=tf.int32)
     pad = serving_lib.PAD_INDEX
     scatter = serving_lib.scatter_per_word
+    # A cut word's zero logits arg-max to 0, the 'O' tag.
+    word_slot_ids = tf.argmax(word_logits, axis=-1, output_type=tf.int32)
     slot_ids = scatter(word_slot_ids, words, num_columns, pad)
+    if self.slot_decoding == "viterbi":
+      # The kept words come first in each query; cut ones stay 'O'.
+      num_kept = tf.reduce_sum(
+          scatter(tf.cast(kept, tf.int32), words, num_columns, 0), axis=1)
+      start, transitions = iob_decoding.allowed_transitions(
+          self.labels.slots)
+      best = iob_decoding.viterbi_decode(
+          scatter(word_logits, words, num_columns, 0.0), num_kept, start,
+          transitions)
+      column = tf.expand_dims(tf.range(num_columns), 0)
+      slot_ids = tf.where(column < tf.expand_dims(num_kept, 1), best,
+                          slot_ids)
     num_slots = self.labels.num_slots
     result = {
         "intent": tf.gather(intent_names, intent_id),
