@@ -131,10 +131,13 @@ def test_early_stopping_after_patience_evaluations_without_a_best(tmp_path):
   assert more.stopped_early_at == 16
 
 
-def test_early_stopping_needs_evaluations():
-  with pytest.raises(ValueError, match="set evaluate_every"):
-    trainer_lib.Trainer(model_dir="/tmp/x", task=_ScriptedTask([]),
-                        train_steps=4, early_stopping_patience=2)
+def test_early_stopping_without_evaluations_is_not_used(tmp_path):
+  trainer = trainer_lib.Trainer(model_dir=str(tmp_path), task=_ScriptedTask([]),
+                                train_steps=4, early_stopping_patience=2)
+  assert trainer.early_stopping_patience is None
+  trainer.train()
+  assert trainer.stopped_early_at is None
+  assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-4")
 
 
 def test_evaluate_reads_one_pass_or_max_batches():

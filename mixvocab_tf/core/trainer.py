@@ -195,6 +195,7 @@ class Trainer:
       not improved on the best one (None: train all `train_steps`). Counted
       from the best checkpoint's step, so a resumed run stops where an
       uninterrupted one would; a stopped run stays stopped when rerun.
+      Without `evaluate_every` it is not used (a warning says so).
       `train_steps` is then the budget's ceiling (and the length of the
       learning-rate schedule).
   """
@@ -234,10 +235,12 @@ class Trainer:
         raise ValueError(f"{name} must be a positive integer or None; "
                          f"received {value!r}.")
     if early_stopping_patience and not evaluate_every:
-      raise ValueError(
-          "early_stopping_patience counts evaluations; set evaluate_every "
-          f"too (received early_stopping_patience={early_stopping_patience} "
-          "and evaluate_every=None).")
+      # A config that evaluates (and stops early) run without evaluations,
+      # e.g. for a timing run: nothing to count, so nothing stops early.
+      logging.warning("early_stopping_patience=%s is not used: "
+                      "evaluate_every is None, so there are no evaluations "
+                      "to count.", early_stopping_patience)
+      early_stopping_patience = None
     if loss_spike_factor is not None and not loss_spike_factor > 1:
       raise ValueError("loss_spike_factor must be above 1 (or None); "
                        f"received {loss_spike_factor!r}.")
