@@ -100,6 +100,10 @@ def export_saved_model(module, export_dir):
 def read_export_info(export_dir):
   """The `export_info.json` of a SavedModel written by `export_saved_model`."""
   path = os.path.join(export_dir, EXPORT_INFO_FILE)
+  if not tf.io.gfile.isdir(export_dir):
+    raise FileNotFoundError(
+        f"The SavedModel directory {export_dir} does not exist; give the "
+        "--export_dir of tools/export_saved_model.py (or of export_run).")
   if not tf.io.gfile.exists(path):
     raise FileNotFoundError(
         f"{path} does not exist; {export_dir} was not written by "

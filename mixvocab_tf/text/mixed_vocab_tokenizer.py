@@ -249,9 +249,12 @@ class MixedVocabTokenizer(tf_keras.layers.Layer):
       `word_ids` (index of the token's word within its string).
     """
     strings = tf.convert_to_tensor(inputs, tf.string)
-    if strings.shape.rank == 0:
-      raise ValueError("MixedVocabTokenizer expects a [batch] string tensor; "
-                       "received a scalar. Wrap it in a list.")
+    if strings.shape.rank is not None and strings.shape.rank != 1:
+      raise ValueError(
+          "MixedVocabTokenizer expects a [batch] string tensor (rank 1); "
+          f"received shape {strings.shape.as_list()}. Wrap a single string "
+          "in a list; flatten a batch of several columns (e.g. "
+          "tf.reshape(x, [-1])) or tokenize each column.")
     token_ids, vocab_ids = self.tokenize_words(strings, seed)
     words_per_row = token_ids.row_lengths()
     word_in_row = tf.range(tf.reduce_sum(words_per_row), dtype=tf.int64) - (

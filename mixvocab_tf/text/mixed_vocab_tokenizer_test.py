@@ -168,8 +168,10 @@ def test_huge_string_is_truncated_before_tokenizing(vocabs):
 def test_rejects_bad_arguments(vocabs):
   with pytest.raises(ValueError, match="p_student"):
     MixedVocabTokenizer(*vocabs, p_student=1.5)
-  with pytest.raises(ValueError, match="scalar"):
+  with pytest.raises(ValueError, match=r"rank 1\); received shape \[\]"):
     MixedVocabTokenizer(*vocabs)(tf.constant("one string"))
+  with pytest.raises(ValueError, match=r"received shape \[2, 2\].*flatten"):
+    MixedVocabTokenizer(*vocabs)(tf.constant([["a b", "c"], ["d", "e"]]))
 
 
 def test_config_round_trip_and_saved_model(vocabs, tmp_path):
