@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import tensorflow as tf
+import tf_keras
 
 from mixvocab_tf import data as data_lib
 from mixvocab_tf import export
@@ -20,7 +21,9 @@ SENTENCES_B = ["Someone plays music.", "Empty premise", "   ",
 
 
 def _classifier():
-  tf.keras.utils.set_random_seed(3)
+  # tf_keras's own seeding (its initializers draw from its generator), so
+  # the weights do not depend on what ran before in the process.
+  tf_keras.utils.set_random_seed(3)
   encoder = student_encoder.build_student_encoder(
       None, vocab_size=len(open(data_lib.default_student_vocab(),
                                 encoding="utf-8").read().splitlines()),
