@@ -107,20 +107,21 @@ def _finetune_step(method, preset, task, seed, glue_dir, teacher_vocab,
   label = f"{METHODS[method]} {preset}"
   bindings = [f"INIT_CHECKPOINT = '{init}'", f"Trainer.seed = {seed}"]
   if task == "snips":
-    gin_file = "finetune_snips_cpu.gin"
-    bindings += [f"Trainer.train_steps = {snips_steps}",
-                 f"Trainer.evaluate_every = {snips_steps}",
-                 f"Trainer.checkpoint_every = {snips_steps}",
-                 f"FinetuneSnipsTask.vocab = '{vocab}'",
-                 f"FinetuneSnipsTask.model_name = '{label}'"]
+    gin_file, task_class, steps = ("finetune_snips_cpu.gin",
+                                   "FinetuneSnipsTask", snips_steps)
   else:
-    gin_file = "finetune_glue_cpu.gin"
-    bindings += [f"GLUE_TASK = '{task}'", f"GLUE_DIR = '{glue_dir}'",
-                 f"Trainer.train_steps = {glue_steps}",
-                 f"Trainer.evaluate_every = {glue_steps}",
-                 f"Trainer.checkpoint_every = {glue_steps}",
-                 f"FinetuneGlueTask.vocab = '{vocab}'",
-                 f"FinetuneGlueTask.model_name = '{label}'"]
+    gin_file, task_class, steps = ("finetune_glue_cpu.gin",
+                                   "FinetuneGlueTask", glue_steps)
+    bindings += [f"GLUE_TASK = '{task}'", f"GLUE_DIR = '{glue_dir}'"]
+  if steps is not None:
+    # A fixed budget, evaluated once; by default the config's epoch budget
+    # with early stopping on the validation metric.
+    bindings += [f"Trainer.train_steps = {steps}",
+                 f"Trainer.evaluate_every = {steps}",
+                 f"Trainer.checkpoint_every = {steps}",
+                 "Trainer.early_stopping_patience = None"]
+  bindings += [f"{task_class}.vocab = '{vocab}'",
+               f"{task_class}.model_name = '{label}'"]
   return (finetune_dir(method, preset, task, seed), "train", [gin_file],
           bindings)
 
@@ -136,8 +137,8 @@ def replication_steps(
     stage1_steps: int = 200,
     student_steps: int = 300,
     baseline_steps: int = 200,
-    snips_steps: int = 200,
-    glue_steps: int = 500):
+    snips_steps: Optional[int] = None,
+    glue_steps: Optional[int] = None):
   """The replication's pipeline steps (for `pipeline.steps`).
 
   Args:
@@ -153,7 +154,10 @@ def replication_steps(
       JSON files); required when a GLUE task is asked for.
     stage1_steps, student_steps, baseline_steps: pretraining steps of stage I,
       of stage II and NoKD, and of DistilBERT and TinyBERT.
-    snips_steps, glue_steps: fine-tuning steps (evaluated once, at the end).
+    snips_steps, glue_steps: fine-tuning steps (evaluated once, at the
+      end); None (the default): the fine-tuning configs' own budget, epochs
+      with evaluation every few epochs and early stopping, so that no run
+      stops while its validation score is still climbing.
 
   Returns:
     A list of (name, kind, gin_files, bindings) steps.

@@ -5,6 +5,7 @@ import os
 import gin
 import tensorflow as tf
 
+from mixvocab_tf.jobs import pipeline  # pylint: disable=unused-import  # registers `pipeline` for quickstart.gin
 from mixvocab_tf.jobs import replication
 from mixvocab_tf.core import metrics_io
 from mixvocab_tf.core import gin_utils
@@ -44,6 +45,19 @@ class ReplicationStepsTest(tf.test.TestCase):
     wide = [s for s in steps if s[0] == "stage2_L6-H256"][0]
     self.assertIn("STUDENT_PRESET = 'L6-H256'", wide[3])
     self.assertIn("STAGE1_DIR = '{output_dir}/stage1_L6-H256'", wide[3])
+
+  def test_fine_tuning_uses_the_configs_budget_unless_steps_are_given(self):
+    default = [s for s in replication.replication_steps(
+        tasks=["snips"], seeds=[0]) if s[0].startswith("ft_")]
+    self.assertNotEmpty(default)
+    for _, _, gin_files, bindings in default:
+      self.assertEqual(gin_files, ["finetune_snips_cpu.gin"])
+      self.assertFalse([b for b in bindings if b.startswith("Trainer.train")])
+    fixed = [s for s in replication.replication_steps(
+        tasks=["snips"], seeds=[0], snips_steps=7) if s[0].startswith("ft_")]
+    for _, _, _, bindings in fixed:
+      self.assertIn("Trainer.train_steps = 7", bindings)
+      self.assertIn("Trainer.early_stopping_patience = None", bindings)
 
   def test_bad_arguments(self):
     with self.assertRaisesRegex(ValueError, "glue_dir is required"):
