@@ -340,9 +340,12 @@ class DistillSnipsTask(finetune_snips.FinetuneSnipsTask):
 
     # Shuffle indices and words (small); the teacher logits are looked up
     # after the shuffle, so the shuffle buffer (saved in checkpoints) stays
-    # small.
+    # small. Indices alone (precomputed features) are shuffled as a whole:
+    # the transfer set lists the originals first, then each copy, so a
+    # partial buffer would feed each pass mostly originals, then copies.
+    full = len(examples.intents) if self.precompute_features else None
     return snips_padding.batch_for_training(
-        self.shuffled(dataset, input_context).map(
+        self.shuffled(dataset, input_context, buffer_size=full).map(
             featurize_with_teacher, num_parallel_calls=tf.data.AUTOTUNE,
             deterministic=True),
         self.replica_batch_size(input_context), self.pad_to_longest,

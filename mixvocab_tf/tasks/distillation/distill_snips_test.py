@@ -92,7 +92,7 @@ def _task(setup, **kwargs):
       teacher_run=setup["run_dir"], teacher_base=setup["teacher_dir"],
       data_dir=setup["data_dir"], seq_length=SEQ_LENGTH,
       teacher_seq_length=SEQ_LENGTH, global_batch_size=24,
-      shuffle_buffer=32, pad_to_longest=True, **kwargs)
+      pad_to_longest=True, **{"shuffle_buffer": 32, **kwargs})
 
 
 def test_word_split_differently_gets_teacher_distribution_at_first_piece(
@@ -271,6 +271,16 @@ def test_precomputed_features_give_the_same_batches(setup):
     assert sorted(a) == sorted(b)
     for key in a:
       np.testing.assert_array_equal(a[key], b[key])
+
+
+def test_the_augmented_transfer_set_is_shuffled_as_a_whole(setup):
+  # 24 queries then 2 copies of each (indices 24-47, 48-71). A 4-example
+  # buffer would give a first batch of originals and copy 1 only.
+  task = _task(setup, cache_dir=str(setup["root"] / "cache_aug"),
+               augment_copies=2, shuffle_buffer=4)
+  first = next(iter(task.build_inputs(training=True)))
+  indices = first["example_index"].numpy()
+  assert len(indices) == 24 and indices.max() >= 48, indices
 
 
 def test_evaluation_reports_both_decodings(setup):

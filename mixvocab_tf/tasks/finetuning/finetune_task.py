@@ -372,17 +372,24 @@ class FinetuneTask(base_task.Task):
       return self.global_batch_size
     return input_context.get_per_replica_batch_size(self.global_batch_size)
 
-  def shuffled(self, dataset, input_context):
+  def shuffled(self, dataset, input_context, buffer_size=None):
     """This pipeline's shard of unbatched training examples, shuffled, forever.
 
     Shuffle examples before featurizing them (words or sentences are smaller
     than features): the shuffle buffer is part of the checkpointed iterator
     state.
+
+    Args:
+      dataset: unbatched training examples.
+      input_context: the tf.distribute input context, or None.
+      buffer_size: the shuffle buffer (default: `shuffle_buffer`); a dataset
+        of example indices can afford one as large as the dataset (a full
+        shuffle).
     """
     if input_context:
       dataset = dataset.shard(input_context.num_input_pipelines,
                               input_context.input_pipeline_id)
-    return dataset.shuffle(self.shuffle_buffer, seed=self.seed,
+    return dataset.shuffle(buffer_size or self.shuffle_buffer, seed=self.seed,
                            reshuffle_each_iteration=True).repeat()
 
   @staticmethod
