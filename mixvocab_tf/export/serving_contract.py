@@ -19,6 +19,10 @@ is written once (README, "Serving contract"; docs/RELIABILITY.md):
   those shapes with the SavedModel's message before running the model, and
   answers an empty batch with empty outputs (LiteRT's Python interpreter
   cannot take an empty string tensor: "Invalid tensor size.").
+  LiteRT's Python signature runner also misreads a 0-d object or str array
+  (measured: the model receives 8 bytes, or the UCS-4 bytes, whatever the
+  string; a 0-d bytes array, dtype "S", arrives intact), so a raw
+  interpreter's caller passes 1-d arrays.
 
 Why the signatures declare unknown rank rather than [None]: with a static
 [None] spec, TensorFlow knows the input is a vector, removes the flattening
