@@ -5,14 +5,14 @@ fed the shapes of the contract (`export/serving_contract.py`): a [batch] of
 strings and an empty batch are served; a scalar, a [1, 2] array and pair
 inputs of different lengths are refused by the SavedModel (both signatures,
 and Keras 3's `TFSMLayer`) with an `InvalidArgumentError` that names the
-shape expected; the .tflite answers a scalar as a batch of one and [1, 2] as
-a batch of two (it reads its input's run-time size), and `TFLiteRunner`
-refuses them with the same message and answers an empty batch with empty
-outputs.
+shape expected; the .tflite answers a scalar as a batch of one, [1, 2] as a
+batch of two (it reads its input's run-time size) and unequal pairs on the
+shorter batch; `TFLiteRunner` refuses those with the SavedModel's message and
+answers an empty batch with empty outputs.
 
-Before the fix a scalar crashed the process (SIGSEGV) in TensorFlow and read
-past the input in TFLite, so every model runs in a child process (`_serve`):
-a crash fails the test with its exit status instead of killing pytest.
+Before the fix a scalar crashed the process (SIGSEGV) in TensorFlow, so every
+model runs in a child process (`_serve`): a crash fails the test with its
+exit status instead of killing pytest.
 """
 
 import json
@@ -215,6 +215,19 @@ def test_tflite_reads_its_inputs_run_time_size(snips):
   assert got["num_words"] == want["num_words"] == [2, 2]
   np.testing.assert_allclose(got["intent_logits"], want["intent_logits"],
                              atol=1e-5)
+
+
+def test_tflite_serves_unequal_pairs_on_the_shorter_batch(glue):
+  cases = {"first": {"sentence_a": ["a man sleeps"],
+                     "sentence_b": ["nobody sleeps"]},
+           "longer_a": PAIR_CASES["unequal"],
+           "longer_b": {"sentence_a": ["a man sleeps"],
+                        "sentence_b": ["nobody sleeps", "it is wet"]}}
+  results = _serve("tflite", glue[1], cases)
+  want = results["first"]["outputs"]["logits"]
+  for case in ("longer_a", "longer_b"):
+    np.testing.assert_allclose(results[case]["outputs"]["logits"], want,
+                               atol=1e-6)
 
 
 def test_tflite_runner_holds_the_saved_models_contract(snips, glue):

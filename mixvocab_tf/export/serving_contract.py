@@ -15,7 +15,8 @@ is written once (README, "Serving contract"; docs/RELIABILITY.md):
 - The .tflite cannot raise (TFLite has no Assert op; the converter drops
   it). Its graph reads the input's size at run time: a scalar is a batch of
   one and an [n, m] array the batch of its n*m strings in row-major order,
-  so it never reads past its input. `tflite_conversion.TFLiteRunner` refuses
+  so it never reads past its input; a pair of unequal batches is served on
+  the shorter one. `tflite_conversion.TFLiteRunner` refuses
   those shapes with the SavedModel's message before running the model, and
   answers an empty batch with empty outputs (LiteRT's Python interpreter
   cannot take an empty string tensor: "Invalid tensor size.").
@@ -53,6 +54,9 @@ def expected_shapes(names):
           "empty batch gives empty outputs)")
 
 
+# Plain graph code (no tensor-dependent Python control flow), not converted
+# by autograph.
+@tf.autograph.experimental.do_not_convert
 def check_text_batch(texts, names):
   """Checks the string inputs of a serving signature and flattens them.
 
@@ -85,6 +89,13 @@ def check_text_batch(texts, names):
               "[n, m] array first).")
   check = tf.debugging.Assert(ok, data, summarize=8, name="serving_contract")
   with tf.control_dependencies([check]):
-    return [tf.reshape(text, tf.reshape(tf.size(text, out_type=tf.int32),
-                                        [1]))
-            for text in texts]
+    texts = [tf.reshape(text, tf.reshape(tf.size(text, out_type=tf.int32),
+                                         [1]))
+             for text in texts]
+  if len(texts) > 1:
+    # Only the .tflite (no check) gets here with unequal batches: it serves
+    # the shorter one (GATHER takes strings in TFLite).
+    batch = tf.reduce_min(tf.stack([tf.size(text, out_type=tf.int32)
+                                    for text in texts]))
+    texts = [tf.gather(text, tf.range(batch)) for text in texts]
+  return texts
