@@ -78,8 +78,6 @@ def check_text_batch(texts, names):
   shapes = [tf.shape(text, out_type=tf.int32) for text in texts]
   ok = tf.reduce_all(tf.stack([tf.equal(tf.size(s), 1) for s in shapes]))
   if len(texts) > 1:
-    # tf.reduce_sum gives 0 for a non-rank-1 shape; the rank check above
-    # fails then anyway.
     sizes = tf.stack([tf.size(text, out_type=tf.int32) for text in texts])
     ok = tf.logical_and(ok, tf.reduce_all(tf.equal(sizes, sizes[0])))
   data = [f"Bad serving input: {expected_shapes(names)}; received shapes"]
