@@ -81,6 +81,11 @@ def _run():
     return
   if not FLAGS.model_dir:
     raise ValueError("--model_dir is required to train (or use --dry_run).")
+  # A run started by hand keeps its vocabularies (and names them from
+  # anywhere): relative vocabulary paths become copies in the run directory.
+  for binding, copy in gin_utils.copy_vocabularies_into_run(
+      FLAGS.model_dir).items():
+    logging.info("%s: the vocabulary is copied to %s.", binding, copy)
   strategy_name = "tpu" if FLAGS.tpu and FLAGS.strategy == "default" else (
       FLAGS.strategy)
   strategy = distribute.build_strategy(strategy_name, tpu_address=FLAGS.tpu)

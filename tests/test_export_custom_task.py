@@ -20,6 +20,7 @@ from mixvocab_tf import models
 from mixvocab_tf.core import base_task
 from mixvocab_tf.core import gin_utils
 from mixvocab_tf.core import trainer as trainer_lib
+from mixvocab_tf.export import serving_contract
 from mixvocab_tf.jobs import convert_run
 from mixvocab_tf.jobs import export_run
 from mixvocab_tf.tasks.finetuning import finetune_glue
@@ -54,11 +55,11 @@ class ToyExportModule(tf.Module):
   def export_info(self):
     return {"labels": LABEL_NAMES}
 
-  @tf.function(input_signature=[tf.TensorSpec([None], tf.string,
-                                              name="text")])
+  @tf.function(input_signature=[serving_contract.text_spec("text")])
   def serve(self, text):
-    features = self.tokenizer.pack_sentences(tf.reshape(text, [-1]), None,
-                                             self.seq_length)
+    # The package's serving contract: [batch] strings, other shapes refused.
+    (text,) = serving_contract.check_text_batch([text], ["text"])
+    features = self.tokenizer.pack_sentences(text, None, self.seq_length)
     logits = tf.cast(self.model(features, training=False)["logits"],
                      tf.float32)
     label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)

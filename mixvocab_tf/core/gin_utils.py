@@ -2,7 +2,10 @@
 
 Also the one way back from a finished run to its task: the trainer writes
 `operative_config.gin` beside its checkpoints, and tools that rebuild the
-run's model (evaluation, export) read it with `parse_run_config`.
+run's model (evaluation, export) read it with `parse_run_config`; a run
+started by hand with relative vocabulary paths gets copies of them
+(`copy_vocabularies_into_run`), so its record names files that exist from
+any directory.
 
 The shipped configs live in the package (`mixvocab_tf/gin_configs/`, package
 data, so they exist in any installation); a `gin_configs/` directory at the
@@ -21,6 +24,7 @@ import re
 from typing import Optional, Sequence
 
 import gin
+import tensorflow as tf
 
 from mixvocab_tf.core import base_task
 from mixvocab_tf.core import trainer as trainer_lib
@@ -129,6 +133,66 @@ def parse(gin_files: Sequence[str], gin_bindings: Sequence[str]) -> None:
   except Exception as e:  # pylint: disable=broad-except
     # Gin raises ValueError, KeyError, SyntaxError, tokenize errors, ...
     raise GinConfigError(f"Bad gin configuration: {_suggest(str(e))}") from e
+
+
+#: Where `copy_vocabularies_into_run` puts the run's vocabularies.
+RUN_VOCAB_DIR = "vocab"
+
+
+def _is_vocab_parameter(name):
+  # `vocab`, `student_vocab`, `TEACHER_VOCAB` (a macro's name), ... but not
+  # sizes (`vocab_size`).
+  return name.lower().endswith("vocab")
+
+
+def copy_vocabularies_into_run(model_dir: str) -> dict:
+  """Copies the vocabularies bound by relative paths into the run directory.
+
+  A run started by hand with `FinetuneSnipsTask.vocab = 'runs/x/vocab.txt'`
+  would record that relative path in its `operative_config.gin`, and tools
+  started from another directory would not find the file (issue 17, item 8).
+  Each binding (or macro) whose name ends in `vocab` and whose value is a
+  relative path of an existing file is copied to `model_dir/vocab/` and bound
+  to the copy's absolute path, so the run directory holds its vocabulary and
+  its record names a file that exists from anywhere. Absolute paths (the
+  pipeline's `{output_dir}` bindings) are left as they are.
+
+  Call it after parsing and before the task is built (`train.py` does).
+
+  Returns:
+    {binding: path of the copy} for each binding rebound.
+  """
+  # pylint: disable=protected-access
+  rebound = {}
+  for (scope, selector), params in list(gin.config._CONFIG.items()):
+    macro = selector == "gin.macro"
+    for name, value in list(params.items()):
+      vocab_name = scope if macro else name
+      if not (isinstance(value, str) and value and
+              _is_vocab_parameter(vocab_name) and
+              not os.path.isabs(value) and os.path.isfile(value)):
+        continue
+      target_dir = os.path.join(model_dir, RUN_VOCAB_DIR)
+      if "://" not in target_dir:
+        target_dir = os.path.abspath(target_dir)
+      target = os.path.join(target_dir, os.path.basename(value))
+      with open(value, "rb") as f:
+        content = f.read()
+      if tf.io.gfile.exists(target):
+        with tf.io.gfile.GFile(target, "rb") as f:
+          if f.read() != content:
+            # Another vocabulary of the same file name: keep both.
+            target = os.path.join(
+                target_dir, f"{vocab_name}_{os.path.basename(value)}")
+      tf.io.gfile.makedirs(target_dir)
+      with tf.io.gfile.GFile(target + ".tmp", "wb") as f:
+        f.write(content)
+      tf.io.gfile.rename(target + ".tmp", target, overwrite=True)
+      # A macro `NAME = '...'` is the binding `NAME/gin.macro.value`.
+      binding = f"{scope}/{selector}.{name}" if scope else f"{selector}.{name}"
+      gin.bind_parameter(binding, target)
+      rebound[scope if macro else binding] = target
+  return rebound
 
 
 def parse_run_config(model_dir: Optional[str] = None,

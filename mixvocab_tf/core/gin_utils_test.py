@@ -98,5 +98,60 @@ class ParseRunConfigTest(tf.test.TestCase):
       gin.query_parameter("_RecordedTask.width")
 
 
+
+@gin.configurable
+def _vocab_user(vocab=None, teacher_vocab=None, vocab_size=0):
+  return vocab, teacher_vocab, vocab_size
+
+
+class CopyVocabulariesTest(tf.test.TestCase):
+  """Item 8 of issue 17: a run started by hand holds its vocabularies."""
+
+  def setUp(self):
+    super().setUp()
+    gin.clear_config()
+    self.addCleanup(gin.clear_config)
+    self.workdir = self.get_temp_dir()
+    self.addCleanup(os.chdir, os.getcwd())
+    os.chdir(self.workdir)
+    os.makedirs("runs", exist_ok=True)
+    for name, tokens in (("student_vocab.txt", "[PAD]\na\n"),
+                         ("teacher_vocab.txt", "[PAD]\nb\n")):
+      with open(os.path.join("runs", name), "w", encoding="utf-8") as f:
+        f.write(tokens)
+
+  def test_relative_vocabularies_are_copied_and_recorded_absolute(self):
+    absolute = os.path.join(self.workdir, "runs", "teacher_vocab.txt")
+    gin_utils.parse([], [
+        "STUDENT_VOCAB = 'runs/student_vocab.txt'",
+        "_vocab_user.vocab = %STUDENT_VOCAB",
+        f"_vocab_user.teacher_vocab = '{absolute}'",
+        "_vocab_user.vocab_size = 2"])
+    model_dir = os.path.join("runs", "by_hand")
+    rebound = gin_utils.copy_vocabularies_into_run(model_dir)
+    copy = os.path.join(self.workdir, model_dir, "vocab", "student_vocab.txt")
+    self.assertEqual(rebound, {"STUDENT_VOCAB": copy})
+    with open(copy, encoding="utf-8") as f:
+      self.assertEqual(f.read(), "[PAD]\na\n")
+    # The absolute path (as the pipeline binds) is left as it is.
+    self.assertEqual(_vocab_user(), (copy, absolute, 2))
+    operative = gin.operative_config_str()
+    self.assertIn(copy, operative)
+    self.assertNotIn("'runs/student_vocab.txt'", operative)
+    # Started again (a resume), the same copy is used.
+    gin.clear_config()
+    gin_utils.parse([], ["_vocab_user.vocab = 'runs/student_vocab.txt'"])
+    ((binding, again),) = gin_utils.copy_vocabularies_into_run(
+        model_dir).items()
+    self.assertTrue(binding.endswith("_vocab_user.vocab"), binding)
+    self.assertEqual(again, copy)
+    self.assertEqual(os.listdir(os.path.dirname(copy)), ["student_vocab.txt"])
+
+  def test_missing_files_are_left_for_the_task_to_name(self):
+    gin_utils.parse([], ["_vocab_user.vocab = 'runs/nope.txt'"])
+    self.assertEqual(gin_utils.copy_vocabularies_into_run("runs/x"), {})
+    self.assertFalse(os.path.exists(os.path.join("runs", "x")))
+
+
 if __name__ == "__main__":
   tf.test.main()

@@ -6,7 +6,8 @@ encoder with the student tokenizer, `[CLS] text [SEP]` packed as
 `glue_data.glue_featurizer` does for one sentence.
 
 Signatures `serving_default` and `serving_tflite` (the same) take `text`
-(string [batch]) and give `pooled_output` (float32 [batch, hidden]),
+(string [batch]; other shapes are refused as `serving_contract` says) and
+give `pooled_output` (float32 [batch, hidden]),
 `sequence_output` (float32 [batch, length, hidden]) and `input_mask` (int32
 [batch, length], 1 on real tokens; length is the longest packed text of the
 batch, at most `seq_length`).
@@ -14,6 +15,7 @@ batch, at most `seq_length`).
 
 import tensorflow as tf
 
+from mixvocab_tf.export import serving_contract
 from mixvocab_tf.export import serving_tokenizer as serving_lib
 
 DEFAULT_SEQ_LENGTH = 128
@@ -58,11 +60,10 @@ class EncoderExportModule(tf.Module):
   def export_info(self):
     return {}
 
-  @tf.function(input_signature=[tf.TensorSpec([None], tf.string,
-                                              name="text")])
+  @tf.function(input_signature=[serving_contract.text_spec("text")])
   def serve(self, text):
-    features = self.tokenizer.pack_sentences(tf.reshape(text, [-1]), None,
-                                             self.seq_length)
+    (text,) = serving_contract.check_text_batch([text], ["text"])
+    features = self.tokenizer.pack_sentences(text, None, self.seq_length)
     outputs = self.model(features, training=False)
     return {
         "pooled_output": tf.cast(outputs["pooled_output"], tf.float32),

@@ -43,6 +43,8 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from mixvocab_tf.export import serving_contract
+
 QUANTIZATIONS = ("none", "dynamic", "float16", "int8")
 
 #: The TFLite custom ops that tensorflow_text's registrar provides
@@ -241,6 +243,11 @@ def make_interpreter(model_path=None, model_content=None, num_threads=1):
 class TFLiteRunner:
   """Calls a .tflite's signature on Python strings, one batch at a time.
 
+  Holds the serving contract (`serving_contract`) that the .tflite itself
+  cannot raise on: inputs other than one [batch] of strings each (the same
+  batch for a pair) are refused with the SavedModel's message, and an empty
+  batch gives empty outputs, as the SavedModel does.
+
   Args:
     model_path: path of a .tflite, or None with `model_content`.
     model_content: the .tflite bytes.
@@ -253,19 +260,44 @@ class TFLiteRunner:
     self.runner = self.interpreter.get_signature_runner(SIGNATURE_KEY)
     self.input_names = sorted(self.runner.get_input_details())
 
+  def _check(self, arrays):
+    shapes = [array.shape for array in arrays]
+    if (any(len(shape) != 1 for shape in shapes) or
+        len({shape[0] for shape in shapes}) != 1):
+      received = ", ".join(f"{name}: {list(shape)}"
+                           for name, shape in zip(self.input_names, shapes))
+      raise ValueError(
+          f"Bad serving input: "
+          f"{serving_contract.expected_shapes(self.input_names)}; received "
+          f"shapes {received} (a shape [] is a single string: wrap it in a "
+          "list; flatten an [n, m] array first).")
+
   def __call__(self, *texts):
     """Runs one batch: one list of strings (or bytes) per input, in
     `input_names` order (sorted names, e.g. sentence_a, sentence_b).
 
     Returns:
       The signature's outputs as NumPy arrays (strings as bytes).
+
+    Raises:
+      ValueError: the inputs break the serving contract.
     """
     if len(texts) != len(self.input_names):
       raise ValueError(f"The model takes {self.input_names}; received "
                        f"{len(texts)} inputs.")
-    inputs = {}
-    for name, values in zip(self.input_names, texts):
-      inputs[name] = np.array(
-          [v.encode("utf-8") if isinstance(v, str) else v for v in values],
-          dtype=object)
-    return self.runner(**inputs)
+    arrays = []
+    for values in texts:
+      if isinstance(values, (str, bytes)):
+        values = np.array(values, dtype=object)
+      arrays.append(np.vectorize(
+          lambda v: v.encode("utf-8") if isinstance(v, str) else v,
+          otypes=[object])(np.asarray(values, dtype=object)))
+    self._check(arrays)
+    if not arrays[0].shape[0]:
+      # LiteRT cannot set an empty string tensor ("Invalid tensor size."):
+      # the outputs of one empty string, cut to none, have the SavedModel's
+      # shapes for an empty batch.
+      outputs = self.runner(**{name: np.array([b""], dtype=object)
+                               for name in self.input_names})
+      return {key: value[:0] for key, value in outputs.items()}
+    return self.runner(**dict(zip(self.input_names, arrays)))

@@ -7,7 +7,8 @@ classifier with the student tokenizer, packing `[CLS] A [SEP]` or
 
 Signatures (`serving_default`, and `serving_tflite`, the same outputs):
 single-sentence tasks take `sentence` (string [batch]); pair tasks take
-`sentence_a` and `sentence_b`. Outputs: `label` (string [batch], from a
+`sentence_a` and `sentence_b` (the same batch; other shapes are refused as
+`serving_contract` says). Outputs: `label` (string [batch], from a
 constant table, so TFLite answers it too), `label_id` (int32 [batch]),
 `probabilities` and `logits` (float32 [batch, labels]). The label names are
 also written to `assets.extra/labels.json` of the SavedModel.
@@ -18,6 +19,7 @@ import json
 
 import tensorflow as tf
 
+from mixvocab_tf.export import serving_contract
 from mixvocab_tf.export import serving_tokenizer as serving_lib
 from mixvocab_tf.tasks.finetuning import glue_data
 
@@ -67,11 +69,11 @@ class GlueExportModule(tf.Module):
     self.task_name = task_name
     self.tokenizer = serving_lib.ServingTokenizer(vocab, lower_case)
     if self.pair:
-      spec = [tf.TensorSpec([None], tf.string, name="sentence_a"),
-              tf.TensorSpec([None], tf.string, name="sentence_b")]
+      spec = [serving_contract.text_spec("sentence_a"),
+              serving_contract.text_spec("sentence_b")]
       self.serve = tf.function(self._predict_pair, input_signature=spec)
     else:
-      spec = [tf.TensorSpec([None], tf.string, name="sentence")]
+      spec = [serving_contract.text_spec("sentence")]
       self.serve = tf.function(self._predict_single, input_signature=spec)
 
   def labels_json(self):
@@ -96,11 +98,12 @@ class GlueExportModule(tf.Module):
     }
 
   def _predict_single(self, sentence):
-    return self._predict(tf.reshape(sentence, [-1]), None)
+    (sentence,) = serving_contract.check_text_batch([sentence], ["sentence"])
+    return self._predict(sentence, None)
 
   def _predict_pair(self, sentence_a, sentence_b):
-    return self._predict(tf.reshape(sentence_a, [-1]),
-                         tf.reshape(sentence_b, [-1]))
+    return self._predict(*serving_contract.check_text_batch(
+        [sentence_a, sentence_b], ["sentence_a", "sentence_b"]))
 
   def signatures(self):
     function = self.serve.get_concrete_function()

@@ -4,7 +4,8 @@ Zhao et al. (EACL 2021), §4.2, fine-tune the students on SNIPS jointly for the
 intent of a query and the IOB tag of each word (on the word's first
 WordPiece). This module wraps such a model (`JointIntentSlotModel`) with the
 student tokenizer and the decoding, in two `tf.function` signatures over a
-string [batch] input named `text`:
+string [batch] input named `text` (other shapes are refused as
+`serving_contract` says):
 
 | output         | dtype   | shape              | value                       |
 |----------------|---------|--------------------|-----------------------------|
@@ -42,12 +43,14 @@ parity summary and the quickstart's export step.
 import tensorflow as tf
 
 from mixvocab_tf.export import parity
+from mixvocab_tf.export import serving_contract
 from mixvocab_tf.export import serving_tokenizer as serving_lib
 from mixvocab_tf.tasks.finetuning import iob_decoding
 from mixvocab_tf.tasks.finetuning import metrics as metrics_lib
 from mixvocab_tf.tasks.finetuning import snips_data
 
-TEXT_SPEC = tf.TensorSpec([None], tf.string, name="text")
+#: Any rank, checked in the graph (`serving_contract`): [batch] is served.
+TEXT_SPEC = serving_contract.text_spec("text")
 
 
 class SnipsExportModule(tf.Module):
@@ -107,7 +110,7 @@ class SnipsExportModule(tf.Module):
             "slots": list(self.labels.slots)}
 
   def _predict(self, text, with_words):
-    text = tf.reshape(text, [-1])
+    (text,) = serving_contract.check_text_batch([text], ["text"])
     features, words = self.tokenizer.pack_words(text, self.seq_length)
     outputs = self.model(features, training=False)
     intent_logits = tf.cast(outputs["intent_logits"], tf.float32)
