@@ -25,3 +25,4 @@ from mixvocab_tf.tasks.distillation import tinybert
 from mixvocab_tf.tasks.distillation import tinybert_snips
 # Task distillation across vocabularies (a teacher fine-tuned on the task).
 from mixvocab_tf.tasks.distillation import distill_snips
+from mixvocab_tf.tasks.distillation import distill_glue

@@ -30,6 +30,13 @@ and of the label vocabularies, plus the teacher's sequence length and a format
 version. `load_cache` refuses a cache whose fingerprint differs from the one
 expected, naming the fields that differ (`StaleCacheError`); `load_or_build`
 builds a missing cache and refuses a stale one rather than overwriting it.
+
+Sentence-level tasks (`distill_glue`) cache one row of class logits per
+example (`SentenceTeacherOutputs`: `teacher_outputs.npz` holding `logits`
+float32 [N, classes]) with the same fingerprint fields (`base_fingerprint`;
+their `data` digest covers sentences and labels) and the same loading,
+refusal and lookup by example index (`load_cache` / `load_or_build` take the
+outputs' class).
 """
 
 import hashlib
@@ -92,20 +99,30 @@ def data_fingerprint(examples: snips_data.SnipsExamples,
   return digest.hexdigest()
 
 
+def base_fingerprint(teacher_checkpoint: str, teacher_tokens,
+                     student_tokens, data: str, num_examples: int,
+                     teacher_seq_length: int) -> Dict[str, Any]:
+  """The fields every cache's fingerprint has; `data` is a data digest."""
+  return {
+      "version": CACHE_VERSION,
+      "teacher_checkpoint": checkpoint_fingerprint(teacher_checkpoint),
+      "teacher_vocab": vocab_lib.vocab_fingerprint(teacher_tokens),
+      "student_vocab": vocab_lib.vocab_fingerprint(student_tokens),
+      "data": data,
+      "num_examples": int(num_examples),
+      "teacher_seq_length": int(teacher_seq_length),
+  }
+
+
 def make_fingerprint(teacher_checkpoint: str, teacher_tokens,
                      student_tokens, examples, labels,
                      teacher_seq_length: int,
                      with_hidden: bool = False) -> Dict[str, Any]:
   """The fingerprint of a cache of `teacher_checkpoint` over `examples`."""
-  fingerprint = {
-      "version": CACHE_VERSION,
-      "teacher_checkpoint": checkpoint_fingerprint(teacher_checkpoint),
-      "teacher_vocab": vocab_lib.vocab_fingerprint(teacher_tokens),
-      "student_vocab": vocab_lib.vocab_fingerprint(student_tokens),
-      "data": data_fingerprint(examples, labels),
-      "num_examples": len(examples.intents),
-      "teacher_seq_length": int(teacher_seq_length),
-  }
+  fingerprint = base_fingerprint(
+      teacher_checkpoint, teacher_tokens, student_tokens,
+      data_fingerprint(examples, labels), len(examples.intents),
+      teacher_seq_length)
   if with_hidden:  # Caches without hidden states keep their old fingerprint.
     fingerprint["with_hidden"] = True
   return fingerprint
@@ -159,19 +176,61 @@ class TeacherOutputs:
 
   def save(self, directory: str) -> None:
     """Writes the arrays and the fingerprint (each by an atomic rename)."""
-    tf.io.gfile.makedirs(directory)
-    arrays = os.path.join(directory, ARRAYS_FILE)
-    tmp = os.path.join(directory, f"tmp{os.getpid()}.{ARRAYS_FILE}")
-    content = io.BytesIO()
-    np.savez(content, **self.arrays())
-    with tf.io.gfile.GFile(tmp, "wb") as f:
-      f.write(content.getvalue())
-    tf.io.gfile.rename(tmp, arrays, overwrite=True)
-    # The fingerprint goes last: a cache without one is incomplete.
-    path = os.path.join(directory, FINGERPRINT_FILE)
-    with tf.io.gfile.GFile(path + ".tmp", "w") as f:
-      f.write(json.dumps(self.fingerprint, indent=1, sort_keys=True) + "\n")
-    tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
+    _save(directory, self.arrays(), self.fingerprint)
+
+  @classmethod
+  def from_arrays(cls, arrays, fingerprint):
+    """The outputs of a loaded `teacher_outputs.npz` (an `np.load` result)."""
+    return cls(arrays["intent_logits"], arrays["slot_logits"],
+               arrays["row_splits"], arrays["word_valid"],
+               fingerprint=fingerprint,
+               word_hidden=(arrays["word_hidden"]
+                            if "word_hidden" in arrays.files else None))
+
+
+class SentenceTeacherOutputs:
+  """Teacher class logits, one row per example (sentence-level tasks)."""
+
+  def __init__(self, logits, fingerprint: Optional[Mapping[str, Any]] = None):
+    self.logits = np.asarray(logits, np.float32)
+    if self.logits.ndim != 2:
+      raise ValueError(f"logits must be [examples, classes]; received shape "
+                       f"{self.logits.shape}.")
+    self.fingerprint = dict(fingerprint or {})
+
+  @property
+  def num_examples(self):
+    return self.logits.shape[0]
+
+  def arrays(self):
+    return {"logits": self.logits}
+
+  def nbytes(self):
+    return self.logits.nbytes
+
+  def save(self, directory: str) -> None:
+    _save(directory, self.arrays(), self.fingerprint)
+
+  @classmethod
+  def from_arrays(cls, arrays, fingerprint):
+    return cls(arrays["logits"], fingerprint=fingerprint)
+
+
+def _save(directory, arrays, fingerprint):
+  """Writes `arrays` and `fingerprint` (each by an atomic rename)."""
+  tf.io.gfile.makedirs(directory)
+  path = os.path.join(directory, ARRAYS_FILE)
+  tmp = os.path.join(directory, f"tmp{os.getpid()}.{ARRAYS_FILE}")
+  content = io.BytesIO()
+  np.savez(content, **arrays)
+  with tf.io.gfile.GFile(tmp, "wb") as f:
+    f.write(content.getvalue())
+  tf.io.gfile.rename(tmp, path, overwrite=True)
+  # The fingerprint goes last: a cache without one is incomplete.
+  path = os.path.join(directory, FINGERPRINT_FILE)
+  with tf.io.gfile.GFile(path + ".tmp", "w") as f:
+    f.write(json.dumps(fingerprint, indent=1, sort_keys=True) + "\n")
+  tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
 
 
 def exists(directory: str) -> bool:
@@ -200,23 +259,25 @@ def check_fingerprint(directory: str, expected: Mapping[str, Any]) -> None:
         "recompute it, or point cache_dir elsewhere.")
 
 
-def load_cache(directory: str, expected: Mapping[str, Any]) -> TeacherOutputs:
-  """Reads a cache, refusing one whose fingerprint differs from `expected`."""
+def load_cache(directory: str, expected: Mapping[str, Any],
+               outputs_class=TeacherOutputs):
+  """Reads a cache, refusing one whose fingerprint differs from `expected`.
+
+  Args:
+    directory: the cache directory.
+    expected: the fingerprint the cache must have.
+    outputs_class: `TeacherOutputs` (SNIPS) or `SentenceTeacherOutputs`.
+  """
   check_fingerprint(directory, expected)
   with tf.io.gfile.GFile(os.path.join(directory, ARRAYS_FILE), "rb") as f:
     content = io.BytesIO(f.read())
   with np.load(content) as arrays:
-    outputs = TeacherOutputs(
-        arrays["intent_logits"], arrays["slot_logits"],
-        arrays["row_splits"], arrays["word_valid"],
-        fingerprint=read_fingerprint(directory),
-        word_hidden=(arrays["word_hidden"] if "word_hidden" in arrays.files
-                     else None))
+    outputs = outputs_class.from_arrays(arrays, read_fingerprint(directory))
   if outputs.num_examples != expected.get("num_examples",
                                           outputs.num_examples):
     raise StaleCacheError(
         f"The teacher-output cache in {directory} holds "
-        f"{outputs.num_examples} queries; expected "
+        f"{outputs.num_examples} examples; expected "
         f"{expected['num_examples']}.")
   return outputs
 
@@ -302,18 +363,19 @@ def compute_teacher_outputs(model, examples, labels, teacher_vocab,
                    else None))
 
 
-def load_or_build(directory: str, expected: Mapping[str, Any], build_fn):
+def load_or_build(directory: str, expected: Mapping[str, Any], build_fn,
+                  outputs_class=TeacherOutputs):
   """The cache in `directory`; built with `build_fn()` if there is none.
 
   A cache with another fingerprint is refused (`StaleCacheError`), never
   overwritten.
 
   Returns:
-    (TeacherOutputs, seconds spent building or None if read).
+    (outputs (`outputs_class`), seconds spent building or None if read).
   """
   if exists(directory):
-    outputs = load_cache(directory, expected)
-    logging.info("Read the teacher outputs of %d queries from %s (%.1f MB).",
+    outputs = load_cache(directory, expected, outputs_class)
+    logging.info("Read the teacher outputs of %d examples from %s (%.1f MB).",
                  outputs.num_examples, directory, outputs.nbytes() / 1e6)
     return outputs, None
   start = time.time()
@@ -324,7 +386,7 @@ def load_or_build(directory: str, expected: Mapping[str, Any], build_fn):
   outputs.save(directory)
   # build_seconds is information, not identity.
   outputs.fingerprint.pop("build_seconds")
-  logging.info("Computed the teacher outputs of %d queries in %.1f s "
+  logging.info("Computed the teacher outputs of %d examples in %.1f s "
                "(%.1f MB), saved in %s.", outputs.num_examples, seconds,
                outputs.nbytes() / 1e6, directory)
   return outputs, seconds

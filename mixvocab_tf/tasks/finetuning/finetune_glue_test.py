@@ -22,7 +22,8 @@ def _tiny(**kwargs):
   kwargs.setdefault("hidden_size", 32)
   kwargs.setdefault("num_attention_heads", 2)
   kwargs.setdefault("data_dir", GLUE_DIR)
-  return finetune_glue.FinetuneGlueTask(seq_length=32, eval_batch_size=16,
+  kwargs.setdefault("seq_length", 32)
+  return finetune_glue.FinetuneGlueTask(eval_batch_size=16,
                                         global_batch_size=8, **kwargs)
 
 
@@ -120,3 +121,33 @@ def test_starts_from_a_teacher_with_its_vocabulary(tmp_path):
       embeddings, weights["embeddings.word_embeddings.weight"])
   assert set(task.vocab_fingerprints()) == {"teacher"}
   assert tf.is_tensor(model(next(iter(task.build_inputs(training=False))))["logits"])
+
+
+@needs_glue
+@pytest.mark.parametrize("buckets", [None, (12, 20)])
+def test_batches_padded_to_their_longest_example_give_the_same_logits(
+    buckets):
+  fixed = _tiny(glue_task="mrpc", seq_length=128, shuffle_buffer=64)
+  trimmed = _tiny(glue_task="mrpc", seq_length=128, shuffle_buffer=64,
+                  pad_to_longest=True, bucket_boundaries=buckets)
+  model = fixed.build_model()
+  for batch in trimmed.build_inputs(training=True).take(4):
+    lengths = batch["input_mask"].numpy().sum(1)
+    assert batch["input_word_ids"].shape == (8, lengths.max())
+    if buckets:  # One bucket per batch.
+      buckets_of = {int(sum(l >= b for b in buckets)) for l in lengths}
+      assert len(buckets_of) == 1
+    padded = {k: tf.pad(batch[k], [[0, 0], [0, 128 - lengths.max()]])
+              for k in ("input_word_ids", "input_mask", "input_type_ids")}
+    np.testing.assert_allclose(model(batch)["logits"].numpy(),
+                               model(padded)["logits"].numpy(), atol=1e-5)
+  # Evaluation (SST-2: short sentences): the same examples, in file order,
+  # cut per batch.
+  cut = next(iter(_tiny(glue_task="sst2", seq_length=128,
+                        pad_to_longest=True).build_inputs(training=False)))
+  full = next(iter(_tiny(glue_task="sst2", seq_length=128).build_inputs(
+      training=False)))
+  length = cut["input_word_ids"].shape[1]
+  assert length == cut["input_mask"].numpy().sum(1).max() < 128
+  np.testing.assert_array_equal(cut["input_word_ids"].numpy(),
+                                full["input_word_ids"].numpy()[:, :length])

@@ -1,0 +1,348 @@
+"""GLUE task distillation across vocabularies: a fine-tuned teacher -> student.
+
+The sentence-level counterpart of `distill_snips` (issue 16, item 5): the
+teacher is a `finetune_glue` run of the default teacher (its own
+30,522-token vocabulary) on SST-2 or MRPC, the student a stage II or NoKD
+run (or a fresh student) with the ~5K student vocabulary. The two segment a
+sentence differently, but both classify the same sentence (pair), so the
+soft targets align on the class logits:
+
+  L = hard_label_weight * CE(labels, student)
+      + kd_weight * T^2 * KL(softmax(teacher / T) || softmax(student / T))
+
+each term a mean over the global batch (CE over the examples with a gold
+label weight, see augmentation below). T^2 keeps the soft term's gradients
+comparable across temperatures (Hinton et al., 2015); KL rather than soft
+cross-entropy: the same gradients, and 0 for a student equal to its teacher.
+
+The teacher's logits over the training split are computed once, in inference
+mode, and cached with a fingerprint of the teacher checkpoint, both
+vocabularies and the data (`teacher_cache.SentenceTeacherOutputs`, in
+`<teacher run>/teacher_outputs...`); each epoch looks them up by example
+index inside tf.data, so a distillation step costs a fine-tuning step.
+
+Optionally the transfer set adds edited copies of each training example
+(`glue_augment`: TinyBERT-style word substitution and deletion, and swapped
+pairs); the teacher labels them (cached too), and their gold labels get
+weight `augment_label_weight` (default 0: the soft label is their target).
+
+Evaluation, the best checkpoint and export are those of `finetune_glue`: the
+student is an ordinary `SentenceClassifier` and its checkpoints hold only it.
+
+Example (gin), see `gin_configs/distill_glue_cpu.gin`:
+
+  Trainer.task = 'distill_glue'
+  DistillGlueTask.teacher_run = '/runs/sst2_teacher'
+  FinetuneGlueTask.init_checkpoint = '/runs/stage2'
+  FinetuneGlueTask.vocab = '/runs/student_vocab.txt'
+"""
+
+import hashlib
+import os
+from typing import Optional
+
+from absl import logging
+import numpy as np
+import tensorflow as tf
+
+from mixvocab_tf import data as data_lib
+from mixvocab_tf import models
+from mixvocab_tf import networks
+from mixvocab_tf import text as text_lib
+from mixvocab_tf.core import base_task
+from mixvocab_tf.core import checkpointing
+from mixvocab_tf.models import teacher_loader
+from mixvocab_tf.tasks.distillation import distill_snips
+from mixvocab_tf.tasks.distillation import losses
+from mixvocab_tf.tasks.distillation import teacher_cache
+from mixvocab_tf.tasks.finetuning import finetune_glue
+from mixvocab_tf.tasks.finetuning import finetune_task
+from mixvocab_tf.tasks.finetuning import glue_augment
+from mixvocab_tf.tasks.finetuning import glue_data
+
+#: Default cache directory, inside the teacher run's directory.
+CACHE_DIR_NAME = "teacher_outputs"
+
+
+def glue_data_fingerprint(glue_task, sentences_a, sentences_b, labels):
+  """sha256 of a GLUE task's examples (sentences and labels, in order)."""
+  digest = hashlib.sha256(f"{glue_task}\n".encode("utf-8"))
+  for a, b, label in zip(sentences_a, sentences_b, labels):
+    digest.update(f"{a}\t{b}\t{int(label)}\n".encode("utf-8"))
+  return digest.hexdigest()
+
+
+def compute_teacher_logits(model, sentences_a, sentences_b, glue_task,
+                           teacher_vocab, seq_length=128, batch_size=128):
+  """The teacher's class logits (inference mode) for every example, in order.
+
+  Examples are featurized with the teacher's vocabulary, sorted by length and
+  run in batches cut to their longest example (no wasted padding).
+
+  Returns:
+    float32 [N, classes].
+  """
+  featurize = glue_data.glue_featurizer(teacher_vocab, seq_length,
+                                        pair=glue_data.is_pair_task(glue_task))
+  dataset = tf.data.Dataset.from_tensor_slices({
+      "sentence_a": tf.constant(list(sentences_a), tf.string),
+      "sentence_b": tf.constant(list(sentences_b), tf.string)}).batch(
+          1024).map(featurize)
+  columns = {k: [] for k in glue_data.MODEL_INPUT_KEYS}
+  for batch in dataset:
+    for k in columns:
+      columns[k].append(batch[k].numpy())
+  columns = {k: np.concatenate(v) for k, v in columns.items()}
+  lengths = columns["input_mask"].sum(axis=1)
+  order = np.argsort(lengths, kind="stable")
+  spec = tf.TensorSpec([None, None], tf.int32)
+
+  @tf.function(input_signature=[spec, spec, spec], autograph=False)
+  def forward(ids, mask, types):
+    return model(dict(input_word_ids=ids, input_mask=mask,
+                      input_type_ids=types), training=False)["logits"]
+
+  logits = np.zeros([len(order), model.num_classes], np.float32)
+  for start in range(0, len(order), batch_size):
+    index = order[start:start + batch_size]
+    length = int(lengths[index].max())
+    logits[index] = forward(*(tf.constant(columns[k][index, :length])
+                              for k in glue_data.MODEL_INPUT_KEYS)).numpy()
+  return logits
+
+
+def distillation_term(logits, teacher_logits, temperature):
+  """(summed KL(teacher_T || student_T), examples) of this replica's batch."""
+  kl = losses.kl_divergence(teacher_logits, logits, temperature)
+  return tf.reduce_sum(kl), tf.cast(tf.shape(kl)[0], tf.float32)
+
+
+@base_task.register_task("distill_glue")
+class DistillGlueTask(finetune_glue.FinetuneGlueTask):
+  """GLUE fine-tuning of a student with a fine-tuned teacher's soft labels.
+
+  Args:
+    teacher_run: a `finetune_glue` run of the teacher on the same GLUE task:
+      its model_dir (its `best/` checkpoint if it has one, else its latest),
+      `best/`, or a checkpoint prefix.
+    teacher_base: the pretrained teacher that run fine-tuned ('default': the
+      package's default teacher; or a Hugging Face / google-research BERT
+      directory): its architecture and vocab.txt.
+    teacher_vocab: the teacher's vocabulary (default: teacher_base's).
+    temperature: T of the KL term.
+    kd_weight: weight of the distillation term (times T^2).
+    hard_label_weight: weight of the ordinary cross-entropy.
+    cache_dir: where the teacher's logits are cached (default:
+      `<teacher run>/teacher_outputs[_aug...]`).
+    teacher_seq_length: the teacher's tokens per example when computing them.
+    teacher_batch_size: examples per teacher batch then.
+    augment_copies: edited copies of each training example added to the
+      transfer set (`glue_augment`; 0: none), labelled by the teacher.
+    augment_p: probability that a word of a copy is replaced.
+    augment_p_delete: probability that a word of a copy is dropped.
+    augment_swap_pairs: swap the sentences of each copy of a pair.
+    augment_label_weight: weight of a copy's gold label in the hard-label
+      loss (0: soft labels only, as TinyBERT).
+    **kwargs: the arguments of `FinetuneGlueTask` (glue_task, data_dir, the
+      student's init_checkpoint, vocab, seq_length, pad_to_longest, ...).
+  """
+
+  def __init__(self,
+               teacher_run: Optional[str] = None,
+               teacher_base: str = finetune_task.DEFAULT_TEACHER,
+               teacher_vocab: Optional[str] = None,
+               temperature: float = 1.0,
+               kd_weight: float = 1.0,
+               hard_label_weight: float = 1.0,
+               cache_dir: Optional[str] = None,
+               teacher_seq_length: int = 128,
+               teacher_batch_size: int = 128,
+               augment_copies: int = 0,
+               augment_p: float = 0.1,
+               augment_p_delete: float = 0.1,
+               augment_swap_pairs: bool = False,
+               augment_label_weight: float = 0.0,
+               **kwargs):
+    if not teacher_run:
+      raise ValueError("DistillGlueTask.teacher_run is required: a "
+                       "finetune_glue run of the teacher on the same task.")
+    super().__init__(**kwargs)
+    if temperature <= 0:
+      raise ValueError(f"temperature must be positive; received "
+                       f"{temperature}.")
+    weights = dict(kd=kd_weight, hard_label=hard_label_weight,
+                   augment_label=augment_label_weight)
+    for name, value in weights.items():
+      if value < 0:
+        raise ValueError(f"{name}_weight must be >= 0; received {value}.")
+    if not (kd_weight or hard_label_weight):
+      raise ValueError("kd_weight and hard_label_weight are both 0.")
+    self.teacher_run = teacher_run
+    self.teacher_base = (data_lib.default_teacher_dir()
+                         if teacher_base == finetune_task.DEFAULT_TEACHER
+                         else teacher_base)
+    self.teacher_vocab_path = teacher_vocab or os.path.join(
+        self.teacher_base, "vocab.txt")
+    self.temperature = float(temperature)
+    self.weights = {k: float(v) for k, v in weights.items()}
+    self.augment = dict(copies=int(augment_copies), p=float(augment_p),
+                        p_delete=float(augment_p_delete),
+                        swap_pairs=bool(augment_swap_pairs))
+    name = CACHE_DIR_NAME
+    if augment_copies:
+      name += (f"_aug{int(augment_copies)}p{float(augment_p):g}"
+               f"d{float(augment_p_delete):g}"
+               f"{'swap' if augment_swap_pairs else ''}s{self.seed}")
+    self.cache_dir = cache_dir or os.path.join(
+        distill_snips._run_dir(teacher_run), name)  # pylint: disable=protected-access
+    self.teacher_seq_length = int(teacher_seq_length)
+    self.teacher_batch_size = int(teacher_batch_size)
+    self._train_examples = None
+    self._teacher_outputs = None
+    self.cache_build_seconds = None
+
+  # ---------------------------------------------------------------------------
+  # The teacher and its cached outputs.
+
+  def teacher_checkpoint_path(self):
+    run = os.fspath(self.teacher_run)
+    best = os.path.join(run, "best")
+    if tf.io.gfile.isdir(run) and tf.train.latest_checkpoint(best):
+      run = best
+    return checkpointing.resolve_checkpoint(run,
+                                            what="fine-tuned teacher run")
+
+  def missing_files(self):
+    missing = dict(super().missing_files())
+    for what, path in (("teacher base", self.teacher_base),
+                       ("teacher vocabulary", self.teacher_vocab_path)):
+      if not tf.io.gfile.exists(path):
+        missing[what] = f"not found: {path}"
+    try:
+      self.teacher_checkpoint_path()
+    except FileNotFoundError as e:
+      missing["fine-tuned teacher"] = str(e)
+    return missing
+
+  def build_teacher(self):
+    """The fine-tuned teacher `SentenceClassifier`, loaded, frozen."""
+    config = dict(teacher_loader.read_bert_config(self.teacher_base)[1])
+    if self.teacher_seq_length > config["max_sequence_length"]:
+      raise ValueError(
+          f"teacher_seq_length {self.teacher_seq_length} exceeds the "
+          f"teacher's {config['max_sequence_length']} positions.")
+    teacher = models.SentenceClassifier(
+        networks.PlainBertEncoder(**config),
+        num_classes=len(self.label_names), name="teacher")
+    teacher.trainable = False
+    path = self.teacher_checkpoint_path()
+    fingerprint = text_lib.vocab_fingerprint(
+        text_lib.load_vocab(self.teacher_vocab_path))
+    # A teacher run records its vocabulary as the teacher's.
+    checkpointing.check_vocab_fingerprints(
+        path, {"teacher": fingerprint}, purpose="distilling the teacher")
+    status = tf.train.Checkpoint(model=teacher).read(path)
+    status.assert_existing_objects_matched().expect_partial()
+    logging.info("Loaded the fine-tuned teacher from %s.", path)
+    return teacher
+
+  def train_examples(self):
+    """(sentences_a, sentences_b, labels, is_original) of the transfer set."""
+    if self._train_examples is None:
+      if self.is_local:
+        a, b, labels = finetune_glue._local_examples(  # pylint: disable=protected-access
+            self.glue_task, "train", self.data_dir, self.source)
+      else:
+        rows = list(self._examples("train").as_numpy_iterator())
+        a = [r["sentence_a"].decode("utf-8") for r in rows]
+        b = [r["sentence_b"].decode("utf-8") for r in rows]
+        labels = [int(r["label"]) for r in rows]
+      a = [s.decode("utf-8") if isinstance(s, bytes) else s for s in a]
+      b = [s.decode("utf-8") if isinstance(s, bytes) else s for s in b]
+      self._train_examples = glue_augment.augment(
+          a, b, labels, seed=self.seed, **self.augment)
+    return self._train_examples
+
+  def num_train_examples(self):
+    return len(self.train_examples()[2])
+
+  def expected_fingerprint(self):
+    a, b, labels, _ = self.train_examples()
+    return teacher_cache.base_fingerprint(
+        self.teacher_checkpoint_path(),
+        text_lib.load_vocab(self.teacher_vocab_path), self.tokens,
+        glue_data_fingerprint(self.glue_task, a, b, labels), len(labels),
+        self.teacher_seq_length)
+
+  def teacher_outputs(self) -> teacher_cache.SentenceTeacherOutputs:
+    """The cached teacher logits over the transfer set (built on first use)."""
+    if self._teacher_outputs is None:
+      a, b, _, _ = self.train_examples()
+
+      def build():
+        return teacher_cache.SentenceTeacherOutputs(compute_teacher_logits(
+            self.build_teacher(), a, b, self.glue_task,
+            self.teacher_vocab_path, self.teacher_seq_length,
+            self.teacher_batch_size))
+
+      self._teacher_outputs, self.cache_build_seconds = (
+          teacher_cache.load_or_build(
+              self.cache_dir, self.expected_fingerprint(), build,
+              outputs_class=teacher_cache.SentenceTeacherOutputs))
+    return self._teacher_outputs
+
+  # ---------------------------------------------------------------------------
+  # Inputs and loss.
+
+  def build_inputs(self, input_context=None, training=True):
+    if not training:
+      return super().build_inputs(input_context, training=False)
+    a, b, labels, is_original = self.train_examples()
+    logits = tf.constant(self.teacher_outputs().logits)
+    label_weights = tf.constant(np.where(
+        is_original, 1.0, self.weights["augment_label"]).astype(np.float32))
+    dataset = tf.data.Dataset.from_tensor_slices({
+        "sentence_a": tf.constant(a, tf.string),
+        "sentence_b": tf.constant(b, tf.string),
+        "label": tf.constant(np.asarray(labels, np.int32))})
+
+    def with_teacher(features):
+      index = features["example_index"]
+      return dict(features, teacher_logits=tf.gather(logits, index),
+                  label_weight=tf.gather(label_weights, index))
+
+    # Shuffle indices and sentences (small); the teacher logits are looked
+    # up per batch, after the shuffle.
+    return self.training_batches(
+        self.with_example_index(dataset), input_context).map(
+            with_teacher, num_parallel_calls=tf.data.AUTOTUNE,
+            deterministic=True).prefetch(tf.data.AUTOTUNE)
+
+  def compute_loss(self, model, features, training):
+    logits = tf.cast(model(features, training=training)["logits"], tf.float32)
+    labels = tf.cast(features["label"], tf.int32)
+    count = tf.cast(tf.shape(labels)[0], tf.float32)
+    weights = features.get("label_weight", tf.ones_like(logits[:, 0]))
+    cross_entropy = tf.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=labels, logits=logits)
+    ce_sum = tf.reduce_sum(cross_entropy * weights)
+    labelled = tf.reduce_sum(weights)
+    correct = tf.reduce_sum(weights * tf.cast(tf.equal(
+        tf.argmax(logits, -1, output_type=tf.int32), labels), tf.float32))
+    loss = self.weights["hard_label"] * tf.math.divide_no_nan(
+        ce_sum, base_task.global_sum(labelled))
+    metrics = {"classifier/loss": base_task.metric(ce_sum, labelled),
+               "classifier/accuracy": base_task.metric(correct, labelled)}
+    if self.weights["kd"] and "teacher_logits" in features:
+      kl_sum, examples = distillation_term(logits, features["teacher_logits"],
+                                           self.temperature)
+      loss += self.weights["kd"] * self.temperature**2 * tf.math.divide_no_nan(
+          kl_sum, base_task.global_sum(count))
+      metrics["distill/kl"] = base_task.metric(kl_sum, examples)
+    return loss, metrics
+
+  def describe(self):
+    return (f"{super().describe()}; distilling the fine-tuned teacher "
+            f"{self.teacher_run} (vocabulary {self.teacher_vocab_path}), T "
+            f"{self.temperature}, weights {self.weights}, augmentation "
+            f"{self.augment}, cache {self.cache_dir}")

@@ -1,0 +1,202 @@
+"""Tests of GLUE distillation across vocabularies and its cached teacher logits.
+
+A tiny random teacher (2 layers x 32, the default teacher's 30,522-token
+vocabulary) stands in for the fine-tuned teacher; SST-2 and MRPC are slices
+of the real train and dev splits.
+"""
+
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from mixvocab_tf import data as data_lib
+from mixvocab_tf import testing_utils
+from mixvocab_tf import text as text_lib
+from mixvocab_tf.core import checkpointing
+from mixvocab_tf.core import testing
+from mixvocab_tf.tasks.distillation import distill_glue
+from mixvocab_tf.tasks.distillation import teacher_cache
+from mixvocab_tf.tasks.finetuning import finetune_glue
+from mixvocab_tf.tasks.finetuning import glue_data
+
+GLUE_DIR = testing_utils.shared_data("glue")
+pytestmark = pytest.mark.skipif(not os.path.isdir(GLUE_DIR),
+                                reason=f"no GLUE data at {GLUE_DIR}")
+SEQ_LENGTH = 32
+
+
+def _glue_slice(directory, glue_task, train_size=40, dev_size=12, skip=0):
+  """The first rows of a real GLUE task's train and dev TSV files."""
+  name = {"sst2": "SST-2", "mrpc": "MRPC"}[glue_task]
+  os.makedirs(os.path.join(directory, name), exist_ok=True)
+  for split, size in (("train", train_size), ("dev", dev_size)):
+    with open(os.path.join(GLUE_DIR, name, f"{split}.tsv"),
+              encoding="utf-8") as f:
+      lines = f.read().split("\n")
+    rows = lines[1 + (skip if split == "train" else 0):][:size]
+    with open(os.path.join(directory, name, f"{split}.tsv"), "w",
+              encoding="utf-8") as f:
+      f.write("\n".join([lines[0]] + rows) + "\n")
+  return directory
+
+
+def _write_teacher_run(run_dir, teacher_dir, data_dir, glue_task, seed=0):
+  """A `finetune_glue` teacher run (random head) as the trainer saves it."""
+  tf.keras.utils.set_random_seed(seed)
+  task = finetune_glue.FinetuneGlueTask(
+      glue_task=glue_task, teacher_checkpoint=teacher_dir, data_dir=data_dir,
+      seq_length=SEQ_LENGTH)
+  model = task.build_model()
+  task.initialize(model)
+  if seed:  # Another fine-tuning: other head weights.
+    kernel = model.classifier.kernel
+    kernel.assign(kernel + 0.1)
+  checkpointing.RunCheckpoint(
+      run_dir, {"model": model}, task_name="finetune_glue",
+      vocab_fingerprints=task.vocab_fingerprints()).save(1)
+  return model
+
+
+@pytest.fixture(scope="module", params=["sst2", "mrpc"])
+def setup(request, tmp_path_factory):
+  glue_task = request.param
+  root = tmp_path_factory.mktemp(f"distill_{glue_task}")
+  data_dir = _glue_slice(str(root / "glue"), glue_task)
+  teacher_dir = testing.write_tiny_teacher(str(root / "teacher"))
+  run_dir = str(root / "teacher_run")
+  teacher = _write_teacher_run(run_dir, teacher_dir, data_dir, glue_task)
+  return dict(root=root, data_dir=data_dir, teacher_dir=teacher_dir,
+              run_dir=run_dir, teacher=teacher, glue_task=glue_task)
+
+
+def _task(setup, **kwargs):
+  kwargs.setdefault("student_preset", None)
+  if "teacher_checkpoint" not in kwargs:
+    kwargs.setdefault("num_layers", 1)
+    kwargs.setdefault("hidden_size", 32)
+    kwargs.setdefault("num_attention_heads", 2)
+  kwargs.setdefault("data_dir", setup["data_dir"])
+  return distill_glue.DistillGlueTask(
+      teacher_run=setup["run_dir"], teacher_base=setup["teacher_dir"],
+      glue_task=setup["glue_task"], seq_length=SEQ_LENGTH,
+      teacher_seq_length=SEQ_LENGTH, global_batch_size=8, shuffle_buffer=64,
+      pad_to_longest=True, **kwargs)
+
+
+def test_cached_logits_are_the_teachers_direct_outputs(setup):
+  task = _task(setup, cache_dir=str(setup["root"] / "cache_direct"))
+  outputs = task.teacher_outputs()
+  a, b, labels, _ = task.train_examples()
+  assert outputs.logits.shape == (len(labels), 2)
+  # The teacher on each example alone, padded to SEQ_LENGTH: the cache ran
+  # it in length-sorted batches cut to their longest example.
+  featurize = glue_data.glue_featurizer(
+      data_lib.default_teacher_vocab(), SEQ_LENGTH,
+      pair=glue_data.is_pair_task(setup["glue_task"]))
+  features = featurize({"sentence_a": tf.constant(a),
+                        "sentence_b": tf.constant(b)})
+  direct = setup["teacher"](features, training=False)["logits"].numpy()
+  np.testing.assert_allclose(outputs.logits, direct, atol=1e-5)
+  assert np.ptp(direct[:, 0]) > 1e-3  # Not a constant the test would miss.
+
+  # Each training batch carries its examples' cached logits (by index), and
+  # is padded to its longest example.
+  batches = list(task.build_inputs(training=True).take(6))
+  for batch in batches:
+    index = batch["example_index"].numpy()
+    np.testing.assert_array_equal(batch["teacher_logits"].numpy(),
+                                  outputs.logits[index])
+    np.testing.assert_array_equal(batch["label"].numpy(),
+                                  np.asarray(labels)[index])
+    assert batch["input_word_ids"].shape[1] == int(
+        batch["input_mask"].numpy().sum(1).max())
+  seen = np.concatenate([b["example_index"].numpy() for b in batches])
+  assert len(set(seen.tolist())) == len(labels)  # Every example, shuffled.
+
+
+def test_student_identical_to_teacher_has_zero_distillation_loss(setup):
+  # The student: the teacher's architecture and vocabulary ...
+  task = _task(setup, teacher_checkpoint=setup["teacher_dir"],
+               cache_dir=str(setup["root"] / "cache_same"), temperature=2.0,
+               hard_label_weight=0.0)
+  student = task.build_model()
+  # ... and its fine-tuned weights.
+  student.set_weights(setup["teacher"].get_weights())
+  for batch in task.build_inputs(training=True).take(3):
+    logits = student(batch, training=False)["logits"]
+    kl_sum, count = distill_glue.distillation_term(
+        logits, batch["teacher_logits"], 2.0)
+    assert float(count) == 8
+    assert abs(float(kl_sum)) < 1e-5
+    loss, metrics = task.compute_loss(student, batch, training=False)
+    assert abs(float(loss)) < 1e-5
+    assert "distill/kl" in metrics
+  # A student that differs (here: in its classifier's bias) has a positive
+  # one, T^2-weighted in the loss.
+  other = task.build_model()
+  other.set_weights(setup["teacher"].get_weights())
+  other.classifier.bias.assign([1.0, -1.0])
+  loss, metrics = task.compute_loss(other, batch, training=False)
+  kl_sum, count = metrics["distill/kl"].numpy()
+  assert kl_sum / count > 1e-2
+  np.testing.assert_allclose(float(loss), 4.0 * kl_sum / count, rtol=1e-5)
+
+
+def test_stale_cache_is_refused(setup, tmp_path):
+  cache_dir = str(tmp_path / "cache")
+  task = _task(setup, cache_dir=cache_dir)
+  first = task.teacher_outputs()
+  assert task.cache_build_seconds is not None
+  assert teacher_cache.exists(cache_dir)
+  # Read again, not recomputed.
+  again = _task(setup, cache_dir=cache_dir)
+  np.testing.assert_array_equal(again.teacher_outputs().logits, first.logits)
+  assert again.cache_build_seconds is None
+
+  # Another student vocabulary.
+  other_vocab = str(tmp_path / "vocab.txt")
+  tokens = text_lib.load_vocab(data_lib.default_student_vocab())
+  with open(other_vocab, "w", encoding="utf-8") as f:
+    f.write("\n".join(tokens[:-1]) + "\n")
+  with pytest.raises(teacher_cache.StaleCacheError, match="student_vocab"):
+    _task(setup, cache_dir=cache_dir, vocab=other_vocab).teacher_outputs()
+
+  # Other training data (as many examples, other sentences).
+  other_data = _glue_slice(str(tmp_path / "glue"), setup["glue_task"],
+                           skip=40)
+  with pytest.raises(teacher_cache.StaleCacheError, match="data"):
+    _task(setup, cache_dir=cache_dir, data_dir=other_data).teacher_outputs()
+
+  # Another teacher: the teacher run fine-tuned further.
+  run_dir = str(tmp_path / "teacher_run")
+  _write_teacher_run(run_dir, setup["teacher_dir"], setup["data_dir"],
+                     setup["glue_task"], seed=1)
+  moved = distill_glue.DistillGlueTask(
+      teacher_run=run_dir, teacher_base=setup["teacher_dir"],
+      glue_task=setup["glue_task"], data_dir=setup["data_dir"],
+      seq_length=SEQ_LENGTH, teacher_seq_length=SEQ_LENGTH,
+      cache_dir=cache_dir, student_preset=None, num_layers=1, hidden_size=32,
+      num_attention_heads=2)
+  with pytest.raises(teacher_cache.StaleCacheError,
+                     match="teacher_checkpoint"):
+    moved.teacher_outputs()
+  # The refused cache is left as it was.
+  assert teacher_cache.read_fingerprint(cache_dir)["teacher_checkpoint"] == (
+      first.fingerprint["teacher_checkpoint"])
+
+
+def test_augmented_copies_are_labelled_by_the_teacher_only(setup):
+  task = _task(setup, cache_dir=str(setup["root"] / "cache_aug"),
+               augment_copies=1, augment_p=0.3, augment_p_delete=0.2,
+               augment_swap_pairs=True)
+  a, b, labels, is_original = task.train_examples()
+  n = len(labels) // 2
+  assert is_original == [True] * n + [False] * n
+  assert a[n:] != a[:n]
+  assert task.teacher_outputs().logits.shape == (2 * n, 2)
+  for batch in task.build_inputs(training=True).take(4):
+    index = batch["example_index"].numpy()
+    np.testing.assert_array_equal(batch["label_weight"].numpy(),
+                                  (index < n).astype(np.float32))

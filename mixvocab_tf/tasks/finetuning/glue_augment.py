@@ -1,0 +1,78 @@
+"""GLUE transfer-set augmentation for distillation: word edits, pair swaps.
+
+TinyBERT (Jiao et al., 2020, Section 3.1) distils a small student on an
+augmented transfer set: new sentences made by replacing words, labelled by
+the fine-tuned teacher (not by the gold label, which an edit may no longer
+fit). Without a masked-LM or word vectors to propose neighbours, this module
+makes the cheap version: each word of a copy is, with probability `p`,
+replaced by a word drawn from the training sentences (by frequency) or, with
+probability `p_delete`, dropped. For sentence-pair tasks (MRPC, MNLI) a copy
+can also swap its two sentences (`swap_pairs`): paraphrase is symmetric, so
+MRPC's gold label stays right.
+
+`augment(...)` is deterministic given its arguments. Copies keep the
+original's gold label; `distill_glue` gives them hard-label weight 0 unless
+told otherwise (the teacher's soft label is their target).
+"""
+
+import random
+from typing import List, Sequence, Tuple
+
+
+def augment(sentences_a: Sequence[str], sentences_b: Sequence[str],
+            labels: Sequence[int], copies: int = 1, p: float = 0.1,
+            p_delete: float = 0.1, swap_pairs: bool = False, seed: int = 0
+            ) -> Tuple[List[str], List[str], List[int], List[bool]]:
+  """The examples followed by `copies` edited copies of each.
+
+  Args:
+    sentences_a, sentences_b, labels: the training split ('' in sentences_b
+      for single-sentence tasks).
+    copies: edited copies per example (0: the examples unchanged).
+    p: probability that a word of a copy is replaced by a random training
+      word.
+    p_delete: probability that a word of a copy is dropped (a sentence keeps
+      at least one word).
+    swap_pairs: swap sentence A and B in every copy of a pair.
+    seed: seed of the choices.
+
+  Returns:
+    (sentences_a, sentences_b, labels, is_original) with len * (1 + copies)
+    examples: the originals first (in order), then copy 1 of every example,
+    copy 2, ...
+  """
+  if not 0 <= p + p_delete <= 1:
+    raise ValueError(f"p + p_delete must be in [0, 1]; received {p} and "
+                     f"{p_delete}.")
+  out_a, out_b = list(sentences_a), list(sentences_b)
+  out_labels = [int(l) for l in labels]
+  is_original = [True] * len(out_labels)
+  if copies <= 0:
+    return out_a, out_b, out_labels, is_original
+  pool = [w for s in list(sentences_a) + list(sentences_b) for w in s.split()]
+  if not pool:
+    raise ValueError("augment needs training sentences with words.")
+  rng = random.Random(seed)
+
+  def edit(sentence):
+    words = sentence.split()
+    if not words:
+      return sentence
+    kept = []
+    for word in words:
+      r = rng.random()
+      if r < p_delete:
+        continue
+      kept.append(rng.choice(pool) if r < p_delete + p else word)
+    return " ".join(kept or [rng.choice(words)])
+
+  for _ in range(copies):
+    for a, b, label in zip(sentences_a, sentences_b, labels):
+      a, b = edit(a), (edit(b) if b else b)
+      if swap_pairs and b:
+        a, b = b, a
+      out_a.append(a)
+      out_b.append(b)
+      out_labels.append(int(label))
+      is_original.append(False)
+  return out_a, out_b, out_labels, is_original

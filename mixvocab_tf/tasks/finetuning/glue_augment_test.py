@@ -1,0 +1,34 @@
+"""Tests of the GLUE transfer-set augmentation (word edits, pair swaps)."""
+
+import pytest
+
+from mixvocab_tf.tasks.finetuning import glue_augment
+
+A = ["the movie was great fun", "a dull , lifeless film", "loved it"]
+B = ["", "", ""]
+
+
+def test_copies_follow_the_originals_with_their_labels():
+  a, b, labels, original = glue_augment.augment(A, B, [1, 0, 1], copies=2,
+                                                p=0.3, p_delete=0.2, seed=1)
+  assert len(a) == len(b) == len(labels) == 9
+  assert a[:3] == A and labels == [1, 0, 1] * 3
+  assert original == [True] * 3 + [False] * 6
+  assert b == [""] * 9  # Single sentences stay single.
+  pool = {w for s in A for w in s.split()}
+  for sentence in a[3:]:
+    assert sentence and set(sentence.split()) <= pool
+  assert a[3:] != A + A  # Something was edited.
+  # Deterministic given the seed.
+  assert glue_augment.augment(A, B, [1, 0, 1], copies=2, p=0.3,
+                              p_delete=0.2, seed=1)[0] == a
+
+
+def test_pairs_swap_and_no_copies_is_the_identity():
+  a, b, _, _ = glue_augment.augment(["x y"], ["u v"], [1], copies=1, p=0.0,
+                                    p_delete=0.0, swap_pairs=True)
+  assert (a, b) == (["x y", "u v"], ["u v", "x y"])
+  assert glue_augment.augment(A, B, [1, 0, 1], copies=0) == (
+      A, B, [1, 0, 1], [True] * 3)
+  with pytest.raises(ValueError, match="p \\+ p_delete"):
+    glue_augment.augment(A, B, [1, 0, 1], p=0.8, p_delete=0.5)
