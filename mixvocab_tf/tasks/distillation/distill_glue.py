@@ -41,19 +41,15 @@ import hashlib
 import os
 from typing import Optional
 
-from absl import logging
 import numpy as np
 import tensorflow as tf
 
 from mixvocab_tf import data as data_lib
 from mixvocab_tf import models
-from mixvocab_tf import networks
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import base_task
-from mixvocab_tf.core import checkpointing
-from mixvocab_tf.models import teacher_loader
-from mixvocab_tf.tasks.distillation import distill_snips
 from mixvocab_tf.tasks.distillation import losses
+from mixvocab_tf.tasks.distillation import finetuned_teacher
 from mixvocab_tf.tasks.distillation import teacher_cache
 from mixvocab_tf.tasks.finetuning import finetune_glue
 from mixvocab_tf.tasks.finetuning import finetune_task
@@ -118,7 +114,8 @@ def distillation_term(logits, teacher_logits, temperature):
 
 
 @base_task.register_task("distill_glue")
-class DistillGlueTask(finetune_glue.FinetuneGlueTask):
+class DistillGlueTask(
+    finetuned_teacher.FinetunedTeacherMixin, finetune_glue.FinetuneGlueTask):
   """GLUE fine-tuning of a student with a fine-tuned teacher's soft labels.
 
   Args:
@@ -194,7 +191,7 @@ class DistillGlueTask(finetune_glue.FinetuneGlueTask):
                f"d{float(augment_p_delete):g}"
                f"{'swap' if augment_swap_pairs else ''}s{self.seed}")
     self.cache_dir = cache_dir or os.path.join(
-        distill_snips._run_dir(teacher_run), name)  # pylint: disable=protected-access
+        finetuned_teacher.run_dir(teacher_run), name)
     self.teacher_seq_length = int(teacher_seq_length)
     self.teacher_batch_size = int(teacher_batch_size)
     self._train_examples = None
@@ -204,47 +201,11 @@ class DistillGlueTask(finetune_glue.FinetuneGlueTask):
   # ---------------------------------------------------------------------------
   # The teacher and its cached outputs.
 
-  def teacher_checkpoint_path(self):
-    run = os.fspath(self.teacher_run)
-    best = os.path.join(run, "best")
-    if tf.io.gfile.isdir(run) and tf.train.latest_checkpoint(best):
-      run = best
-    return checkpointing.resolve_checkpoint(run,
-                                            what="fine-tuned teacher run")
-
-  def missing_files(self):
-    missing = dict(super().missing_files())
-    for what, path in (("teacher base", self.teacher_base),
-                       ("teacher vocabulary", self.teacher_vocab_path)):
-      if not tf.io.gfile.exists(path):
-        missing[what] = f"not found: {path}"
-    try:
-      self.teacher_checkpoint_path()
-    except FileNotFoundError as e:
-      missing["fine-tuned teacher"] = str(e)
-    return missing
-
   def build_teacher(self):
     """The fine-tuned teacher `SentenceClassifier`, loaded, frozen."""
-    config = dict(teacher_loader.read_bert_config(self.teacher_base)[1])
-    if self.teacher_seq_length > config["max_sequence_length"]:
-      raise ValueError(
-          f"teacher_seq_length {self.teacher_seq_length} exceeds the "
-          f"teacher's {config['max_sequence_length']} positions.")
-    teacher = models.SentenceClassifier(
-        networks.PlainBertEncoder(**config),
-        num_classes=len(self.label_names), name="teacher")
-    teacher.trainable = False
-    path = self.teacher_checkpoint_path()
-    fingerprint = text_lib.vocab_fingerprint(
-        text_lib.load_vocab(self.teacher_vocab_path))
-    # A teacher run records its vocabulary as the teacher's.
-    checkpointing.check_vocab_fingerprints(
-        path, {"teacher": fingerprint}, purpose="distilling the teacher")
-    status = tf.train.Checkpoint(model=teacher).read(path)
-    status.assert_existing_objects_matched().expect_partial()
-    logging.info("Loaded the fine-tuned teacher from %s.", path)
-    return teacher
+    return self.load_teacher(models.SentenceClassifier(
+        self.teacher_encoder(),
+        num_classes=len(self.label_names), name="teacher"))
 
   def train_examples(self):
     """(sentences_a, sentences_b, labels, is_original) of the transfer set."""

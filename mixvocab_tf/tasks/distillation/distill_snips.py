@@ -44,17 +44,14 @@ Example (gin), see `gin_configs/distill_snips_cpu.gin`:
 """
 
 import os
-import re
 from typing import Optional
 
-from absl import logging
 import numpy as np
 import tensorflow as tf
 import tf_keras
 
 from mixvocab_tf import data as data_lib
 from mixvocab_tf import models
-from mixvocab_tf import networks
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.models import teacher_loader
 from mixvocab_tf.core import base_task
@@ -64,8 +61,8 @@ from mixvocab_tf.tasks.finetuning import finetune_task
 from mixvocab_tf.tasks.finetuning import snips_augment
 from mixvocab_tf.tasks.finetuning import snips_data
 from mixvocab_tf.tasks.finetuning import snips_padding
+from mixvocab_tf.tasks.distillation import finetuned_teacher
 from mixvocab_tf.tasks.distillation import teacher_cache
-from mixvocab_tf.core import checkpointing
 
 #: Default cache directory, inside the teacher run's directory.
 CACHE_DIR_NAME = "teacher_outputs"
@@ -126,21 +123,9 @@ def distillation_terms(outputs, features, temperature):
           (tf.reduce_sum(slot_kl), tf.reduce_sum(weights)))
 
 
-def _run_dir(path):
-  """The run directory of a model_dir, its `best/`, or a checkpoint prefix."""
-  path = os.path.normpath(os.fspath(path))
-  if path.endswith(".index"):
-    path = path[:-len(".index")]
-  if re.fullmatch(r"ckpt-\d+", os.path.basename(path)) or (
-      tf.io.gfile.exists(path + ".index")):
-    path = os.path.dirname(path)
-  if os.path.basename(path) == "best":
-    path = os.path.dirname(path)
-  return path
-
-
 @base_task.register_task("distill_snips")
-class DistillSnipsTask(finetune_snips.FinetuneSnipsTask):
+class DistillSnipsTask(
+    finetuned_teacher.FinetunedTeacherMixin, finetune_snips.FinetuneSnipsTask):
   """SNIPS fine-tuning of a student with a fine-tuned teacher's soft labels.
 
   Args:
@@ -194,7 +179,8 @@ class DistillSnipsTask(finetune_snips.FinetuneSnipsTask):
     if not teacher_run:
       raise ValueError("DistillSnipsTask.teacher_run is required: a "
                        "finetune_snips run of the teacher.")
-    labels = os.path.join(_run_dir(teacher_run), finetune_snips.LABELS_FILE)
+    labels = os.path.join(finetuned_teacher.run_dir(teacher_run),
+                          finetune_snips.LABELS_FILE)
     if kwargs.get("labels_file") is None and tf.io.gfile.exists(labels):
       kwargs["labels_file"] = labels  # The teacher's heads' label ids.
     super().__init__(**kwargs)
@@ -221,7 +207,8 @@ class DistillSnipsTask(finetune_snips.FinetuneSnipsTask):
     name = CACHE_DIR_NAME + ("_hidden" if self.with_hidden else "")
     if augment_copies:
       name += f"_aug{int(augment_copies)}p{float(augment_p):g}s{self.seed}"
-    self.cache_dir = cache_dir or os.path.join(_run_dir(teacher_run), name)
+    self.cache_dir = cache_dir or os.path.join(
+        finetuned_teacher.run_dir(teacher_run), name)
     self.hidden_projection = None
     self.precompute_features = bool(precompute_features)
     self.augment_copies = int(augment_copies)
@@ -235,48 +222,12 @@ class DistillSnipsTask(finetune_snips.FinetuneSnipsTask):
   # ---------------------------------------------------------------------------
   # The teacher and its cached outputs.
 
-  def teacher_checkpoint_path(self):
-    run = os.fspath(self.teacher_run)
-    best = os.path.join(run, "best")
-    if tf.io.gfile.isdir(run) and tf.train.latest_checkpoint(best):
-      run = best
-    return checkpointing.resolve_checkpoint(run,
-                                            what="fine-tuned teacher run")
-
-  def missing_files(self):
-    missing = dict(super().missing_files())
-    for what, path in (("teacher base", self.teacher_base),
-                       ("teacher vocabulary", self.teacher_vocab_path)):
-      if not tf.io.gfile.exists(path):
-        missing[what] = f"not found: {path}"
-    try:
-      self.teacher_checkpoint_path()
-    except FileNotFoundError as e:
-      missing["fine-tuned teacher"] = str(e)
-    return missing
-
   def build_teacher(self):
     """The fine-tuned teacher `JointIntentSlotModel`, loaded, frozen."""
-    config = dict(teacher_loader.read_bert_config(self.teacher_base)[1])
-    if self.teacher_seq_length > config["max_sequence_length"]:
-      raise ValueError(
-          f"teacher_seq_length {self.teacher_seq_length} exceeds the "
-          f"teacher's {config['max_sequence_length']} positions.")
-    teacher = models.JointIntentSlotModel(
-        networks.PlainBertEncoder(**config),
+    return self.load_teacher(models.JointIntentSlotModel(
+        self.teacher_encoder(),
         num_intents=self.labels.num_intents, num_slots=self.labels.num_slots,
-        name="teacher")
-    teacher.trainable = False
-    path = self.teacher_checkpoint_path()
-    tokens = text_lib.load_vocab(self.teacher_vocab_path)
-    fingerprint = text_lib.vocab_fingerprint(tokens)
-    # A teacher run records its vocabulary as the teacher's.
-    checkpointing.check_vocab_fingerprints(
-        path, {"teacher": fingerprint}, purpose="distilling the teacher")
-    status = tf.train.Checkpoint(model=teacher).read(path)
-    status.assert_existing_objects_matched().expect_partial()
-    logging.info("Loaded the fine-tuned teacher from %s.", path)
-    return teacher
+        name="teacher"))
 
   def expected_fingerprint(self):
     examples = self.train_examples()
