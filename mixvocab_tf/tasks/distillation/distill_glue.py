@@ -44,7 +44,6 @@ from typing import Optional
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
 from mixvocab_tf import models
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import base_task
@@ -164,24 +163,11 @@ class DistillGlueTask(
       raise ValueError("DistillGlueTask.teacher_run is required: a "
                        "finetune_glue run of the teacher on the same task.")
     super().__init__(**kwargs)
-    if temperature <= 0:
-      raise ValueError(f"temperature must be positive; received "
-                       f"{temperature}.")
-    weights = dict(kd=kd_weight, hard_label=hard_label_weight,
-                   augment_label=augment_label_weight)
-    for name, value in weights.items():
-      if value < 0:
-        raise ValueError(f"{name}_weight must be >= 0; received {value}.")
-    if not (kd_weight or hard_label_weight):
-      raise ValueError("kd_weight and hard_label_weight are both 0.")
-    self.teacher_run = teacher_run
-    self.teacher_base = (data_lib.default_teacher_dir()
-                         if teacher_base == finetune_task.DEFAULT_TEACHER
-                         else teacher_base)
-    self.teacher_vocab_path = teacher_vocab or os.path.join(
-        self.teacher_base, "vocab.txt")
-    self.temperature = float(temperature)
-    self.weights = {k: float(v) for k, v in weights.items()}
+    self.init_teacher(
+        teacher_run, teacher_base, teacher_vocab, temperature,
+        dict(kd=kd_weight, hard_label=hard_label_weight,
+             augment_label=augment_label_weight),
+        teacher_seq_length, teacher_batch_size)
     self.augment = dict(copies=int(augment_copies), p=float(augment_p),
                         p_delete=float(augment_p_delete),
                         swap_pairs=bool(augment_swap_pairs))
@@ -192,8 +178,6 @@ class DistillGlueTask(
                f"{'swap' if augment_swap_pairs else ''}s{self.seed}")
     self.cache_dir = cache_dir or os.path.join(
         finetuned_teacher.run_dir(teacher_run), name)
-    self.teacher_seq_length = int(teacher_seq_length)
-    self.teacher_batch_size = int(teacher_batch_size)
     self._train_examples = None
     self._teacher_outputs = None
     self.cache_build_seconds = None

@@ -50,7 +50,6 @@ import numpy as np
 import tensorflow as tf
 import tf_keras
 
-from mixvocab_tf import data as data_lib
 from mixvocab_tf import models
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.models import teacher_loader
@@ -184,25 +183,12 @@ class DistillSnipsTask(
     if kwargs.get("labels_file") is None and tf.io.gfile.exists(labels):
       kwargs["labels_file"] = labels  # The teacher's heads' label ids.
     super().__init__(**kwargs)
-    if temperature <= 0:
-      raise ValueError(f"temperature must be positive; received "
-                       f"{temperature}.")
-    weights = dict(kd=kd_weight, intent_kd=intent_kd_weight,
-                   slot_kd=slot_kd_weight, hard_label=hard_label_weight,
-                   hidden_kd=hidden_kd_weight)
-    for name, value in weights.items():
-      if value < 0:
-        raise ValueError(f"{name}_weight must be >= 0; received {value}.")
-    if not (kd_weight or hard_label_weight):
-      raise ValueError("kd_weight and hard_label_weight are both 0.")
-    self.teacher_run = teacher_run
-    self.teacher_base = (data_lib.default_teacher_dir()
-                         if teacher_base == finetune_task.DEFAULT_TEACHER
-                         else teacher_base)
-    self.teacher_vocab_path = teacher_vocab or os.path.join(
-        self.teacher_base, "vocab.txt")
-    self.temperature = float(temperature)
-    self.weights = {k: float(v) for k, v in weights.items()}
+    self.init_teacher(
+        teacher_run, teacher_base, teacher_vocab, temperature,
+        dict(kd=kd_weight, intent_kd=intent_kd_weight,
+             slot_kd=slot_kd_weight, hard_label=hard_label_weight,
+             hidden_kd=hidden_kd_weight),
+        teacher_seq_length, teacher_batch_size)
     self.with_hidden = hidden_kd_weight > 0
     name = CACHE_DIR_NAME + ("_hidden" if self.with_hidden else "")
     if augment_copies:
@@ -214,8 +200,6 @@ class DistillSnipsTask(
     self.augment_copies = int(augment_copies)
     self.augment_p = float(augment_p)
     self._train_examples = None
-    self.teacher_seq_length = int(teacher_seq_length)
-    self.teacher_batch_size = int(teacher_batch_size)
     self._teacher_outputs = None
     self.cache_build_seconds = None
 
@@ -349,16 +333,16 @@ class DistillSnipsTask(
       (intent_sum, queries), (slot_sum, words) = distillation_terms(
           outputs, features, self.temperature)
       loss += self.weights["kd"] * self.temperature**2 * (
-          self.weights["intent_kd"] * finetune_task_mean(intent_sum, queries)
-          + self.weights["slot_kd"] * finetune_task_mean(slot_sum, words))
+          self.weights["intent_kd"] * losses.mean_term(intent_sum, queries)
+          + self.weights["slot_kd"] * losses.mean_term(slot_sum, words))
       metrics["distill/intent_kl"] = base_task.metric(intent_sum, queries)
       metrics["distill/slot_kl"] = base_task.metric(slot_sum, words)
     if self.hidden_projection is not None and (
         "teacher_word_hidden" in features):
       hidden_sum, hidden_words = word_hidden_error(
           self.hidden_projection, outputs["sequence_output"], features)
-      loss += self.weights["hidden_kd"] * finetune_task_mean(hidden_sum,
-                                                             hidden_words)
+      loss += self.weights["hidden_kd"] * losses.mean_term(hidden_sum,
+                                                           hidden_words)
       metrics["distill/hidden_mse"] = base_task.metric(hidden_sum,
                                                        hidden_words)
     return loss, metrics
@@ -398,8 +382,3 @@ def precomputed_features(dataset, featurize):
     for key, value in batch.items():
       columns.setdefault(key, []).append(value.numpy())
   return {k: tf.constant(np.concatenate(v)) for k, v in columns.items()}
-
-
-def finetune_task_mean(total, count):
-  """This replica's share of a mean over the global batch."""
-  return tf.math.divide_no_nan(total, base_task.global_sum(count))

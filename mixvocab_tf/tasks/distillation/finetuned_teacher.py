@@ -9,10 +9,13 @@ import re
 from absl import logging
 import tensorflow as tf
 
+from mixvocab_tf import data as data_lib
 from mixvocab_tf import networks
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import checkpointing
 from mixvocab_tf.models import teacher_loader
+from mixvocab_tf.tasks.distillation import losses
+from mixvocab_tf.tasks.finetuning import finetune_task
 
 
 def run_dir(path):
@@ -29,8 +32,35 @@ def run_dir(path):
 
 
 class FinetunedTeacherMixin:
-  """For tasks with `teacher_run`, `teacher_base`, `teacher_vocab_path` and
-  `teacher_seq_length` (listed before the fine-tuning task's class)."""
+  """The teacher of a task-distillation task (listed before the fine-tuning
+  task's class; its constructor calls `init_teacher`)."""
+
+  def init_teacher(self, teacher_run, teacher_base, teacher_vocab,
+                   temperature, weights, teacher_seq_length,
+                   teacher_batch_size):
+    """Sets the teacher's fields, the temperature and the checked weights.
+
+    Args:
+      teacher_run: the teacher's fine-tuning run.
+      teacher_base: its pretrained base ('default': the package's teacher).
+      teacher_vocab: its vocabulary (None: teacher_base's vocab.txt).
+      temperature: T of the distillation terms (positive).
+      weights: {name: weight} (each >= 0; `kd` and `hard_label` not both 0).
+      teacher_seq_length, teacher_batch_size: for computing its outputs.
+    """
+    self.teacher_run = teacher_run
+    self.teacher_base = (data_lib.default_teacher_dir()
+                         if teacher_base == finetune_task.DEFAULT_TEACHER
+                         else teacher_base)
+    self.teacher_vocab_path = teacher_vocab or os.path.join(
+        self.teacher_base, "vocab.txt")
+    self.temperature = losses.positive_temperature(temperature)
+    self.weights = losses.checked_weights(type(self).__name__, weights,
+                                          require_positive=False)
+    if not (self.weights["kd"] or self.weights["hard_label"]):
+      raise ValueError("kd_weight and hard_label_weight are both 0.")
+    self.teacher_seq_length = int(teacher_seq_length)
+    self.teacher_batch_size = int(teacher_batch_size)
 
   def teacher_checkpoint_path(self):
     """The teacher run's `best/` checkpoint if it has one, else its latest."""
