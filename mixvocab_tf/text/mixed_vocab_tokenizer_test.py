@@ -63,7 +63,8 @@ _ODD_TEXT = st.text(
     alphabet=st.one_of(
         st.characters(min_codepoint=0, max_codepoint=0x24F),
         st.sampled_from("\u00a0\u3000\u200b\u0301\u0308\u4e2d\u6587"
-                        "\U0001F600\u05d0\u0410\u03a3\ufeff\ufffd\t\n\r"),
+                        "\U0001F600\u05d0\u0410\u03a3\ufeff\ufffd\t\n\r"
+                        "\u2028\u2029\u0085\u1680\u202f"),
     ),
     max_size=60)
 
@@ -75,6 +76,34 @@ def test_teacher_ids_equal_hugging_face_on_any_text(vocabs, hf_tokenizers,
   tokenizer = _cached_tokenizer(vocabs, 0.0)
   out = tokenizer(tf.constant(lines))
   assert out["token_ids"].to_list() == _hf_ids(hf_tokenizers[0], lines)
+
+
+def test_space_separators_are_zs_but_the_ascii_space():
+  code_points = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+  chars = tf.constant([chr(c).encode() for c in code_points])
+  is_zs = tf.strings.regex_full_match(chars, r"\p{Zs}").numpy()
+  is_space = tf.strings.regex_full_match(
+      chars, mixed_vocab_tokenizer._SPACE_SEPARATOR).numpy()  # pylint: disable=protected-access
+  zs = {c for c, z in zip(code_points, is_zs) if z}
+  spaces = {c for c, s in zip(code_points, is_space) if s}
+  assert spaces == (zs - {0x20}) | {0x2028, 0x2029}
+
+
+def test_ascii_path_equals_the_unicode_path():
+  # Every ASCII character alone, between letters and between words, plus the
+  # corpus's ASCII lines: the short path for ASCII strings must give the words
+  # of the full path.
+  lines = [f"A{chr(c)}b x{chr(c)} {chr(c)}Y {chr(c)}" for c in range(128)]
+  with open(data.builtin_corpus_files()[0], encoding="utf-8") as f:
+    lines += [line.rstrip("\n") for line in f if line.isascii()][:2000]
+  strings = tf.constant(lines)
+  full = tf.strings.split(mixed_vocab_tokenizer._spaced_unicode(  # pylint: disable=protected-access
+      strings, mixed_vocab_tokenizer.DEFAULT_MAX_INPUT_CHARS))
+  assert mixed_vocab_tokenizer.split_words(strings).to_list() == full.to_list()
+  # Truncation counts characters on both paths.
+  short = mixed_vocab_tokenizer.split_words(strings, max_input_chars=5)
+  assert short.to_list() == tf.strings.split(
+      mixed_vocab_tokenizer._spaced_unicode(strings, 5)).to_list()  # pylint: disable=protected-access
 
 
 _CACHE = {}
