@@ -340,3 +340,36 @@ def test_convert_tool_prints_size_and_parity(exported):
     labels = json.load(f)
   assert labels["intents"] == list(exported["task"].labels.intents)
   assert labels["slots"] == list(exported["task"].labels.slots)
+
+
+def _float_constant_shapes(content):
+  from ai_edge_litert import schema_py_generated as schema  # pylint: disable=g-import-not-at-top
+  model = schema.Model.GetRootAsModel(content, 0)
+  shapes = []
+  for s in range(model.SubgraphsLength()):
+    subgraph = model.Subgraphs(s)
+    for i in range(subgraph.TensorsLength()):
+      tensor = subgraph.Tensors(i)
+      if (tensor.Type() == schema.TensorType.FLOAT32 and
+          model.Buffers(tensor.Buffer()).DataLength()):
+        shapes.append(tuple(tensor.ShapeAsNumpy()))
+  return shapes
+
+
+def test_served_position_table_is_cut_to_the_sequence_length(exported,
+                                                             predictions):
+  restored = tf_keras.models.load_model(exported["export_dir"])
+  hidden = restored.encoder_network.get_config()["hidden_size"]
+  # The Keras model keeps every position, for further fine-tuning ...
+  assert (512, hidden) in [tuple(w.shape) for w in restored.weights]
+  # ... the .tflite only the served ones ...
+  shapes = _float_constant_shapes(exported["tflite"]["none"])
+  assert (SEQ_LENGTH, hidden) in shapes
+  assert (512, hidden) not in shapes
+  # ... and the cut changes no output of the SavedModel's signature.
+  texts = exported["texts"][:32]
+  features, _ = exported["module"].tokenizer.pack_words(tf.constant(texts),
+                                                        SEQ_LENGTH)
+  logits = restored(features, training=False)["intent_logits"].numpy()
+  served = [e["intent_logits"] for e in predictions["saved_model"][:32]]
+  np.testing.assert_allclose(np.stack(served), logits, atol=1e-5)

@@ -24,9 +24,11 @@ Nothing here depends on the task: an export module (its task's
 differs, so a new fine-tuning task exports without changes to this file.
 """
 
+import contextlib
 import json
 import os
 
+from official.nlp.modeling import layers as nlp_layers
 import tensorflow as tf
 import tf_keras
 
@@ -58,7 +60,10 @@ def export_saved_model(module, export_dir):
     raise FileExistsError(
         f"{export_dir} already holds a SavedModel; export to a new directory.")
   model = module.model
-  signatures = module.signatures()
+  with _served_position_tables(model, module.seq_length) as tables:
+    signatures = module.signatures()
+  # Saved with the module, which the signatures capture them from.
+  module.served_position_tables = tables
   if isinstance(model, tf_keras.Model):
     # Keeps the tokenizer and the vocabulary asset in the SavedModel; removed
     # again so that the caller's model is left as it was.
@@ -95,6 +100,40 @@ def export_saved_model(module, export_dir):
     with tf.io.gfile.GFile(os.path.join(export_dir, LABELS_FILE), "w") as f:
       f.write(labels_json + "\n")
   return export_dir
+
+
+@contextlib.contextmanager
+def _served_position_tables(model, seq_length):
+  """Lets signatures traced inside read position tables of `seq_length` rows.
+
+  Served inputs never exceed the module's `seq_length`, but the encoder's
+  table has `max_sequence_length` rows (512), and the converter keeps a
+  constant whole when a slice of it has a dynamic size: 172 KB of a 2.4 MB
+  6 x 96 .tflite. Inside the context each `PositionEmbedding` layer reads a
+  copy of its first `seq_length` rows; the model itself (the SavedModel's
+  Keras root, which keeps every row for further fine-tuning) is untouched,
+  and the layers read their own tables again afterwards. A signature traced
+  before the export keeps the whole table (correct, only larger).
+
+  Yields:
+    The list of the cut copies (to be tracked by the saved module).
+  """
+  swapped = []
+  for layer in model.submodules:
+    table = getattr(layer, "_position_embeddings", None)
+    if (isinstance(layer, nlp_layers.PositionEmbedding) and
+        table is not None and table.shape[0] > seq_length):
+      cut = tf.Variable(table[:seq_length], trainable=False,
+                        name="served_position_embeddings")
+      # object.__setattr__: Keras and checkpoint tracking must not see the
+      # swap, so the model's weights and its saved variables stay as they are.
+      object.__setattr__(layer, "_position_embeddings", cut)
+      swapped.append((layer, table, cut))
+  try:
+    yield [cut for _, _, cut in swapped]
+  finally:
+    for layer, table, _ in swapped:
+      object.__setattr__(layer, "_position_embeddings", table)
 
 
 def read_export_info(export_dir):
