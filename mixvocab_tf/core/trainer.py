@@ -21,7 +21,8 @@ Dropout randomness: tf_keras dropout normally uses stateful TF1 random ops
 whose state lives in the kernel and restarts with the process. The trainer
 builds the model with tf_keras's `tf.random.Generator`-backed random ops
 (`enable_tf_random_generator`, switched on only while the model is built) and
-checkpoints those generators.
+checkpoints those generators. Their dropout draws 16 random bits per element
+rather than a float32 (`core.dropout`: half the random-number work).
 """
 
 import contextlib
@@ -41,6 +42,7 @@ import tf_keras
 from mixvocab_tf.core import base_task
 from mixvocab_tf.core import checkpointing
 from mixvocab_tf.core import distribute
+from mixvocab_tf.core import dropout as dropout_lib
 from mixvocab_tf.core import evaluation
 from mixvocab_tf.core import optimization as optimization_lib
 
@@ -311,6 +313,7 @@ class Trainer:
     with self.strategy.scope():
       with _generator_backed_dropout():
         self.model = self.task.build_model()
+      dropout_lib.use_sixteen_bit_dropout(self.model)
       self.optimizer, self.learning_rate = optimization_lib.build_optimizer(
           self.optimization)
       if self.precision == "mixed_float16":
