@@ -38,6 +38,10 @@ TASK_COLUMNS = {
     "mnli": (("accuracy", "MNLI-sample acc."),),
 }
 RESULTS_FILE = "results.md"
+#: finetune_glue_cpu.gin's bindings for small tasks (its header has the sweep).
+GLUE_TASK_BINDINGS = {
+    "mrpc": ["EPOCHS = 15", "EVAL_EPOCHS = 1", "LR = 2e-3"],
+}
 
 
 def _size(preset):
@@ -113,6 +117,7 @@ def _finetune_step(method, preset, task, seed, glue_dir, teacher_vocab,
     gin_file, task_class, steps = ("finetune_glue_cpu.gin",
                                    "FinetuneGlueTask", glue_steps)
     bindings += [f"GLUE_TASK = '{task}'", f"GLUE_DIR = '{glue_dir}'"]
+    bindings += GLUE_TASK_BINDINGS.get(task, [])
   if steps is not None:
     # A fixed budget, evaluated once; by default the config's epoch budget
     # with early stopping on the validation metric.
