@@ -52,6 +52,7 @@ from mixvocab_tf.tasks import student_spec
 from mixvocab_tf.tasks.pretraining import mlm_inputs
 from mixvocab_tf.tasks.pretraining import nokd
 from mixvocab_tf.tasks.pretraining import stage1
+from mixvocab_tf.core import flops as flops_lib
 from mixvocab_tf.core import optimization
 from mixvocab_tf.core import trainer as trainer_lib
 
@@ -192,22 +193,6 @@ def _time_pair(first, second, steps, repeats):
   return [tuple(statistics.median(t) for t in times[side]) for side in (0, 1)]
 
 
-def _bert_train_flops(layers, hidden, inner, seq_length, batch, predictions,
-                      vocab_heads, extra_token_macs=0):
-  """Analytic FLOPs of one training step of a BERT with MLM heads.
-
-  Per token and layer: Q, K, V, output projections (4 d^2), feed-forward
-  (2 d inner), scores and weighted sum (2 L d). Per masked position and head:
-  transform (d x width) and output (width x vocab). Training ~ 3x forward.
-  """
-  per_token = layers * (4 * hidden * hidden + 2 * hidden * inner +
-                        2 * seq_length * hidden) + extra_token_macs
-  macs = batch * seq_length * per_token
-  for width, vocab in vocab_heads:
-    macs += batch * predictions * (hidden * width + width * vocab)
-  return 3 * 2 * macs
-
-
 def _matmul_peak(n=2048, repeats=5):
   a = tf.random.normal([n, n])
   b = tf.random.normal([n, n])
@@ -242,8 +227,10 @@ def _student_comparison(peak):
   baseline, _ = _baseline_loop(config, batch)
   (ours_time, ours_cpu), (baseline_time, baseline_cpu) = _time_pair(
       ours, baseline, FLAGS.steps, FLAGS.repeats)
-  flops = _bert_train_flops(6, 96, 384, FLAGS.seq_length, FLAGS.student_batch,
-                            FLAGS.max_predictions, [(96, student_vocab)])
+  flops = flops_lib.bert_train_flops(6, 96, 384, FLAGS.seq_length,
+                                     FLAGS.student_batch,
+                                     FLAGS.max_predictions,
+                                     [(96, student_vocab)])
   print(f"\n[1] Student L6-H96 ({model.count_params():,} parameters), batch "
         f"{FLAGS.student_batch} x {FLAGS.seq_length}:")
   print(f"    trainer          {1 / ours_time:7.3f} steps/s "
@@ -279,7 +266,7 @@ def _stage1_comparison(peak):
   (ours_time, ours_cpu), (baseline_time, baseline_cpu) = _time_pair(
       ours, baseline, FLAGS.steps, FLAGS.repeats)
   hidden, inner = config["hidden_size"], config["inner_dim"]
-  flops = _bert_train_flops(
+  flops = flops_lib.bert_train_flops(
       config["num_layers"], hidden, inner, FLAGS.seq_length,
       FLAGS.stage1_batch, FLAGS.max_predictions,
       [(hidden, teacher_vocab), (width, student_vocab)],

@@ -25,12 +25,16 @@ import gin
 
 from mixvocab_tf.jobs import quickstart
 from mixvocab_tf.jobs import replication
+from mixvocab_tf.jobs import scaling
 
 DONE = "DONE"
-STEP_KINDS = ("vocab", "train", "export", "report", "results")
 #: Steps run in this process: f(step_dir, output_dir, bindings).
 _STEP_FUNCTIONS = {"export": quickstart.export_step,
-                   "report": quickstart.report_step}
+                   "report": quickstart.report_step,
+                   **scaling.step_functions()}
+STEP_KINDS = ("vocab", "train", "results") + tuple(_STEP_FUNCTIONS)
+#: Summaries of the whole directory: run every time, never marked done.
+_RERUN_KINDS = ("results", "scaling_results")
 
 
 class PipelineError(RuntimeError):
@@ -118,7 +122,8 @@ def run(output_dir):
   started = time.time()
   for index, (name, kind, gin_files, bindings) in enumerate(steps, 1):
     step_dir = os.path.join(output_dir, name)
-    if kind != "results" and os.path.exists(os.path.join(step_dir, DONE)):
+    if (kind not in _RERUN_KINDS and
+        os.path.exists(os.path.join(step_dir, DONE))):
       logging.info("[%d/%d] %s: done already, skipped.", index, len(steps),
                    name)
       continue

@@ -1,0 +1,83 @@
+r"""Held-out masked-word accuracy of every kept checkpoint of a student run.
+
+The scaling study's low-noise measure (`jobs/scaling.py`): for each
+checkpoint of a stage II or NoKD run, the share of masked student-vocabulary
+tokens of held-out text predicted exactly, and their mean cross-entropy,
+against the tokens the run has trained on. Run in its own process by the
+pipeline (the run's gin configuration is parsed here):
+
+  python -m mixvocab_tf.jobs.mlm_curve --run_dir=runs/scaling/nokd_b1 \
+      --input_files=runs/scaling/split/heldout.txt --max_batches=50 \
+      --output=runs/scaling/nokd_b1/mlm_curve.json
+
+Every point reads the same held-out batches (the input pipeline is
+deterministic for its fixed seed), so points differ only by their weights.
+"""
+
+import json
+import os
+import re
+
+from absl import app
+from absl import flags
+import gin
+import tensorflow as tf
+
+import mixvocab_tf.tasks  # Registers the built-in tasks.  # pylint: disable=unused-import
+from mixvocab_tf.core import evaluation
+from mixvocab_tf.core import gin_utils
+from mixvocab_tf.tasks.pretraining import mlm_eval
+
+_RUN_DIR = flags.DEFINE_string("run_dir", None, "A stage II or NoKD run.")
+_INPUT_FILES = flags.DEFINE_list("input_files", None, "Held-out text.")
+_MAX_BATCHES = flags.DEFINE_integer("max_batches", 50,
+                                    "Held-out batches per checkpoint.")
+_OUTPUT = flags.DEFINE_string("output", None, "The curve's JSON file.")
+
+
+def checkpoint_steps(run_dir):
+  """(step, prefix) of every checkpoint the run keeps, by step."""
+  state = tf.train.get_checkpoint_state(run_dir)
+  if state is None:
+    raise FileNotFoundError(f"No checkpoint in {run_dir}.")
+  found = []
+  for path in state.all_model_checkpoint_paths:
+    match = re.search(r"ckpt-(\d+)$", path)
+    if match:
+      prefix = path if os.path.isabs(path) else os.path.join(run_dir, path)
+      found.append((int(match.group(1)), prefix))
+  return sorted(found)
+
+
+def curve(run_dir, input_files, max_batches):
+  """{'points': [{'step', 'tokens', 'accuracy', 'loss', 'masked_tokens'}]}."""
+  task = gin_utils.parse_run_config(run_dir)()
+  tokens_per_step = (gin.query_parameter("MlmInputs.global_batch_size") *
+                     gin.query_parameter("MlmInputs.seq_length"))
+  model = task.build_model()
+  points = []
+  for step, prefix in checkpoint_steps(run_dir):
+    evaluation.restore_model(task, model, prefix)
+    results = mlm_eval.masked_word_accuracy(
+        task, model, max_batches, mode="student", input_files=input_files)
+    points.append({
+        "step": step, "tokens": step * tokens_per_step,
+        "accuracy": float(results["student_mlm/accuracy"]),
+        "loss": float(results["student_mlm/loss"]),
+        "masked_tokens": int(results["student_mlm/masked_tokens"]),
+    })
+    print(json.dumps(points[-1]), flush=True)
+  return {"run_dir": run_dir, "input_files": list(input_files),
+          "max_batches": max_batches, "points": points}
+
+
+def main(argv):
+  del argv
+  result = curve(_RUN_DIR.value, _INPUT_FILES.value, _MAX_BATCHES.value)
+  with open(_OUTPUT.value, "w", encoding="utf-8") as f:
+    json.dump(result, f, indent=1)
+
+
+if __name__ == "__main__":
+  flags.mark_flags_as_required(["run_dir", "input_files", "output"])
+  app.run(main)

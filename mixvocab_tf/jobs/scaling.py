@@ -1,0 +1,470 @@
+"""Does mixed-vocabulary pretraining beat NoKD as the budget grows? One job.
+
+Zhao et al. (EACL 2021, Tables 1-2) find that a student whose embeddings come
+from mixed-vocabulary stage I beats the same student trained from scratch
+(NoKD). `gin_configs/scaling_cpu.gin` sets `pipeline.steps =
+@scaling_steps()`: the 6 x 96 student's stage I, stage II and NoKD at budgets
+of 1x, 4x and 16x the main job's (stage I 200 steps of 16 x 64 tokens,
+students 300 steps of 32 x 64), plus at each budget a *compute-matched* NoKD
+that also gets stage I's FLOPs as extra steps, on the train part of a corpus
+whose held-out documents no run reads. Then:
+
+- `mlm_b<B>`: masked-word accuracy and loss in the student vocabulary on the
+  held-out documents, for every kept checkpoint of each student run (a curve
+  against tokens seen);
+- `ft_snips_<arm>_b<B>_seed<S>`: SNIPS fine-tuning without task distillation
+  (`finetune_snips_cpu.gin`, its epoch budget and early stopping), seeds 0-2;
+  at the largest budget also SST-2 and MRPC (`finetune_glue_cpu.gin`);
+- `results`: `scaling.md`, `scaling_gap.png` and `scaling_mlm.png`
+  (`results_step`; `tools/scaling_table.py` does the same from any run
+  directory).
+
+Arms: `stage2` (stage I -> stage II), `nokd` (same student steps),
+`nokd_matched` (student steps plus stage I's FLOPs as steps). Steps are ordered
+so that a job cut short leaves complete budgets: all of 1x (pretraining, held-
+out curves, SNIPS) first, then 4x, then 16x, then the GLUE runs. Every step is
+an ordinary pipeline step, so rerunning the job resumes it.
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+from typing import Dict, Optional, Sequence
+
+import gin
+
+from mixvocab_tf.core import flops as flops_lib
+from mixvocab_tf.jobs import replication
+
+ARMS = ("stage2", "nokd", "nokd_matched")
+ARM_LABELS = {
+    "stage2": "mixed-vocab (stage I + II)",
+    "nokd": "NoKD, same student steps",
+    "nokd_matched": "NoKD, + stage I FLOPs",
+}
+SPLIT_DIR = "split"
+TRAIN_TEXT = "train.txt"
+HELDOUT_TEXT = "heldout.txt"
+MLM_CURVE_FILE = "mlm_curve.json"
+RESULTS_FILE = "scaling.md"
+GAP_PLOT = "scaling_gap.png"
+MLM_PLOT = "scaling_mlm.png"
+
+# Sizes of the CPU configs (stage1_cpu.gin, stage2_cpu.gin, nokd_cpu.gin) and
+# of the default teacher (all-MiniLM-L6-v2: 6 x 384, 30,522 tokens).
+STAGE1_BATCH, STUDENT_BATCH, SEQ_LENGTH, PREDICTIONS = 16, 32, 64, 20
+TEACHER_SIZES = dict(layers=6, hidden=384, inner=1536, vocab=30522)
+STUDENT_SIZES = dict(layers=6, hidden=96, inner=384)
+
+
+def step_flops(student_vocab: int = 5000) -> Dict[str, int]:
+  """Analytic training FLOPs of one stage I step and one student step."""
+  t, s = TEACHER_SIZES, STUDENT_SIZES
+  stage1 = flops_lib.bert_train_flops(
+      t["layers"], t["hidden"], t["inner"], SEQ_LENGTH, STAGE1_BATCH,
+      PREDICTIONS, [(t["hidden"], t["vocab"]), (s["hidden"], student_vocab)],
+      extra_token_macs=s["hidden"] * t["hidden"])
+  student = flops_lib.bert_train_flops(
+      s["layers"], s["hidden"], s["inner"], SEQ_LENGTH, STUDENT_BATCH,
+      PREDICTIONS, [(s["hidden"], student_vocab)])
+  return {"stage1": stage1, "student": student}
+
+
+def matched_nokd_steps(stage1_steps: int, student_steps: int,
+                       student_vocab: int = 5000) -> int:
+  """NoKD steps with the FLOPs of stage I + stage II (`student_steps`)."""
+  flops = step_flops(student_vocab)
+  return student_steps + int(round(stage1_steps * flops["stage1"] /
+                                   flops["student"]))
+
+
+def run_name(arm, budget):
+  return f"{arm}_b{budget}"
+
+
+def finetune_name(task, arm, budget, seed):
+  return f"ft_{task}_{arm}_b{budget}_seed{seed}"
+
+
+@gin.configurable(module="mixvocab_tf")
+def scaling_steps(corpus: str = gin.REQUIRED,
+                  budgets: Sequence[int] = (1, 4, 16),
+                  seeds: Sequence[int] = (0, 1, 2),
+                  stage1_steps: int = 200,
+                  student_steps: int = 300,
+                  heldout_every: int = 10,
+                  curve_points: int = 8,
+                  mlm_eval_batches: int = 50,
+                  glue_dir: Optional[str] = None,
+                  glue_tasks: Sequence[str] = ("sst2", "mrpc"),
+                  extra_finetune_bindings: Sequence[str] = ()):
+  """The scaling study's pipeline steps.
+
+  Args:
+    corpus: text in BERT pretraining layout (blank line between documents).
+    budgets: multiples of the main job's pretraining budget.
+    seeds: fine-tuning seeds.
+    stage1_steps, student_steps: the 1x budget's steps.
+    heldout_every: every this-many-th document is held out (never trained
+      on; the masked-word curves read it).
+    curve_points: checkpoints kept along each student run for the curve.
+    mlm_eval_batches: held-out batches (32 x 64 tokens) per curve point.
+    glue_dir: GLUE data (SST-2/, MRPC/); None skips the GLUE runs.
+    glue_tasks: GLUE tasks fine-tuned at the largest budget.
+    extra_finetune_bindings: appended to every fine-tuning step (e.g. a
+      smaller budget for a smoke run).
+  """
+  vocab = "{output_dir}/student_vocab.txt"
+  train_text = f"{{output_dir}}/{SPLIT_DIR}/{TRAIN_TEXT}"
+  inputs = [f"MlmInputs.input_files = '{train_text}'"]
+  steps = [(SPLIT_DIR, "split", [], [f"corpus = '{corpus}'",
+                                     f"heldout_every = {heldout_every}"]),
+           ("vocab", "vocab", [], [])]
+
+  def curve(train_steps):
+    every = max(1, train_steps // curve_points)
+    return [f"Trainer.train_steps = {train_steps}",
+            f"Trainer.checkpoint_every = {every}",
+            f"Trainer.keep_checkpoints = {curve_points + 1}"]
+
+  def finetune(task, arm, budget, seed):
+    bindings = [f"INIT_CHECKPOINT = '{{output_dir}}/{run_name(arm, budget)}'",
+                f"Trainer.seed = {seed}"]
+    if task == "snips":
+      gin_file, task_class = "finetune_snips_cpu.gin", "FinetuneSnipsTask"
+    else:
+      gin_file, task_class = "finetune_glue_cpu.gin", "FinetuneGlueTask"
+      bindings += [f"GLUE_TASK = '{task}'", f"GLUE_DIR = '{glue_dir}'"]
+      bindings += replication.GLUE_TASK_BINDINGS.get(task, [])
+    bindings += [f"{task_class}.vocab = '{vocab}'",
+                 f"{task_class}.model_name = '{ARM_LABELS[arm]} {budget}x'"]
+    return (finetune_name(task, arm, budget, seed), "train", [gin_file],
+            bindings + list(extra_finetune_bindings))
+
+  for budget in budgets:
+    stage1 = run_name("stage1", budget)
+    steps.append((stage1, "train", ["stage1_cpu.gin"], [
+        f"Trainer.train_steps = {stage1_steps * budget}",
+        f"Trainer.checkpoint_every = {max(1, stage1_steps * budget // 4)}",
+        f"Stage1Task.student_vocab = '{vocab}'"] + inputs))
+    steps.append((run_name("stage2", budget), "train", ["stage2_cpu.gin"], [
+        f"STAGE1_DIR = '{{output_dir}}/{stage1}'",
+        f"StudentSpec.vocab = '{vocab}'"] + curve(student_steps * budget) +
+                  inputs))
+    matched = matched_nokd_steps(stage1_steps * budget, student_steps * budget)
+    for arm, train_steps in (("nokd", student_steps * budget),
+                             ("nokd_matched", matched)):
+      steps.append((run_name(arm, budget), "train", ["nokd_cpu.gin"], [
+          f"StudentSpec.vocab = '{vocab}'"] + curve(train_steps) + inputs))
+    steps.append((f"mlm_b{budget}", "mlm_eval", [], [
+        f"runs = {[run_name(arm, budget) for arm in ARMS]}",
+        f"batches = {mlm_eval_batches}"]))
+    for seed in seeds:
+      for arm in ARMS:
+        steps.append(finetune("snips", arm, budget, seed))
+  if glue_dir:
+    for task in glue_tasks:
+      for seed in seeds:
+        for arm in ARMS:
+          steps.append(finetune(task, arm, max(budgets), seed))
+  steps.append(("results", "scaling_results", [], []))
+  return steps
+
+
+# -----------------------------------------------------------------------------
+# Steps run in the pipeline's process.
+
+
+def split_step(step_dir, output_dir, bindings):
+  """Writes the corpus's train part and its held-out documents."""
+  del output_dir
+  options = _parse_bindings(bindings)
+  train, heldout = split_documents(options["corpus"],
+                                   options.get("heldout_every", 10))
+  for name, documents in ((TRAIN_TEXT, train), (HELDOUT_TEXT, heldout)):
+    with open(os.path.join(step_dir, name), "w", encoding="utf-8") as f:
+      f.write("\n\n".join("\n".join(d) for d in documents) + "\n")
+  summary = {"corpus": options["corpus"], "train_documents": len(train),
+             "heldout_documents": len(heldout),
+             "train_lines": sum(map(len, train)),
+             "heldout_lines": sum(map(len, heldout))}
+  with open(os.path.join(step_dir, "summary.json"), "w",
+            encoding="utf-8") as f:
+    json.dump(summary, f, indent=1)
+
+
+def split_documents(path, heldout_every):
+  """(train, held-out) lists of documents (lists of lines) of `path`.
+
+  Documents are separated by blank lines; every `heldout_every`-th one (the
+  1st, the (k+1)-th, ...) is held out.
+  """
+  if heldout_every < 2:
+    raise ValueError(f"heldout_every must be at least 2; received "
+                     f"{heldout_every}.")
+  documents, current = [], []
+  with open(path, encoding="utf-8") as f:
+    for line in f:
+      line = line.rstrip("\n")
+      if line.strip():
+        current.append(line)
+      elif current:
+        documents.append(current)
+        current = []
+  if current:
+    documents.append(current)
+  if len(documents) < 2:
+    raise ValueError(f"{path} has {len(documents)} document(s); the split "
+                     "needs blank lines between documents.")
+  heldout = documents[::heldout_every]
+  train = [d for i, d in enumerate(documents) if i % heldout_every]
+  return train, heldout
+
+
+def mlm_eval_step(step_dir, output_dir, bindings):
+  """Held-out masked-word accuracy of every kept checkpoint of each run."""
+  options = _parse_bindings(bindings)
+  heldout = os.path.join(output_dir, SPLIT_DIR, HELDOUT_TEXT)
+  for run in options["runs"]:
+    run_dir = os.path.join(output_dir, run)
+    out = os.path.join(run_dir, MLM_CURVE_FILE)
+    subprocess.run(
+        [sys.executable, "-m", "mixvocab_tf.jobs.mlm_curve",
+         f"--run_dir={run_dir}", f"--input_files={heldout}",
+         f"--max_batches={options.get('batches', 50)}", f"--output={out}"],
+        check=True)
+  with open(os.path.join(step_dir, "runs.json"), "w", encoding="utf-8") as f:
+    json.dump(options["runs"], f)
+
+
+def _parse_bindings(bindings):
+  """'name = python literal' strings -> dict."""
+  import ast  # pylint: disable=g-import-not-at-top
+  options = {}
+  for binding in bindings:
+    name, value = binding.split("=", 1)
+    options[name.strip()] = ast.literal_eval(value.strip())
+  return options
+
+
+# -----------------------------------------------------------------------------
+# Results.
+
+
+def _read_json(path):
+  if not os.path.exists(path):
+    return None
+  with open(path, encoding="utf-8") as f:
+    return json.load(f)
+
+
+def _wall_seconds(output_dir, name):
+  path = os.path.join(output_dir, name, "DONE")
+  if not os.path.exists(path):
+    return None
+  with open(path, encoding="utf-8") as f:
+    return float(f.read().split()[0])
+
+
+def collect(output_dir):
+  """Everything the tables and plots show, from a run directory.
+
+  Returns:
+    {"budgets": [...], "mlm": {(arm, budget): curve}, "finetune": {(task,
+    arm, budget): {seed: metrics}}, "hours": {budget: wall hours},
+    "steps": {(arm, budget): train steps}}.
+  """
+  result = {"mlm": {}, "finetune": {}, "hours": {}, "steps": {}}
+  budgets = set()
+  for name in sorted(os.listdir(output_dir)):
+    parts = name.split("_")
+    if name.startswith("ft_") and len(parts) >= 5:
+      seed = int(parts[-1][len("seed"):])
+      budget = int(parts[-2][1:])
+      task, arm = parts[1], "_".join(parts[2:-2])
+      best = _read_json(os.path.join(output_dir, name, "best",
+                                     "metrics.json"))
+      if best is not None:
+        result["finetune"].setdefault((task, arm, budget),
+                                      {})[seed] = best["metrics"]
+      continue
+    for arm in ARMS + ("stage1",):
+      if name.startswith(arm + "_b") and name[len(arm) + 2:].isdigit():
+        budget = int(name[len(arm) + 2:])
+        budgets.add(budget)
+        seconds = _wall_seconds(output_dir, name)
+        if seconds is not None:
+          result["hours"][budget] = result["hours"].get(budget, 0.0) + (
+              seconds / 3600)
+        curve = _read_json(os.path.join(output_dir, name, MLM_CURVE_FILE))
+        if curve:
+          result["mlm"][(arm, budget)] = curve["points"]
+          result["steps"][(arm, budget)] = curve["points"][-1]["step"]
+  for (_, _, budget), _ in result["finetune"].items():
+    budgets.add(budget)
+  for name in os.listdir(output_dir):
+    if name.startswith("ft_"):
+      parts = name.split("_")
+      seconds = _wall_seconds(output_dir, name)
+      if seconds is not None and len(parts) >= 5:
+        budget = int(parts[-2][1:])
+        result["hours"][budget] = result["hours"].get(budget, 0.0) + (
+            seconds / 3600)
+  result["budgets"] = sorted(budgets)
+  return result
+
+
+def _mean_std(values):
+  values = [100 * v for v in values]
+  if not values:
+    return ""
+  if len(values) == 1:
+    return f"{values[0]:.1f} (n=1)"
+  return f"{statistics.mean(values):.1f} ± {statistics.stdev(values):.1f}"
+
+
+def paired_gap(by_seed_a, by_seed_b, metric):
+  """Mean and sample std of (a - b) over the seeds both have, in points."""
+  seeds = sorted(set(by_seed_a) & set(by_seed_b))
+  gaps = [100 * (by_seed_a[s][metric] - by_seed_b[s][metric]) for s in seeds]
+  if not gaps:
+    return None
+  std = statistics.stdev(gaps) if len(gaps) > 1 else 0.0
+  return {"mean": statistics.mean(gaps), "std": std, "n": len(gaps),
+          "wins": sum(g > 0 for g in gaps)}
+
+
+def results_markdown(output_dir):
+  """The study's tables (markdown) from a run directory."""
+  data = collect(output_dir)
+  lines = ["# Scaling study: mixed-vocabulary pretraining against NoKD", "",
+           f"Run directory: `{output_dir}`. Budgets are multiples of the main "
+           "job's (stage I 200 steps of 16 x 64 tokens, students 300 steps of "
+           "32 x 64).", "", "## Held-out masked-word prediction (student "
+           "vocabulary)", "",
+           "| budget | arm | train steps | tokens seen | held-out accuracy "
+           "| held-out loss |", "|---|---|---:|---:|---:|---:|"]
+  for budget in data["budgets"]:
+    for arm in ARMS:
+      points = data["mlm"].get((arm, budget))
+      if not points:
+        continue
+      last = points[-1]
+      lines.append(f"| {budget}x | {ARM_LABELS[arm]} | {last['step']} | "
+                   f"{last['tokens']:,} | {100 * last['accuracy']:.2f} | "
+                   f"{last['loss']:.3f} |")
+  for task, columns in replication.TASK_COLUMNS.items():
+    rows = [(arm, budget) for budget in data["budgets"] for arm in ARMS
+            if (task, arm, budget) in data["finetune"]]
+    if not rows:
+      continue
+    lines += ["", f"## {task.upper()} (dev / valid, mean ± sample std over "
+              "fine-tuning seeds, no task distillation)", "",
+              "| budget | arm | seeds | " + " | ".join(
+                  header for _, header in columns) + " |",
+              "|---|---|---:|" + "---:|" * len(columns)]
+    for arm, budget in rows:
+      by_seed = data["finetune"][(task, arm, budget)]
+      cells = [_mean_std([m[metric] for m in by_seed.values()])
+               for metric, _ in columns]
+      lines.append(f"| {budget}x | {ARM_LABELS[arm]} | {len(by_seed)} | " +
+                   " | ".join(cells) + " |")
+    lines += ["", f"Paired over seeds (stage II − NoKD, points; wins = seeds "
+              "where stage II is ahead):", "",
+              "| budget | against | " + " | ".join(
+                  header for _, header in columns) + " |",
+              "|---|---|" + "---|" * len(columns)]
+    for budget in data["budgets"]:
+      ours = data["finetune"].get((task, "stage2", budget))
+      for other in ("nokd", "nokd_matched"):
+        theirs = data["finetune"].get((task, other, budget))
+        if not ours or not theirs:
+          continue
+        cells = []
+        for metric, _ in columns:
+          gap = paired_gap(ours, theirs, metric)
+          cells.append(f"{gap['mean']:+.1f} ± {gap['std']:.1f} "
+                       f"({gap['wins']}/{gap['n']})")
+        lines.append(f"| {budget}x | {ARM_LABELS[other]} | " +
+                     " | ".join(cells) + " |")
+  if data["hours"]:
+    lines += ["", "## Cost", "", "| budget | wall hours on 2 cores (finished "
+              "steps) |", "|---|---:|"]
+    for budget in sorted(data["hours"]):
+      lines.append(f"| {budget}x | {data['hours'][budget]:.2f} |")
+  return "\n".join(lines) + "\n"
+
+
+def plot_results(output_dir, gap_path, mlm_path):
+  """Writes the gap plot and the held-out curves; returns what it wrote."""
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  data = collect(output_dir)
+  written = []
+  # Gap in SNIPS slot F1 against stage I tokens, with the seeds' spread.
+  tokens = {b: b * 200 * STAGE1_BATCH * SEQ_LENGTH for b in data["budgets"]}
+  fig, ax = plt.subplots(figsize=(6, 4))
+  drew = False
+  for other, marker in (("nokd", "o"), ("nokd_matched", "s")):
+    xs, ys, errs = [], [], []
+    for budget in data["budgets"]:
+      ours = data["finetune"].get(("snips", "stage2", budget))
+      theirs = data["finetune"].get(("snips", other, budget))
+      gap = ours and theirs and paired_gap(ours, theirs, "slot_f1")
+      if gap:
+        xs.append(tokens[budget])
+        ys.append(gap["mean"])
+        errs.append(gap["std"])
+    if xs:
+      ax.errorbar(xs, ys, yerr=errs, marker=marker, capsize=4,
+                  label=f"stage II − {ARM_LABELS[other]}")
+      drew = True
+  if drew:
+    ax.axhline(0, color="gray", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("stage I tokens")
+    ax.set_ylabel("SNIPS valid slot F1 gap (points)")
+    ax.set_title("Mixed-vocabulary pretraining minus NoKD")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(gap_path, dpi=120)
+    written.append(gap_path)
+  plt.close(fig)
+  # Held-out masked-word accuracy against tokens seen.
+  fig, ax = plt.subplots(figsize=(6, 4))
+  drew = False
+  for (arm, budget), points in sorted(data["mlm"].items()):
+    ax.plot([p["tokens"] for p in points],
+            [100 * p["accuracy"] for p in points], marker=".",
+            label=f"{ARM_LABELS[arm]}, {budget}x")
+    drew = True
+  if drew:
+    ax.set_xscale("log")
+    ax.set_xlabel("student tokens seen")
+    ax.set_ylabel("held-out masked-word accuracy (%)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(mlm_path, dpi=120)
+    written.append(mlm_path)
+  plt.close(fig)
+  return written
+
+
+def results_step(step_dir, output_dir, bindings=()):
+  """Writes scaling.md and the plots into the run directory."""
+  del step_dir, bindings
+  with open(os.path.join(output_dir, RESULTS_FILE), "w",
+            encoding="utf-8") as f:
+    f.write(results_markdown(output_dir))
+  plot_results(output_dir, os.path.join(output_dir, GAP_PLOT),
+               os.path.join(output_dir, MLM_PLOT))
+
+
+def step_functions() -> Dict[str, object]:
+  """The pipeline step kinds this module adds."""
+  return {"split": split_step, "mlm_eval": mlm_eval_step,
+          "scaling_results": results_step}
+
