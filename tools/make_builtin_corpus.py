@@ -43,6 +43,8 @@ from absl import app
 from absl import flags
 from absl import logging
 
+from mixvocab_tf.text.pretraining_input import read_documents
+
 _SOURCE = flags.DEFINE_string(
     "source", "../shared/data/corpus/pretrain_corpus.txt",
     "The shared development corpus to select from.")
@@ -79,22 +81,6 @@ _MOJIBAKE = (
     ("\u00a1\u00a8", "\u201d"),  # Right double quotation mark.
 )
 _LEFTOVER = re.compile("[\u0080-\u00bf]")
-
-
-def read_documents(path):
-  """Returns the documents of a BERT-layout file as lists of lines."""
-  docs, current = [], []
-  with open(path, encoding="utf-8") as f:
-    for line in f:
-      line = line.rstrip("\n")
-      if line.strip():
-        current.append(line)
-      elif current:
-        docs.append(current)
-        current = []
-  if current:
-    docs.append(current)
-  return docs
 
 
 def _expect_start(doc, index, prefix):

@@ -37,6 +37,7 @@ import gin
 
 from mixvocab_tf.core import flops as flops_lib
 from mixvocab_tf.jobs import replication
+from mixvocab_tf.text import pretraining_input
 
 ARMS = ("stage2", "nokd", "nokd_matched")
 ARM_LABELS = {
@@ -204,17 +205,7 @@ def split_documents(path, heldout_every):
   if heldout_every < 2:
     raise ValueError(f"heldout_every must be at least 2; received "
                      f"{heldout_every}.")
-  documents, current = [], []
-  with open(path, encoding="utf-8") as f:
-    for line in f:
-      line = line.rstrip("\n")
-      if line.strip():
-        current.append(line)
-      elif current:
-        documents.append(current)
-        current = []
-  if current:
-    documents.append(current)
+  documents = pretraining_input.read_documents(path)
   if len(documents) < 2:
     raise ValueError(f"{path} has {len(documents)} document(s); the split "
                      "needs blank lines between documents.")

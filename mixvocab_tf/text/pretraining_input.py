@@ -91,6 +91,25 @@ class PretrainingInputConfig:
           f"{self.max_predictions} and {self.seq_length}.")
 
 
+def read_documents(path):
+  """The documents of a BERT-layout text file, as lists of lines.
+
+  Lines of a document are consecutive; blank lines separate documents.
+  """
+  docs, current = [], []
+  with open(path, encoding="utf-8") as f:
+    for line in f:
+      line = line.rstrip("\n")
+      if line.strip():
+        current.append(line)
+      elif current:
+        docs.append(current)
+        current = []
+  if current:
+    docs.append(current)
+  return docs
+
+
 def expand_files(input_files):
   """Sorted files matching comma-separated paths or globs; error if none."""
   if isinstance(input_files, str):
