@@ -1,6 +1,7 @@
 """The scaling study's job end to end, tiny: split, vocabulary, stage I,
-stage II, NoKD (step- and compute-matched), held-out curves, SNIPS runs and
-the results step, on the built-in corpus (about two minutes on 2 cores)."""
+stage II, NoKD (step- and compute-matched), the distillation arm, held-out
+curves, SNIPS runs and the results step, on the built-in corpus (about three
+minutes on 2 idle cores)."""
 
 import json
 import os
@@ -35,7 +36,8 @@ def test_tiny_scaling_job_resumes_and_writes_its_results(tmp_path):
                           timeout=900, cwd=_ROOT)
   assert result.returncode == 0, result.stderr[-3000:]
   matched = scaling.matched_nokd_steps(4, 8)
-  for arm, steps in (("stage2", 8), ("nokd", 8), ("nokd_matched", matched)):
+  for arm, steps in (("stage2", 8), ("nokd", 8), ("nokd_matched", matched),
+                     ("stage2_distill", 8)):
     with open(tmp_path / f"{arm}_b1" / scaling.MLM_CURVE_FILE,
               encoding="utf-8") as f:
       points = json.load(f)["points"]
@@ -49,6 +51,7 @@ def test_tiny_scaling_job_resumes_and_writes_its_results(tmp_path):
   assert heldout.strip() and heldout.split("\n")[0] not in train
   table = (tmp_path / scaling.RESULTS_FILE).read_text(encoding="utf-8")
   assert "| 1x | NoKD, + stage I FLOPs | 1 |" in table
+  assert "| distill/attention_mse |" in table
   assert os.path.getsize(tmp_path / scaling.MLM_PLOT) > 1000
   # A second run skips every finished step and rewrites the results.
   os.remove(tmp_path / scaling.RESULTS_FILE)

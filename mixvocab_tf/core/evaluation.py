@@ -94,7 +94,8 @@ def restore_model(task, model, checkpoint: str) -> str:
 
   Args:
     task: the task that wrote the checkpoint (its `checkpoint_items` name the
-      model's parts; only `model` is read).
+      model's parts; only `model` is read: the whole model, or a
+      distillation task's student).
     model: `task.build_model()`.
     checkpoint: a model_dir, a `best/` directory or a checkpoint prefix.
 
@@ -109,8 +110,11 @@ def restore_model(task, model, checkpoint: str) -> str:
   path = checkpointing.resolve_checkpoint(checkpoint)
   checkpointing.check_vocab_fingerprints(path, task.vocab_fingerprints(),
                                          purpose="evaluating")
+  # What the trainer saved as `model`: the whole model, or for the
+  # distillation tasks the student (their frozen teacher is not saved).
+  saved = task.checkpoint_items(model)["model"]
   try:
-    status = tf.train.Checkpoint(model=model).read(path)
+    status = tf.train.Checkpoint(model=saved).read(path)
     status.assert_existing_objects_matched()
   except (AssertionError, ValueError) as e:  # Missing or misshapen weights.
     recorded = checkpointing.read_metadata(path)["task"]

@@ -28,6 +28,7 @@ an ordinary pipeline step, so rerunning the job resumes it.
 
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -44,7 +45,16 @@ ARM_LABELS = {
     "stage2": "mixed-vocab (stage I + II)",
     "nokd": "NoKD, same student steps",
     "nokd_matched": "NoKD, + stage I FLOPs",
+    "stage2_distill": "stage II + distillation from stage I",
 }
+#: Arms with their own runs; `stage2_distill` only at the largest budget.
+ALL_ARMS = ARMS + ("stage2_distill",)
+#: stage2_distill_cpu.gin's weights, scaled so that no term swamps the others
+#: (after a 300-step stage I: attention MSE ~335, soft-target KL ~0.006,
+#: masked-LM ~7.6 at weight 1); the results report each term at the start
+#: and end of the run.
+DISTILL_WEIGHTS = {"mlm_weight": 1.0, "soft_target_weight": 100.0,
+                   "hidden_weight": 1.0, "attention_weight": 0.01}
 SPLIT_DIR = "split"
 TRAIN_TEXT = "train.txt"
 HELDOUT_TEXT = "heldout.txt"
@@ -100,6 +110,8 @@ def scaling_steps(corpus: str = gin.REQUIRED,
                   mlm_eval_batches: int = 50,
                   glue_dir: Optional[str] = None,
                   glue_tasks: Sequence[str] = ("sst2", "mrpc"),
+                  distill_arm: bool = True,
+                  distill_weights: Optional[Dict[str, float]] = None,
                   extra_finetune_bindings: Sequence[str] = ()):
   """The scaling study's pipeline steps.
 
@@ -114,6 +126,10 @@ def scaling_steps(corpus: str = gin.REQUIRED,
     mlm_eval_batches: held-out batches (32 x 64 tokens) per curve point.
     glue_dir: GLUE data (SST-2/, MRPC/); None skips the GLUE runs.
     glue_tasks: GLUE tasks fine-tuned at the largest budget.
+    distill_arm: also the cross-vocabulary pretraining arm (stage II with
+      soft targets, hidden and attention losses from the stage I teacher,
+      `stage2_distill_cpu.gin`) at the largest budget, fine-tuned on SNIPS.
+    distill_weights: its loss weights (default `DISTILL_WEIGHTS`).
     extra_finetune_bindings: appended to every fine-tuning step (e.g. a
       smaller budget for a smoke run).
   """
@@ -165,6 +181,19 @@ def scaling_steps(corpus: str = gin.REQUIRED,
     for seed in seeds:
       for arm in ARMS:
         steps.append(finetune("snips", arm, budget, seed))
+  if distill_arm:
+    budget = max(budgets)
+    name = run_name("stage2_distill", budget)
+    weights = dict(DISTILL_WEIGHTS, **(distill_weights or {}))
+    steps.append((name, "train", ["stage2_distill_cpu.gin"], [
+        f"STAGE1_DIR = '{{output_dir}}/{run_name('stage1', budget)}'",
+        f"StudentSpec.vocab = '{vocab}'"] + [
+            f"Stage2DistillTask.{k} = {v}" for k, v in sorted(weights.items())
+        ] + curve(student_steps * budget) + inputs))
+    steps.append((f"mlm_distill_b{budget}", "mlm_eval", [], [
+        f"runs = {[name]}", f"batches = {mlm_eval_batches}"]))
+    for seed in seeds:
+      steps.append(finetune("snips", "stage2_distill", budget, seed))
   if glue_dir:
     for task in glue_tasks:
       for seed in seeds:
@@ -281,7 +310,7 @@ def collect(output_dir):
         result["finetune"].setdefault((task, arm, budget),
                                       {})[seed] = best["metrics"]
       continue
-    for arm in ARMS + ("stage1",):
+    for arm in ALL_ARMS + ("stage1",):
       if name.startswith(arm + "_b") and name[len(arm) + 2:].isdigit():
         budget = int(name[len(arm) + 2:])
         budgets.add(budget)
@@ -305,6 +334,35 @@ def collect(output_dir):
             seconds / 3600)
   result["budgets"] = sorted(budgets)
   return result
+
+
+_PROGRESS = re.compile(r"step (\d+)/\d+ \(\d+%\) \| (.*?) \| lr ")
+
+
+def distill_terms(run_dir):
+  """The loss terms of a run's first and last progress lines (its log.txt).
+
+  Returns:
+    {"first_step", "first": {name: value}, "last_step", "last"}, or None
+    without a log.
+  """
+  path = os.path.join(run_dir, "log.txt")
+  if not os.path.exists(path):
+    return None
+  found = []
+  with open(path, encoding="utf-8") as f:
+    for line in f:
+      match = _PROGRESS.search(line)
+      if match:
+        fields = {}
+        for field in match.group(2).split(" | "):
+          name, _, value = field.rpartition(" ")
+          fields[name] = value
+        found.append((int(match.group(1)), fields))
+  if not found:
+    return None
+  return {"first_step": found[0][0], "first": found[0][1],
+          "last_step": found[-1][0], "last": found[-1][1]}
 
 
 def _mean_std(values):
@@ -338,7 +396,7 @@ def results_markdown(output_dir):
            "| budget | arm | train steps | tokens seen | held-out accuracy "
            "| held-out loss |", "|---|---|---:|---:|---:|---:|"]
   for budget in data["budgets"]:
-    for arm in ARMS:
+    for arm in ALL_ARMS:
       points = data["mlm"].get((arm, budget))
       if not points:
         continue
@@ -347,7 +405,7 @@ def results_markdown(output_dir):
                    f"{last['tokens']:,} | {100 * last['accuracy']:.2f} | "
                    f"{last['loss']:.3f} |")
   for task, columns in replication.TASK_COLUMNS.items():
-    rows = [(arm, budget) for budget in data["budgets"] for arm in ARMS
+    rows = [(arm, budget) for budget in data["budgets"] for arm in ALL_ARMS
             if (task, arm, budget) in data["finetune"]]
     if not rows:
       continue
@@ -380,6 +438,18 @@ def results_markdown(output_dir):
                        f"({gap['wins']}/{gap['n']})")
         lines.append(f"| {budget}x | {ARM_LABELS[other]} | " +
                      " | ".join(cells) + " |")
+  for budget in data["budgets"]:
+    terms = distill_terms(os.path.join(output_dir,
+                                       run_name("stage2_distill", budget)))
+    if terms:
+      names = sorted(set(terms["first"]) | set(terms["last"]))
+      lines += ["", f"## Cross-vocabulary pretraining arm ({budget}x): each "
+                "logged term at the first and last log line", "",
+                "| term | step " + str(terms["first_step"]) + " | step " +
+                str(terms["last_step"]) + " |", "|---|---:|---:|"]
+      for term in names:
+        lines.append(f"| {term} | {terms['first'].get(term, '')} | "
+                     f"{terms['last'].get(term, '')} |")
   if data["hours"]:
     lines += ["", "## Cost", "", "| budget | wall hours on 2 cores (finished "
               "steps) |", "|---|---:|"]

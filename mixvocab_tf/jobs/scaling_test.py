@@ -24,7 +24,7 @@ def test_compute_matched_nokd_gets_stage1_flops_as_steps():
 def test_steps_in_budget_order_with_their_step_counts():
   steps = scaling.scaling_steps(corpus="/data/c.txt", budgets=[1, 4],
                                 seeds=[0, 1], glue_dir="/glue",
-                                glue_tasks=["mrpc"])
+                                glue_tasks=["mrpc"], distill_arm=False)
   names = [s[0] for s in steps]
   assert names[:4] == ["split", "vocab", "stage1_b1", "stage2_b1"]
   # The whole 1x budget (pretraining, curves, SNIPS) before any 4x step.
@@ -60,12 +60,28 @@ def test_steps_in_budget_order_with_their_step_counts():
   pipeline._validate(steps)  # pylint: disable=protected-access
 
 
+def test_distillation_arm_at_the_largest_budget_with_balanced_weights():
+  steps = scaling.scaling_steps(corpus="/c.txt", budgets=[1, 4], seeds=[0],
+                                distill_weights={"attention_weight": 0.05})
+  by_name = {s[0]: s for s in steps}
+  assert "stage2_distill_b1" not in by_name
+  _, kind, gin_files, bindings = by_name["stage2_distill_b4"]
+  assert kind == "train" and gin_files == ["stage2_distill_cpu.gin"]
+  assert "STAGE1_DIR = '{output_dir}/stage1_b4'" in bindings
+  assert "Stage2DistillTask.attention_weight = 0.05" in bindings
+  assert "Stage2DistillTask.soft_target_weight = 100.0" in bindings
+  assert "Trainer.train_steps = 1200" in bindings
+  assert "ft_snips_stage2_distill_b4_seed0" in by_name
+  assert by_name["mlm_distill_b4"][3][0] == "runs = ['stage2_distill_b4']"
+
+
 def test_scaling_config_parses():
   gin.clear_config()
   try:
     gin_utils.parse(["scaling_cpu.gin"], [])
     steps, _ = pipeline.pipeline()
-    assert len([s for s in steps if s[0].startswith("ft_snips_")]) == 27
+    # 3 budgets x 3 arms x 3 seeds, and the distillation arm's 3 seeds.
+    assert len([s for s in steps if s[0].startswith("ft_snips_")]) == 30
   finally:
     gin.clear_config()
 
@@ -116,6 +132,12 @@ def _fake_run_dir(root):
 def test_results_tables_and_plots_from_a_run_directory(tmp_path):
   root = str(tmp_path / "run")
   _fake_run_dir(root)
+  _write(os.path.join(root, "stage2_distill_b4", "log.txt"),
+         "I1124 trainer.py:676] step 25/1200 (2%) | loss 9.1 | distill/kl "
+         "0.006 | distill/attention_mse 335 | lr 0.0001 | 9 ex/s | ETA 1:00\n"
+         "noise\n"
+         "I1124 trainer.py:676] step 1200/1200 (100%) | loss 6.2 | "
+         "distill/kl 0.004 | distill/attention_mse 120 | lr 0 | 9 ex/s\n")
   table = scaling.results_markdown(root)
   # Mean ± sample std over the two seeds, in points.
   assert "| 4x | mixed-vocab (stage I + II) | 2 | 95.0 ± 0.0 | 89.0 ± 1.4 |" \
@@ -127,6 +149,8 @@ def test_results_tables_and_plots_from_a_run_directory(tmp_path):
          "(0/2) |" in table
   assert "| 4x | NoKD, same student steps | 400 | 819,200 | 40.00 | 1.500 |" \
          in table
+  assert "| distill/attention_mse | 335 | 120 |" in table
+  assert "| step 25 | step 1200 |" in table
   # 1x: 3 pretraining runs x 720 s + 6 fine-tunings x 360 s = 1.2 hours.
   assert "| 1x | 1.20 |" in table
   scaling.results_step(None, root)
