@@ -33,6 +33,12 @@ PACKING_TOKENS = (vocab_lib.PAD, vocab_lib.UNK, vocab_lib.CLS, vocab_lib.SEP)
 DEFAULT_MAX_BYTES_PER_WORD = 100
 
 
+def special_token_ids(vocab: vocab_lib.PathOrTokens) -> Dict[str, int]:
+  """{token: id} of `PACKING_TOKENS`; ValueError if one is missing."""
+  tokens = vocab_lib.load_vocab(vocab, required_tokens=PACKING_TOKENS)
+  return {t: tokens.index(t) for t in PACKING_TOKENS}
+
+
 def fast_bert_tokenizer(vocab: vocab_lib.PathOrTokens, lower_case=True
                        ) -> Tuple[tf_text.FastBertTokenizer, Dict[str, int]]:
   """In-graph `FastBertTokenizer` and the ids of [PAD], [UNK], [CLS], [SEP].
@@ -54,7 +60,7 @@ def fast_bert_tokenizer(vocab: vocab_lib.PathOrTokens, lower_case=True
     ValueError: the vocabulary lacks one of `PACKING_TOKENS`.
   """
   tokens = vocab_lib.load_vocab(vocab, required_tokens=PACKING_TOKENS)
-  special_ids = {t: tokens.index(t) for t in PACKING_TOKENS}
+  special_ids = special_token_ids(tokens)
   tokenizer = tf_text.FastBertTokenizer(
       vocab=tokens, token_out_type=tf.int64,
       lower_case_nfd_strip_accents=lower_case)
