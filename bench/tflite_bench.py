@@ -30,25 +30,25 @@ Targets (issue 19): the 6x96 dynamic-range file <= 2.0 MB including its
 tokenizer, p50 <= 1 ms, base / student fp32 p50 >= 57 (the paper's phone
 figure). Measured on an idle 2-core machine, random weights,
 `--models=student,base --quantizations=none,dynamic
---large_quantizations=none,dynamic`, 3 processes (min / median / max):
-- student dynamic: 2.255 MB, p50 0.645 / 0.657 / 0.662 ms;
-- student fp32: 5.65 MB, p50 0.902 / 0.908 / 0.929 ms; base fp32 53.2 / 53.3 /
-  56.3 ms: ratio 57.3 / 59.1 / 62.0 (dynamic-range: 8.4 to 9.5, because
-  LiteRT's int8 kernels speed BERT-base up 10x and the student's time is
+--large_quantizations=none,dynamic`, 3 processes (min / median / max),
+2026-11-24:
+- student dynamic: 1.897 MB, p50 0.819 / 0.841 / 0.844 ms;
+- student fp32: 5.29 MB, p50 1.000 / 1.005 / 1.027 ms; base fp32 63.3 / 64.9 /
+  65.8 ms: ratio 61.7 / 64.5 / 65.8 (dynamic-range: 8.5 to 10.3, because
+  LiteRT's int8 kernels speed BERT-base up 8x and the student's time is
   mostly its tokenizer, gathers and Viterbi loop, not matmuls).
-The size target is not reached: 2.255 MB is the floor of this design. The
-file holds 0.861 MB of tokenizer models (tensorflow_text's FastWordpiece
-model of the 4,929-token vocabulary with BERT's punctuation
-pre-tokenization, 0.607 MB, of which 0.35 MB is the pre-tokenization: 0.256
-MB without it; the uncased FastBertNormalizer model, 0.254 MB, 2 KB without
-lower-casing), 0.473 MB of int8 word embeddings, 0.664 MB of int8 layer
-weights, and ~0.26 MB of float biases, LayerNorms, heads, per-channel
+(The day before, on the same machine running BERT-base 18% faster, the
+previous tokenizer gave 2.255 MB, p50 0.645 / 0.657 / 0.662 ms, fp32 ratio
+57.3 / 59.1 / 62.0.)
+Where the bytes are: 0.501 MB of tokenizer models (a FastWordpiece model of
+the 4,929-token vocabulary without pre-tokenization, 0.256 MB, and the
+package's own normalizer model, 0.245 MB, which also spaces out BERT's
+punctuation and CJK characters, `export/spaced_normalizer.py`; with
+tensorflow_text's prebuilt models the split took 0.35 MB more inside the
+FastWordpiece model), 0.473 MB of int8 word embeddings, 0.664 MB of int8
+layer weights, and ~0.26 MB of float biases, LayerNorms, heads, per-channel
 scales (64 KB) and graph. Cutting the position table to the served length
-took 0.17 MB off (2.43 -> 2.26 MB). Going under 2.0 MB needs a tokenizer
-model that is not tensorflow_text's prebuilt one: e.g. a normalizer model
-that also spaces out punctuation (so the WordPiece model can skip
-pre-tokenization, -0.35 MB), built from a darts-clone trie, and used in
-training as well so that features stay identical.
+took 0.17 MB off (2.43 -> 2.26 MB), the normalizer 0.36 MB (-> 1.90 MB).
 """
 
 import json

@@ -22,8 +22,9 @@ vocabularies and the data (`teacher_cache.SentenceTeacherOutputs`, in
 index inside tf.data, so a distillation step costs a fine-tuning step.
 
 Optionally the transfer set adds edited copies of each training example
-(`glue_augment`: TinyBERT-style word substitution and deletion, and swapped
-pairs); the teacher labels them (cached too), and their gold labels get
+(`glue_augment`: TinyBERT-style word substitution, by random training words
+or by the teacher's embedding neighbours, deletion, and swapped pairs); the
+teacher labels them (cached too), and their gold labels get
 weight `augment_label_weight` (default 0: the soft label is their target).
 
 Evaluation, the best checkpoint and export are those of `finetune_glue`: the
@@ -139,6 +140,9 @@ class DistillGlueTask(
     augment_swap_pairs: swap the sentences of each copy of a pair.
     augment_label_weight: weight of a copy's gold label in the hard-label
       loss (0: soft labels only, as TinyBERT).
+    augment_neighbours: replace words by one of their this many nearest
+      whole-word tokens in the fine-tuned teacher's input embeddings
+      (`glue_augment.embedding_neighbours`); 0: by random training words.
     **kwargs: the arguments of `FinetuneGlueTask` (glue_task, data_dir, the
       student's init_checkpoint, vocab, seq_length, pad_to_longest, ...).
   """
@@ -158,6 +162,7 @@ class DistillGlueTask(
                augment_p_delete: float = 0.1,
                augment_swap_pairs: bool = False,
                augment_label_weight: float = 0.0,
+               augment_neighbours: int = 0,
                **kwargs):
     if not teacher_run:
       raise ValueError("DistillGlueTask.teacher_run is required: a "
@@ -171,11 +176,17 @@ class DistillGlueTask(
     self.augment = dict(copies=int(augment_copies), p=float(augment_p),
                         p_delete=float(augment_p_delete),
                         swap_pairs=bool(augment_swap_pairs))
+    if augment_neighbours < 0:
+      raise ValueError("augment_neighbours must be >= 0; received "
+                       f"{augment_neighbours}.")
+    self.augment_neighbours = int(augment_neighbours)
     name = CACHE_DIR_NAME
     if augment_copies:
       name += (f"_aug{int(augment_copies)}p{float(augment_p):g}"
                f"d{float(augment_p_delete):g}"
-               f"{'swap' if augment_swap_pairs else ''}s{self.seed}")
+               f"{'swap' if augment_swap_pairs else ''}"
+               f"{f'nb{self.augment_neighbours}' if augment_neighbours else ''}"
+               f"s{self.seed}")
     self.cache_dir = cache_dir or os.path.join(
         finetuned_teacher.run_dir(teacher_run), name)
     self._train_examples = None
@@ -204,8 +215,15 @@ class DistillGlueTask(
         labels = [int(r["label"]) for r in rows]
       a = [s.decode("utf-8") if isinstance(s, bytes) else s for s in a]
       b = [s.decode("utf-8") if isinstance(s, bytes) else s for s in b]
+      neighbours = None
+      if self.augment["copies"] and self.augment_neighbours:
+        table = self.build_teacher().encoder_network.get_embedding_table()
+        neighbours = glue_augment.embedding_neighbours(
+            table.numpy(), text_lib.load_vocab(self.teacher_vocab_path),
+            {w.lower() for s in a + b for w in s.split()},
+            self.augment_neighbours)
       self._train_examples = glue_augment.augment(
-          a, b, labels, seed=self.seed, **self.augment)
+          a, b, labels, seed=self.seed, neighbours=neighbours, **self.augment)
     return self._train_examples
 
   def num_train_examples(self):

@@ -3,12 +3,15 @@
 TinyBERT (Jiao et al., 2020, Section 3.1) distils a small student on an
 augmented transfer set: new sentences made by replacing words, labelled by
 the fine-tuned teacher (not by the gold label, which an edit may no longer
-fit). Without a masked-LM or word vectors to propose neighbours, this module
-makes the cheap version: each word of a copy is, with probability `p`,
-replaced by a word drawn from the training sentences (by frequency) or, with
-probability `p_delete`, dropped. For sentence-pair tasks (MRPC, MNLI) a copy
-can also swap its two sentences (`swap_pairs`): paraphrase is symmetric, so
-MRPC's gold label stays right.
+fit). TinyBERT proposes replacements with BERT's masked-LM (single-piece
+words) and GloVe neighbours; here each word of a copy is, with probability
+`p`, replaced by one of its nearest neighbours among whole-word tokens in the
+teacher's input embedding table (`embedding_neighbours`; words without
+neighbours stay) or, without a neighbour table, by a word drawn from the
+training sentences (by frequency); with probability `p_delete` it is
+dropped. For sentence-pair tasks (MRPC, MNLI) a copy can also swap its two
+sentences (`swap_pairs`): paraphrase is symmetric, so MRPC's gold label stays
+right.
 
 `augment(...)` is deterministic given its arguments. Copies keep the
 original's gold label; `distill_glue` gives them hard-label weight 0 unless
@@ -16,12 +19,54 @@ told otherwise (the teacher's soft label is their target).
 """
 
 import random
-from typing import List, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+
+def embedding_neighbours(table: np.ndarray, tokens: Sequence[str],
+                         words: Iterable[str], k: int = 15,
+                         chunk: int = 2048) -> Dict[str, List[str]]:
+  """The `k` nearest whole-word tokens of each word, by embedding cosine.
+
+  Args:
+    table: float [vocab, width], the teacher's input word embeddings.
+    tokens: the teacher's vocabulary, in id order.
+    words: the words to find neighbours for; those that are not alphabetic
+      whole-word tokens of `tokens` get none.
+    k: neighbours per word.
+    chunk: words compared at once.
+
+  Returns:
+    {word: [neighbour, ...]} nearest first, the word itself excluded.
+  """
+  if len(tokens) != len(table):
+    raise ValueError(f"{len(tokens)} tokens but {len(table)} embedding rows.")
+  candidates = np.array([i for i, t in enumerate(tokens) if t.isalpha()])
+  if not len(candidates):
+    return {}
+  row = {tokens[i]: n for n, i in enumerate(candidates)}
+  vectors = np.asarray(table, np.float32)[candidates]
+  vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+  queries = sorted({w for w in words if w in row})
+  k = min(k, len(candidates) - 1)
+  out = {}
+  for start in range(0, len(queries), chunk):
+    batch = queries[start:start + chunk]
+    rows = np.array([row[w] for w in batch])
+    similarity = vectors[rows] @ vectors.T
+    similarity[np.arange(len(batch)), rows] = -np.inf
+    top = np.argpartition(-similarity, k, axis=1)[:, :k]
+    for word, r, near in zip(batch, similarity, top):
+      near = near[np.argsort(-r[near])]
+      out[word] = [tokens[candidates[j]] for j in near]
+  return out
 
 
 def augment(sentences_a: Sequence[str], sentences_b: Sequence[str],
             labels: Sequence[int], copies: int = 1, p: float = 0.1,
-            p_delete: float = 0.1, swap_pairs: bool = False, seed: int = 0
+            p_delete: float = 0.1, swap_pairs: bool = False, seed: int = 0,
+            neighbours: Optional[Dict[str, Sequence[str]]] = None
             ) -> Tuple[List[str], List[str], List[int], List[bool]]:
   """The examples followed by `copies` edited copies of each.
 
@@ -29,12 +74,14 @@ def augment(sentences_a: Sequence[str], sentences_b: Sequence[str],
     sentences_a, sentences_b, labels: the training split ('' in sentences_b
       for single-sentence tasks).
     copies: edited copies per example (0: the examples unchanged).
-    p: probability that a word of a copy is replaced by a random training
-      word.
+    p: probability that a word of a copy is replaced: by one of its
+      `neighbours` (a word without any stays), or without them by a random
+      training word.
     p_delete: probability that a word of a copy is dropped (a sentence keeps
       at least one word).
     swap_pairs: swap sentence A and B in every copy of a pair.
     seed: seed of the choices.
+    neighbours: {word: replacements} (`embedding_neighbours`), or None.
 
   Returns:
     (sentences_a, sentences_b, labels, is_original) with len * (1 + copies)
@@ -54,6 +101,12 @@ def augment(sentences_a: Sequence[str], sentences_b: Sequence[str],
     raise ValueError("augment needs training sentences with words.")
   rng = random.Random(seed)
 
+  def replacement(word):
+    if neighbours is None:
+      return rng.choice(pool)
+    options = neighbours.get(word.lower())
+    return rng.choice(options) if options else word
+
   def edit(sentence):
     words = sentence.split()
     if not words:
@@ -63,7 +116,7 @@ def augment(sentences_a: Sequence[str], sentences_b: Sequence[str],
       r = rng.random()
       if r < p_delete:
         continue
-      kept.append(rng.choice(pool) if r < p_delete + p else word)
+      kept.append(replacement(word) if r < p_delete + p else word)
     return " ".join(kept or [rng.choice(words)])
 
   for _ in range(copies):

@@ -1,5 +1,6 @@
 """Tests of the GLUE transfer-set augmentation (word edits, pair swaps)."""
 
+import numpy as np
 import pytest
 
 from mixvocab_tf.tasks.finetuning import glue_augment
@@ -32,3 +33,26 @@ def test_pairs_swap_and_no_copies_is_the_identity():
       A, B, [1, 0, 1], [True] * 3)
   with pytest.raises(ValueError, match="p \\+ p_delete"):
     glue_augment.augment(A, B, [1, 0, 1], p=0.8, p_delete=0.5)
+
+
+def test_embedding_neighbours_are_the_nearest_alphabetic_tokens():
+  tokens = ["[PAD]", "good", "great", "bad", "##ly", "fine", "awful", "9"]
+  table = np.array([[0, 0], [1, 0.1], [1, 0.2], [-1, 0], [1, 0.15],
+                    [0.9, 0.5], [-1, -0.1], [1, 0.12]], np.float32)
+  near = glue_augment.embedding_neighbours(table, tokens,
+                                           ["good", "bad", "okay"], k=2)
+  # "##ly" and "9" are no words; "okay" is not a token; itself excluded.
+  assert near == {"good": ["great", "fine"], "bad": ["awful", "fine"]}
+  with pytest.raises(ValueError, match="8 tokens but 2 embedding rows"):
+    glue_augment.embedding_neighbours(table[:2], tokens, ["good"])
+
+
+def test_neighbour_substitution_uses_only_neighbours():
+  neighbours = {"good": ["great", "fine"]}
+  a, _, _, original = glue_augment.augment(
+      ["good film", "Good good"], ["", ""], [1, 1], copies=20, p=1.0,
+      p_delete=0.0, seed=3, neighbours=neighbours)
+  copies = [s for s, o in zip(a, original) if not o]
+  words = {w for s in copies for w in s.split()}
+  assert words <= {"great", "fine", "film"}  # "film" has no neighbours.
+  assert {"great", "fine"} <= words
