@@ -40,8 +40,10 @@ Example (gin), see `gin_configs/distill_glue_cpu.gin`:
 
 import hashlib
 import os
+import time
 from typing import Optional
 
+from absl import logging
 import numpy as np
 import tensorflow as tf
 
@@ -99,11 +101,17 @@ def compute_teacher_logits(model, sentences_a, sentences_b, glue_task,
                       input_type_ids=types), training=False)["logits"]
 
   logits = np.zeros([len(order), model.num_classes], np.float32)
+  started, reported = time.time(), time.time()
   for start in range(0, len(order), batch_size):
     index = order[start:start + batch_size]
     length = int(lengths[index].max())
     logits[index] = forward(*(tf.constant(columns[k][index, :length])
                               for k in glue_data.MODEL_INPUT_KEYS)).numpy()
+    done = start + len(index)
+    if time.time() - reported > 30 or done == len(order):
+      reported = time.time()
+      logging.info("Teacher logits: %d/%d examples (%.0f%%), %.0f s.", done,
+                   len(order), 100 * done / len(order), reported - started)
   return logits
 
 

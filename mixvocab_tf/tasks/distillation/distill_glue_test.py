@@ -19,6 +19,7 @@ from mixvocab_tf.core import testing
 from mixvocab_tf.tasks.distillation import distill_glue
 from mixvocab_tf.tasks.distillation import teacher_cache
 from mixvocab_tf.tasks.finetuning import finetune_glue
+from mixvocab_tf.tasks.finetuning import glue_augment
 from mixvocab_tf.tasks.finetuning import glue_data
 
 GLUE_DIR = testing_utils.shared_data("glue")
@@ -200,3 +201,23 @@ def test_augmented_copies_are_labelled_by_the_teacher_only(setup):
     index = batch["example_index"].numpy()
     np.testing.assert_array_equal(batch["label_weight"].numpy(),
                                   (index < n).astype(np.float32))
+
+
+def test_neighbour_substitution_draws_from_the_teachers_embeddings(setup):
+  task = _task(setup, cache_dir=str(setup["root"] / "cache_nb"),
+               augment_copies=2, augment_p=1.0, augment_p_delete=0.0,
+               augment_neighbours=3)
+  assert task.cache_dir.endswith("cache_nb")
+  a, b, _, is_original = task.train_examples()
+  teacher = task.build_teacher()
+  near = glue_augment.embedding_neighbours(
+      teacher.encoder_network.get_embedding_table().numpy(),
+      text_lib.load_vocab(task.teacher_vocab_path),
+      {w.lower() for s, o in zip(a + b, is_original + is_original) if o
+       for w in s.split()}, 3)
+  for original, copy in zip(a[:len(a) // 3], a[len(a) // 3:2 * len(a) // 3]):
+    for word, new in zip(original.split(), copy.split()):
+      # p = 1: every word with neighbours is replaced by one of them.
+      assert new in near.get(word.lower(), [word])
+  with pytest.raises(ValueError, match="augment_neighbours must be >= 0"):
+    _task(setup, augment_neighbours=-1)
