@@ -15,6 +15,8 @@ under the stable name `student_word_embeddings`.
 
 from typing import Optional
 
+from absl import logging
+
 from mixvocab_tf import networks
 from mixvocab_tf.models import teacher_loader
 from mixvocab_tf.core import base_task
@@ -22,6 +24,10 @@ from mixvocab_tf.tasks import student_spec
 from mixvocab_tf.tasks import teacher_spec
 from mixvocab_tf.tasks.pretraining import mlm_inputs
 from mixvocab_tf.tasks.pretraining import mlm_task
+from mixvocab_tf.tasks.pretraining import student_table_init
+
+#: `Stage1Task.student_table_init` values.
+TABLE_INITS = ("random", "teacher")
 
 #: google-research/bert's BERT-LARGE dimensions (`teacher_loader`).
 BERT_LARGE_CONFIG = teacher_loader.BERT_LARGE_CONFIG
@@ -59,6 +65,10 @@ class Stage1Task(mlm_task.MlmTask):
     teacher_vocab: the teacher's vocab.txt (default: the one beside the
       teacher checkpoint, where both layouts keep it).
     student_vocab: the student's vocab.txt (default: the shipped one).
+    student_table_init: how the student table and the up-projection start:
+      'random' (the paper) or 'teacher' (`student_table_init.py`: the best
+      rank-d_s factors of the teacher's own embeddings of the student
+      tokens, so that a short stage I starts aligned instead of from noise).
   """
 
   input_mode = "mixed"
@@ -70,7 +80,8 @@ class Stage1Task(mlm_task.MlmTask):
                dropout_rate: Optional[float] = None,
                inputs: Optional[mlm_inputs.MlmInputs] = None,
                teacher_vocab: Optional[str] = None,
-               student_vocab: Optional[str] = None):
+               student_vocab: Optional[str] = None,
+               student_table_init: str = "random"):
     # Every argument explicit: stage I trains from the pretrained checkpoint,
     # never from a `TeacherSpec.stage1_checkpoint` bound for another task.
     self.teacher = teacher_spec.TeacherSpec(
@@ -84,6 +95,10 @@ class Stage1Task(mlm_task.MlmTask):
     self.teacher_checkpoint = self.teacher.checkpoint
     self.student_embedding_width = int(student_embedding_width)
     self.dropout_rate = dropout_rate
+    if student_table_init not in TABLE_INITS:
+      raise ValueError(f"student_table_init must be one of {TABLE_INITS}; "
+                       f"received {student_table_init!r}.")
+    self.student_table_init = student_table_init
 
   @property
   def config_source(self):
@@ -108,6 +123,16 @@ class Stage1Task(mlm_task.MlmTask):
   def initialize(self, model):
     # Stage I starts from a pretrained teacher.
     self.teacher.load_pretrained(model, "Stage1Task.teacher_checkpoint")
+    if self.student_table_init == "teacher":
+      summary = student_table_init.warm_start(
+          model.encoder_network.embedding_layer, self.vocab("teacher"),
+          self.vocab("student"))
+      logging.info(
+          "Student table warm-started from the teacher's embeddings: %d of "
+          "%d student tokens are teacher tokens; rank %d keeps %.1f%% of "
+          "their variance.", summary["shared_with_teacher"],
+          summary["student_tokens"], self.student_embedding_width,
+          100 * summary["variance_kept"])
 
   def encoder_configs(self, model):
     # Stage II and the distillation tasks rebuild this teacher from it.
@@ -134,4 +159,5 @@ class Stage1Task(mlm_task.MlmTask):
         self.config_source) else ""
     return (f"{super().describe()}, p_SV {self.input_config.p_student}, "
             f"teacher {self.teacher_checkpoint}, student table width "
-            f"{self.student_embedding_width}{source}")
+            f"{self.student_embedding_width} ({self.student_table_init} "
+            f"init){source}")
