@@ -82,52 +82,37 @@ def viterbi_decode(word_logits: tf.Tensor, num_words: tf.Tensor,
     num_tags = start.shape[0]
     start = tf.constant(start, tf.float32)
     transitions = tf.constant(transitions, tf.float32)
-    # Every loop carry keeps one shape (TFLite's WHILE needs that): the
-    # back-pointers of all words are one [words, batch, tags] tensor that each
-    # step adds its row to through a one-hot mask over words.
+    # One forward loop that carries, for each tag, the best path ending in
+    # it (the same choices as back-pointers and a backward pass, in half the
+    # loop iterations: on a phone-sized model the loop's per-op cost is a
+    # large part of a query's time). Every carry keeps one shape (TFLite's
+    # WHILE needs that): paths are [batch, tags, words], and each step
+    # writes its column through a one-hot mask over words.
     scores_t = tf.transpose(scores, [1, 0, 2])  # [words, batch, tags]
-    identity = tf.tile(tf.expand_dims(tf.range(num_tags), 0), [batch, 1])
+    tag_ids = tf.reshape(tf.range(num_tags), [1, -1, 1])
 
-    def word_mask(t):
-      return tf.reshape(tf.one_hot(t, length, dtype=tf.int32), [-1, 1, 1])
-
-    def forward(t, best, pointers):
+    def forward(t, best, paths):
       # [B, S, S]: score of each previous tag (axis 1) then each tag (axis 2).
       candidates = tf.expand_dims(best, 2) + tf.expand_dims(transitions, 0)
       step_best = tf.reduce_max(candidates, axis=1) + tf.gather(scores_t, t)
       step_pointer = tf.argmax(candidates, axis=1, output_type=tf.int32)
-      # Past a query's end its scores stay and its pointers point to themselves,
-      # so the backward pass carries the last real tag through the padding.
+      step_paths = tf.gather(paths, step_pointer, batch_dims=1) + tf.reshape(
+          tf.one_hot(t, length, dtype=tf.int32), [1, 1, -1]) * tag_ids
+      # Past a query's end its scores and paths stay.
       live = tf.expand_dims(t < num_words, 1)
       best = tf.where(live, step_best, best)
-      step_pointer = tf.where(live, step_pointer, identity)
-      pointers = pointers + word_mask(t) * tf.expand_dims(step_pointer, 0)
-      return t + 1, best, pointers
+      paths = tf.where(tf.expand_dims(live, 2), step_paths, paths)
+      return t + 1, best, paths
 
     # A batch of empty queries (or of none) still has one column to start from.
     first = tf.gather(tf.pad(scores_t, [[0, 1], [0, 0], [0, 0]]), 0)
     best0 = tf.expand_dims(start, 0) + first
-    _, best, pointers = tf.while_loop(
-        lambda t, *_: t < length, forward,
-        (tf.constant(1), best0,
-         tf.zeros(tf.stack([length, batch, num_tags]), tf.int32)))
+    paths0 = tf.tile(tag_ids * tf.reshape(
+        tf.one_hot(0, length, dtype=tf.int32), [1, 1, -1]), [batch, 1, 1])
+    _, best, paths = tf.while_loop(
+        lambda t, *_: t < length, forward, (tf.constant(1), best0, paths0))
     last = tf.argmax(best, axis=-1, output_type=tf.int32)
-
-    def backward(t, tag, tags):
-      # pointers[t] maps each tag at word t to the best tag at word t - 1.
-      step = tf.gather(pointers, t)
-      previous = tf.reduce_sum(step * tf.one_hot(tag, num_tags, dtype=tf.int32),
-                               axis=1)
-      tags = tags + tf.reshape(tf.one_hot(t - 1, length, dtype=tf.int32),
-                               [-1, 1]) * tf.expand_dims(previous, 0)
-      return t - 1, previous, tags
-
-    last_mask = tf.reshape(tf.one_hot(length - 1, length, dtype=tf.int32),
-                           [-1, 1])
-    _, _, tags = tf.while_loop(
-        lambda t, *_: t > 0, backward,
-        (length - 1, last, last_mask * tf.expand_dims(last, 0)))
-    tags = tf.transpose(tags)  # [batch, words]
+    tags = tf.gather(paths, last, batch_dims=1)  # [batch, words]
     valid = tf.expand_dims(tf.range(length), 0) < tf.expand_dims(num_words, 1)
     return tf.where(valid, tags, -1)
 
