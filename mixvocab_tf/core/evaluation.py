@@ -39,9 +39,24 @@ EVAL_DIR = "eval"
 HISTORY_JSONL = "history.jsonl"
 
 
+def validation_step_fn(task, model):
+  """`task.validation_step` on `model` as a tf.function.
+
+  Keep it across evaluations of one run: a new function traces again for
+  every batch shape (length buckets give several), which took most of a
+  SNIPS evaluation's two seconds.
+  """
+  # autograph=False as in the training loop; reduce_retracing: the last batch
+  # of a split is usually smaller.
+  @tf.function(autograph=False, reduce_retracing=True)
+  def step(features):
+    return task.validation_step(model, features)
+  return step
+
+
 def evaluate(task, model, max_batches: Optional[int] = None,
              dataset: Optional[tf.data.Dataset] = None,
-             reduce_fn=None) -> Dict[str, float]:
+             reduce_fn=None, step_fn=None) -> Dict[str, float]:
   """Runs `task`'s validation over its evaluation data; returns the metrics.
 
   Args:
@@ -52,6 +67,8 @@ def evaluate(task, model, max_batches: Optional[int] = None,
       which must end).
     reduce_fn: turns the aggregated state into metrics (default:
       `task.reduce_aggregated_logs`).
+    step_fn: `validation_step_fn(task, model)` kept from an earlier call
+      (default: a new one).
 
   Returns:
     `task.reduce_aggregated_logs(...)`, a dict of floats, plus
@@ -68,12 +85,7 @@ def evaluate(task, model, max_batches: Optional[int] = None,
                        f"{max_batches!r}.")
     dataset = dataset.take(max_batches)
 
-  # autograph=False as in the training loop; reduce_retracing: the last batch
-  # of a split is usually smaller.
-  @tf.function(autograph=False, reduce_retracing=True)
-  def step(features):
-    return task.validation_step(model, features)
-
+  step = step_fn or validation_step_fn(task, model)
   start = time.time()
   state, batches = None, 0
   for features in dataset:
@@ -204,6 +216,7 @@ class Evaluator:
     self.best_step = None
     self._best_checkpoint = None
     self._writer = None
+    self._step_fn = None
     path = os.path.join(self.best_dir, METRICS_JSON)
     if tf.io.gfile.exists(path):
       # A resumed run competes with the best of its earlier part.
@@ -228,7 +241,10 @@ class Evaluator:
     Returns:
       The metrics, with `step` and `is_best`.
     """
-    results = evaluate(self.task, self.model, self.max_batches)
+    if self._step_fn is None:
+      self._step_fn = validation_step_fn(self.task, self.model)
+    results = evaluate(self.task, self.model, self.max_batches,
+                       step_fn=self._step_fn)
     value = results.get(self.best_metric) if self.best_metric else None
     is_best = bool(self.best_metric) and _better(value, self.best_value,
                                                  self.best_mode)

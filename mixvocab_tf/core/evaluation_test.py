@@ -154,6 +154,20 @@ def test_evaluate_reads_one_pass_or_max_batches():
     evaluation.evaluate(task, model, max_batches=0)
 
 
+def test_a_kept_step_function_reads_the_current_weights_and_traces_once():
+  task = _ScriptedTask([0.0] * 4)
+  model = task.build_model()
+  step = evaluation.validation_step_fn(task, model)
+  first = evaluation.evaluate(task, model, step_fn=step)
+  model.layers[-1].kernel.assign(model.layers[-1].kernel + 1.0)
+  kept = evaluation.evaluate(task, model, step_fn=step)
+  fresh = evaluation.evaluate(task, model)
+  assert kept["mse"] == pytest.approx(fresh["mse"])
+  assert kept["mse"] != pytest.approx(first["mse"])
+  # Batches of 4, 4 and 4 rows: one trace serves every evaluation.
+  assert step.experimental_get_tracing_count() == 1
+
+
 def test_restore_refuses_another_model(tmp_path):
   task = _ScriptedTask([])
   other = tf_keras.Sequential([tf_keras.Input((3,)), tf_keras.layers.Dense(5)])
