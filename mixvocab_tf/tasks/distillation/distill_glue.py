@@ -57,6 +57,7 @@ from mixvocab_tf.tasks.finetuning import finetune_glue
 from mixvocab_tf.tasks.finetuning import finetune_task
 from mixvocab_tf.tasks.finetuning import glue_augment
 from mixvocab_tf.tasks.finetuning import glue_data
+from mixvocab_tf.text import pretraining_input
 
 #: Default cache directory, inside the teacher run's directory.
 CACHE_DIR_NAME = "teacher_outputs"
@@ -151,6 +152,10 @@ class DistillGlueTask(
     augment_neighbours: replace words by one of their this many nearest
       whole-word tokens in the fine-tuned teacher's input embeddings
       (`glue_augment.embedding_neighbours`); 0: by random training words.
+    transfer_text: plain-text files (a comma-separated list or glob) whose
+      sentences join the transfer set with the teacher's soft labels only
+      (`glue_augment.text_sentences`); single-sentence tasks only.
+    transfer_sentences: how many of their sentences, at most.
     **kwargs: the arguments of `FinetuneGlueTask` (glue_task, data_dir, the
       student's init_checkpoint, vocab, seq_length, pad_to_longest, ...).
   """
@@ -171,6 +176,8 @@ class DistillGlueTask(
                augment_swap_pairs: bool = False,
                augment_label_weight: float = 0.0,
                augment_neighbours: int = 0,
+               transfer_text: Optional[str] = None,
+               transfer_sentences: int = 100000,
                **kwargs):
     if not teacher_run:
       raise ValueError("DistillGlueTask.teacher_run is required: a "
@@ -188,6 +195,21 @@ class DistillGlueTask(
       raise ValueError("augment_neighbours must be >= 0; received "
                        f"{augment_neighbours}.")
     self.augment_neighbours = int(augment_neighbours)
+    self.transfer_files = (pretraining_input.expand_files(transfer_text)
+                           if transfer_text else [])
+    if self.transfer_files and glue_data.is_pair_task(self.glue_task):
+      raise ValueError(
+          "DistillGlueTask.transfer_text adds single sentences; the "
+          f"{self.glue_task} task reads sentence pairs.")
+    if self.transfer_files and augment_label_weight:
+      raise ValueError(
+          "DistillGlueTask.transfer_text sentences have no gold label, so "
+          "augment_label_weight must be 0; received "
+          f"{augment_label_weight!r}.")
+    if int(transfer_sentences) <= 0:
+      raise ValueError("transfer_sentences must be positive; received "
+                       f"{transfer_sentences!r}.")
+    self.transfer_sentences = int(transfer_sentences)
     name = CACHE_DIR_NAME
     if augment_copies:
       name += (f"_aug{int(augment_copies)}p{float(augment_p):g}"
@@ -195,6 +217,11 @@ class DistillGlueTask(
                f"{'swap' if augment_swap_pairs else ''}"
                f"{f'nb{self.augment_neighbours}' if augment_neighbours else ''}"
                f"s{self.seed}")
+    if self.transfer_files:
+      # The fingerprint checks the sentences themselves; the name only
+      # keeps caches of different text apart.
+      name += f"_text{self.transfer_sentences}s{self.seed}_" + hashlib.sha256(
+          "\n".join(self.transfer_files).encode()).hexdigest()[:8]
     self.cache_dir = cache_dir or os.path.join(
         finetuned_teacher.run_dir(teacher_run), name)
     self._train_examples = None
@@ -230,8 +257,19 @@ class DistillGlueTask(
             table.numpy(), text_lib.load_vocab(self.teacher_vocab_path),
             {w.lower() for s in a + b for w in s.split()},
             self.augment_neighbours)
-      self._train_examples = glue_augment.augment(
+      a, b, labels, is_original = glue_augment.augment(
           a, b, labels, seed=self.seed, neighbours=neighbours, **self.augment)
+      if self.transfer_files:
+        text = glue_augment.text_sentences(
+            self.transfer_files, self.transfer_sentences, seed=self.seed)
+        logging.info("Transfer set: %d sentences from %s, soft labels only.",
+                     len(text), self.transfer_files)
+        # Label 0 is a placeholder: their gold-label weight is
+        # augment_label_weight's, and without a label it must be 0.
+        a, b = a + text, b + [""] * len(text)
+        labels = labels + [0] * len(text)
+        is_original = is_original + [False] * len(text)
+      self._train_examples = (a, b, labels, is_original)
     return self._train_examples
 
   def num_train_examples(self):
@@ -316,4 +354,5 @@ class DistillGlueTask(
     return (f"{super().describe()}; distilling the fine-tuned teacher "
             f"{self.teacher_run} (vocabulary {self.teacher_vocab_path}), T "
             f"{self.temperature}, weights {self.weights}, augmentation "
-            f"{self.augment}, cache {self.cache_dir}")
+            f"{self.augment}, transfer text {self.transfer_files or None}, "
+            f"cache {self.cache_dir}")

@@ -221,3 +221,35 @@ def test_neighbour_substitution_draws_from_the_teachers_embeddings(setup):
       assert new in near.get(word.lower(), [word])
   with pytest.raises(ValueError, match="augment_neighbours must be >= 0"):
     _task(setup, augment_neighbours=-1)
+
+
+def test_transfer_text_sentences_are_labelled_by_the_teacher_only(setup):
+  text = setup["root"] / "transfer.txt"
+  text.write_text("A fine film. It was dull!\n\nToo short.\nA fine film.\n"
+                  "The story moves slowly but the cast is great.\n",
+                  encoding="utf-8")
+  if glue_data.is_pair_task(setup["glue_task"]):
+    with pytest.raises(ValueError, match="adds single sentences"):
+      _task(setup, transfer_text=str(text))
+    return
+  with pytest.raises(ValueError, match="augment_label_weight must be 0"):
+    _task(setup, transfer_text=str(text), augment_label_weight=0.5)
+  task = _task(setup, cache_dir=str(setup["root"] / "cache_text"),
+               transfer_text=str(text), transfer_sentences=10)
+  a, _, labels, is_original = task.train_examples()
+  n = is_original.count(True)
+  # "Too short." has 2 words; "A fine film." is kept once.
+  assert sorted(a[n:]) == ["A fine film.", "It was dull!",
+                           "The story moves slowly but the cast is great."]
+  logits = task.teacher_outputs().logits
+  assert logits.shape == (len(labels), 2)
+  direct = setup["teacher"](glue_data.glue_featurizer(
+      data_lib.default_teacher_vocab(), SEQ_LENGTH, pair=False)({
+          "sentence_a": tf.constant(a[n:]),
+          "sentence_b": tf.constant([""] * (len(a) - n))}),
+                            training=False)["logits"].numpy()
+  np.testing.assert_allclose(logits[n:], direct, atol=1e-5)
+  for batch in task.build_inputs(training=True).take(4):
+    index = batch["example_index"].numpy()
+    np.testing.assert_array_equal(batch["label_weight"].numpy(),
+                                  (index < n).astype(np.float32))

@@ -19,6 +19,7 @@ told otherwise (the teacher's soft label is their target).
 """
 
 import random
+import re
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -129,3 +130,52 @@ def augment(sentences_a: Sequence[str], sentences_b: Sequence[str],
       out_labels.append(int(label))
       is_original.append(False)
   return out_a, out_b, out_labels, is_original
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def text_sentences(paths: Sequence[str], max_sentences: int,
+                   min_words: int = 3, max_words: int = 40,
+                   seed: int = 0) -> List[str]:
+  """Sentences of plain-text files, for a transfer set without labels.
+
+  "Well-read students" (Turc et al., 2019) and TinyBERT distil small students
+  on much more text than the task's training set, labelled by the teacher.
+  Each line (a paragraph, or one sentence) is cut after `.`, `!` or `?`;
+  sentences of `min_words` to `max_words` words are kept once each, and
+  `max_sentences` of them drawn with `seed`.
+
+  Args:
+    paths: text files (blank lines and BERT-layout document breaks are
+      skipped).
+    max_sentences: how many to return at most.
+    min_words, max_words: the sentence lengths kept, in whitespace words.
+    seed: seed of the draw.
+
+  Returns:
+    Sentences, in the order drawn.
+
+  Raises:
+    ValueError: no file, or no sentence of the lengths asked for.
+  """
+  if not paths:
+    raise ValueError("text_sentences needs at least one text file.")
+  if not 0 < min_words <= max_words:
+    raise ValueError(f"Need 0 < min_words <= max_words; received {min_words} "
+                     f"and {max_words}.")
+  seen, sentences = set(), []
+  for path in paths:
+    with open(path, encoding="utf-8", errors="replace") as f:
+      for line in f:
+        for sentence in _SENTENCE_END.split(line.strip()):
+          sentence = " ".join(sentence.split())
+          if (min_words <= len(sentence.split()) <= max_words and
+              sentence not in seen):
+            seen.add(sentence)
+            sentences.append(sentence)
+  if not sentences:
+    raise ValueError(f"No sentence of {min_words}-{max_words} words in "
+                     f"{list(paths)}.")
+  random.Random(seed).shuffle(sentences)
+  return sentences[:max(0, int(max_sentences))]

@@ -56,3 +56,27 @@ def test_neighbour_substitution_uses_only_neighbours():
   words = {w for s in copies for w in s.split()}
   assert words <= {"great", "fine", "film"}  # "film" has no neighbours.
   assert {"great", "fine"} <= words
+
+
+def test_text_sentences_cut_filter_deduplicate_and_draw(tmp_path):
+  first = tmp_path / "a.txt"
+  first.write_text("Call me Ishmael. Some years ago, never mind how long "
+                   "precisely, I went to sea!\n\nOh. Call me Ishmael.\n",
+                   encoding="utf-8")
+  second = tmp_path / "b.txt"
+  second.write_text("Is it  spaced   oddly? yes\n", encoding="utf-8")
+  every = glue_augment.text_sentences([str(first), str(second)], 100)
+  assert sorted(every) == [
+      "Call me Ishmael.", "Is it spaced oddly?",
+      "Some years ago, never mind how long precisely, I went to sea!"]
+  assert glue_augment.text_sentences([str(first), str(second)], 100,
+                                     seed=0) == every
+  assert len(glue_augment.text_sentences([str(first)], 1)) == 1
+  assert glue_augment.text_sentences([str(first)], 10, max_words=3) == [
+      "Call me Ishmael."]
+  with pytest.raises(ValueError, match="No sentence of 20-40 words"):
+    glue_augment.text_sentences([str(first)], 10, min_words=20)
+  with pytest.raises(ValueError, match="min_words <= max_words"):
+    glue_augment.text_sentences([str(first)], 10, min_words=5, max_words=4)
+  with pytest.raises(ValueError, match="at least one text file"):
+    glue_augment.text_sentences([], 10)
