@@ -46,7 +46,9 @@ multiply-adds): 526 operators in the main graph (the 13 LayerNorms alone are
 ~90, as TFLite has no fused LayerNorm), the tokenizer ops and the valid-IOB
 decoding loop (~0.23 ms per query, measured against arg-max tags). Carrying
 each tag's best path forward instead of back-pointers and a second loop
-took 1.22 -> 1.15 ms in an interleaved A/B on one core (same tags); the rest
+took 1.22 -> 1.15 ms in an interleaved A/B on one core (same tags); with
+it, the same 3-run command there: 1.892 MB, dynamic p50 0.879 / 0.894 /
+0.904 ms, fp32 1.107 / 1.127 / 1.164 ms, ratio 48.4 / 50.5 / 51.8. The rest
 needs fewer operators per layer.
 (The day before, on the same machine running BERT-base 18% faster, the
 previous tokenizer gave 2.255 MB, p50 0.645 / 0.657 / 0.662 ms, fp32 ratio
