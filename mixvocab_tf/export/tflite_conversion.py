@@ -289,9 +289,14 @@ class TFLiteRunner:
     for values in texts:
       if isinstance(values, (str, bytes)):
         values = np.array(values, dtype=object)
-      arrays.append(np.vectorize(
-          lambda v: v.encode("utf-8") if isinstance(v, str) else v,
-          otypes=[object])(np.asarray(values, dtype=object)))
+      values = np.asarray(values, dtype=object)
+      # Element by element (np.vectorize costs 0.05 ms a call, 5% of a 6x96
+      # student's query); other shapes than [batch] are refused below.
+      encoded = np.empty(values.shape, dtype=object)
+      for index, value in np.ndenumerate(values):
+        encoded[index] = (value.encode("utf-8") if isinstance(value, str)
+                          else value)
+      arrays.append(encoded)
     self._check(arrays)
     if not arrays[0].shape[0]:
       # LiteRT cannot set an empty string tensor ("Invalid tensor size."):

@@ -81,7 +81,6 @@ def viterbi_decode(word_logits: tf.Tensor, num_words: tf.Tensor,
     length = tf.shape(scores)[1]
     num_tags = start.shape[0]
     start = tf.constant(start, tf.float32)
-    transitions = tf.constant(transitions, tf.float32)
     # One forward loop that carries, for each tag, the best path ending in
     # it (the same choices as back-pointers and a backward pass, in half the
     # loop iterations: on a phone-sized model the loop's per-op cost is a
@@ -90,12 +89,11 @@ def viterbi_decode(word_logits: tf.Tensor, num_words: tf.Tensor,
     # writes its column through a one-hot mask over words.
     scores_t = tf.transpose(scores, [1, 0, 2])  # [words, batch, tags]
     tag_ids = tf.reshape(tf.range(num_tags), [1, -1, 1])
+    step = _sparse_step(transitions) or _dense_step(transitions)
 
     def forward(t, best, paths):
-      # [B, S, S]: score of each previous tag (axis 1) then each tag (axis 2).
-      candidates = tf.expand_dims(best, 2) + tf.expand_dims(transitions, 0)
-      step_best = tf.reduce_max(candidates, axis=1) + tf.gather(scores_t, t)
-      step_pointer = tf.argmax(candidates, axis=1, output_type=tf.int32)
+      step_best, step_pointer = step(best)
+      step_best += tf.gather(scores_t, t)
       step_paths = tf.gather(paths, step_pointer, batch_dims=1) + tf.reshape(
           tf.one_hot(t, length, dtype=tf.int32), [1, 1, -1]) * tag_ids
       # Past a query's end its scores and paths stay.
@@ -115,6 +113,71 @@ def viterbi_decode(word_logits: tf.Tensor, num_words: tf.Tensor,
     tags = tf.gather(paths, last, batch_dims=1)  # [batch, words]
     valid = tf.expand_dims(tf.range(length), 0) < tf.expand_dims(num_words, 1)
     return tf.where(valid, tags, -1)
+
+
+def _dense_step(transitions):
+  """best [B, S] -> (best over previous tags [B, S], their ids [B, S])."""
+  transitions = tf.constant(transitions, tf.float32)
+
+  def step(best):
+    # [B, S, S]: score of each previous tag (axis 1) then each tag (axis 2).
+    candidates = tf.expand_dims(best, 2) + tf.expand_dims(transitions, 0)
+    return (tf.reduce_max(candidates, axis=1),
+            tf.argmax(candidates, axis=1, output_type=tf.int32))
+
+  return step
+
+
+def _sparse_step(transitions):
+  """`_dense_step` without the [B, S, S] scores, for 0 / FORBIDDEN matrices.
+
+  Under the IOB constraint a tag either follows any tag (`O`, `B-X`: its
+  best predecessor is the overall best tag) or only a few (`I-X`: `B-X` or
+  `I-X`), so a step needs one max over the tags plus a max over each
+  constrained tag's few allowed predecessors, gathered by constant indices:
+  [B, S] operations instead of an [B, S, S] sum, max and arg-max, which are
+  most of a query's decoding time in TFLite. The same choices as
+  `_dense_step`, ties included (the lowest tag id wins): a forbidden
+  transition never wins there either, because every tag's best score is
+  that of a valid path and FORBIDDEN is far below any score difference.
+
+  Returns:
+    The step function, or None when `transitions` holds other values than
+    0 and `FORBIDDEN` (or a tag that follows no tag), which the dense step
+    handles.
+  """
+  transitions = np.asarray(transitions)
+  if not np.all((transitions == 0) | (transitions == FORBIDDEN)):
+    return None
+  allowed = transitions == 0
+  free = allowed.all(axis=0)
+  predecessors = [np.flatnonzero(column) for column in allowed.T]
+  if any(len(p) == 0 for p in predecessors):
+    return None
+  width = max([len(p) for p, f in zip(predecessors, free) if not f],
+              default=1)
+  # [S, width] ids of each tag's allowed predecessors in increasing order,
+  # the last one repeated (free tags read anything: their column is unused).
+  index = np.array([np.pad(p[:width], (0, width - len(p[:width])), "edge")
+                    if not f else np.zeros([width], np.int64)
+                    for p, f in zip(predecessors, free)], np.int32)
+  free = tf.constant(free[np.newaxis, :])
+
+  def step(best):
+    pair_best = tf.gather(best, index[:, 0], axis=1)
+    pair_pointer = tf.constant(index[:, 0])  # [S], broadcast by tf.where.
+    for k in range(1, width):
+      other = tf.gather(best, index[:, k], axis=1)
+      # Strictly greater: the lower id keeps a tie, as in an arg-max.
+      better = other > pair_best
+      pair_best = tf.maximum(pair_best, other)
+      pair_pointer = tf.where(better, index[:, k], pair_pointer)
+    overall = tf.reduce_max(best, axis=1, keepdims=True)
+    overall_pointer = tf.argmax(best, axis=1, output_type=tf.int32)
+    return (tf.where(free, overall, pair_best),
+            tf.where(free, tf.expand_dims(overall_pointer, 1), pair_pointer))
+
+  return step
 
 
 def viterbi_decode_numpy(word_logits, num_words, start, transitions):

@@ -100,3 +100,23 @@ def test_tflite_gives_the_graphs_tags():
   expected = decoder.decode(logits, num_words)["tags"].numpy()
   got = runner(logits=logits, num_words=num_words)["tags"]
   np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_sparse_step_makes_the_dense_steps_choices_ties_included(seed):
+  # SNIPS-sized tag set; integer logits make many ties.
+  kinds = ["album", "artist", "playlist", "playlist_owner", "time"]
+  names = ["O"] + [f"{p}-{k}" for k in kinds for p in "BI"] + ["I-orphan"]
+  start, transitions = iob_decoding.allowed_transitions(names)
+  rng = np.random.RandomState(seed)
+  best = tf.constant(rng.randint(-3, 3, size=[8, len(names)]), tf.float32)
+  sparse = iob_decoding._sparse_step(transitions)  # pylint: disable=protected-access
+  dense = iob_decoding._dense_step(transitions)  # pylint: disable=protected-access
+  for got, expected in zip(sparse(best), dense(best)):
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+def test_other_transition_scores_take_the_dense_step():
+  _, transitions = iob_decoding.allowed_transitions(NAMES)
+  assert iob_decoding._sparse_step(transitions) is not None  # pylint: disable=protected-access
+  assert iob_decoding._sparse_step(transitions * 0.5) is None  # pylint: disable=protected-access
