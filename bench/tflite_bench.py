@@ -37,19 +37,27 @@ figure). Measured on an idle 2-core machine, random weights,
   65.8 ms: ratio 61.7 / 64.5 / 65.8 (dynamic-range: 8.5 to 10.3, because
   LiteRT's int8 kernels speed BERT-base up 8x and the student's time is
   mostly its tokenizer, gathers and Viterbi loop, not matmuls).
-On another idle 2-core machine (Intel with AMX), 2026-11-24, same code and
-command: student dynamic 1.897 MB, p50 0.926 / 0.935 / 0.951 ms; student
-fp32 p50 1.177 / 1.189 / 1.215 ms, base fp32 56.9 / 58.1 / 58.2 ms: ratio
-47.8 / 47.9 / 49.4, below the target. The floor there is the student's
-per-operator overhead, not its arithmetic (6 layers at ~12 tokens are ~8M
-multiply-adds): 526 operators in the main graph (the 13 LayerNorms alone are
-~90, as TFLite has no fused LayerNorm), the tokenizer ops and the valid-IOB
-decoding loop (~0.23 ms per query, measured against arg-max tags). Carrying
-each tag's best path forward instead of back-pointers and a second loop
-took 1.22 -> 1.15 ms in an interleaved A/B on one core (same tags); with
-it, the same 3-run command there: 1.892 MB, dynamic p50 0.879 / 0.894 /
-0.904 ms, fp32 1.107 / 1.127 / 1.164 ms, ratio 48.4 / 50.5 / 51.8. The rest
-needs fewer operators per layer.
+On another idle 2-core machine (Intel with AMX), 2026-11-24, the code of
+aa4a33d gave: student dynamic 1.897 MB, p50 0.926 / 0.935 / 0.951 ms;
+student fp32 p50 1.177 / 1.189 / 1.215 ms, base fp32 56.9 / 58.1 / 58.2 ms:
+ratio 47.8 / 47.9 / 49.4, below the target. The student's time there was
+per-operator overhead, not arithmetic (6 layers at ~12 tokens are ~8M
+multiply-adds). Split by building the same module with a trivial model in
+place of the encoder and with arg-max tags (one core, interleaved; another
+job on the other core): tokenizer, packing and runner ~0.17 ms, encoder
+~0.5-0.7 ms (LiteRT's XNNPACK delegate runs it: 1.7 ms without), valid-IOB
+decoding loop ~0.25 ms, and np.vectorize in the Python runner 0.05 ms.
+Two changes took the query from 1.12 to 0.95 ms in an interleaved A/B
+(same tags on all 700 SNIPS valid queries): the Viterbi step gathers each
+`I-X` tag's two allowed predecessors by constant indices instead of forming
+[tags x tags] scores (`iob_decoding._sparse_step`; the loop 0.17 -> 0.07 ms
+alone), and the runner encodes strings element by element. With them
+(0e323a3), the same 3-run command there: student dynamic 1.873 MB, p50
+0.627 / 0.633 / 0.647 ms; fp32 0.842 / 0.875 / 0.915 ms, base 57.7 / 59.2 /
+59.9 ms: ratio 65.5 / 66.0 / 70.4, above the target. Rewriting the
+encoder's attention for fewer operators (one QKV matmul, per-head batch
+matmuls, no reshapes or transposes) took only 0.51 -> 0.49 ms of the
+encoder under XNNPACK and is not done.
 (The day before, on the same machine running BERT-base 18% faster, the
 previous tokenizer gave 2.255 MB, p50 0.645 / 0.657 / 0.662 ms, fp32 ratio
 57.3 / 59.1 / 62.0.)
