@@ -7,6 +7,11 @@ results (`ft_<task>_<arm>_b<B>_seed<S>/best/metrics.json`) and step times
 
   python tools/scaling_table.py runs/scaling
   python tools/scaling_table.py runs/scaling --output_dir=docs   # md + PNGs
+  # Also keep the small files the tables read (a few hundred KB), so that
+  # the tables can be made again without the run directory:
+  python tools/scaling_table.py runs/scaling --output_dir=docs \
+      --archive_dir=docs/scaling_runs
+  python tools/scaling_table.py docs/scaling_runs   # the same tables
 """
 
 import os
@@ -21,6 +26,10 @@ _OUTPUT_DIR = flags.DEFINE_string(
     "output_dir", None, "Write scaling.md and the PNGs here (default: the "
     "run directory).")
 
+_ARCHIVE_DIR = flags.DEFINE_string(
+    "archive_dir", None, "Also copy the files the tables read (DONE, "
+    "mlm_curve.json, best/metrics.json) here, in the run directory's layout.")
+
 
 def main(argv):
   if len(argv) != 2:
@@ -30,6 +39,9 @@ def main(argv):
     sys.exit(f"No run directory {run_dir}.")
   output_dir = _OUTPUT_DIR.value or run_dir
   os.makedirs(output_dir, exist_ok=True)
+  if _ARCHIVE_DIR.value:
+    copied = scaling.archive_results(run_dir, _ARCHIVE_DIR.value)
+    print(f"archived {len(copied)} files in {_ARCHIVE_DIR.value}")
   table = scaling.results_markdown(run_dir)
   with open(os.path.join(output_dir, scaling.RESULTS_FILE), "w",
             encoding="utf-8") as f:

@@ -514,6 +514,43 @@ def plot_results(output_dir, gap_path, mlm_path):
   return written
 
 
+#: What `collect` and `distill_terms` read, relative to a run's directory.
+RESULT_FILES = ("DONE", MLM_CURVE_FILE, os.path.join("best", "metrics.json"))
+
+
+def archive_results(output_dir, archive_dir):
+  """Copies the files the tables and plots read into `archive_dir`.
+
+  The copy keeps the run directory's layout, so `results_markdown` and
+  `plot_results` (and `tools/scaling_table.py`) give the same tables from
+  it; it is a few hundred KB where the run directory holds gigabytes of
+  checkpoints, small enough to keep with the docs. Also copied: the held-out
+  split's summary and the cross-vocabulary arm's log (its loss terms).
+
+  Returns:
+    The relative paths copied.
+  """
+  import shutil  # pylint: disable=g-import-not-at-top
+  copied = []
+  for name in sorted(os.listdir(output_dir)):
+    run_dir = os.path.join(output_dir, name)
+    if not os.path.isdir(run_dir):
+      continue
+    wanted = list(RESULT_FILES)
+    if name == SPLIT_DIR:
+      wanted.append("summary.json")
+    if name.startswith("stage2_distill_b"):
+      wanted.append("log.txt")
+    for relative in wanted:
+      source = os.path.join(run_dir, relative)
+      if os.path.isfile(source):
+        target = os.path.join(archive_dir, name, relative)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        shutil.copyfile(source, target)
+        copied.append(os.path.join(name, relative))
+  return copied
+
+
 def results_step(step_dir, output_dir, bindings=()):
   """Writes scaling.md and the plots into the run directory."""
   del step_dir, bindings

@@ -166,3 +166,21 @@ def test_empty_run_directory_gives_headers_only(tmp_path):
   assert "SNIPS" not in table
   assert scaling.plot_results(str(tmp_path), str(tmp_path / "a.png"),
                               str(tmp_path / "b.png")) == []
+
+
+def test_an_archive_of_the_result_files_gives_the_same_tables(tmp_path):
+  root = str(tmp_path / "run")
+  _fake_run_dir(root)
+  _write(os.path.join(root, "stage2_b4", "ckpt-1200.index"), "big")
+  _write(os.path.join(root, "stage2_distill_b4", "log.txt"),
+         "I1124 trainer.py:676] step 25/1200 (2%) | loss 9.1 | lr 0 | 9 ex/s\n")
+  archive = str(tmp_path / "archive")
+  copied = scaling.archive_results(root, archive)
+  assert os.path.join("stage2_b4", scaling.MLM_CURVE_FILE) in copied
+  assert os.path.join("stage2_distill_b4", "log.txt") in copied
+  assert not os.path.exists(os.path.join(archive, "stage2_b4",
+                                         "ckpt-1200.index"))
+  def body(directory):
+    return scaling.results_markdown(directory).split("\n", 3)[3]
+  assert body(archive) == body(root)
+  assert "SNIPS" in body(archive)
