@@ -44,7 +44,9 @@ def checkpoint_steps(run_dir):
   for path in state.all_model_checkpoint_paths:
     match = re.search(r"ckpt-(\d+)$", path)
     if match:
-      prefix = path if os.path.isabs(path) else os.path.join(run_dir, path)
+      # The run's own checkpoints, whatever form the state file gives
+      # (get_checkpoint_state already prefixes a relative run_dir).
+      prefix = os.path.join(run_dir, os.path.basename(path))
       found.append((int(match.group(1)), prefix))
   return sorted(found)
 
