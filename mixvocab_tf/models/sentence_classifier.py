@@ -9,6 +9,7 @@ this is the same head as a subclassed model, built at construction and
 serializable like the package's other models.
 """
 
+import tensorflow as tf
 import tf_keras
 
 from official.modeling import tf_utils
@@ -16,6 +17,8 @@ from official.modeling import tf_utils
 from mixvocab_tf.models import joint_intent_slot_model
 
 INPUT_NAMES = joint_intent_slot_model.INPUT_NAMES
+#: What the classifier reads (`SentenceClassifier.pooling`).
+POOLINGS = ("cls", "mean")
 
 
 @tf_keras.utils.register_keras_serializable(package="mixvocab_tf")
@@ -35,6 +38,11 @@ class SentenceClassifier(tf_keras.Model):
       `input_mask`, `input_type_ids` and returning `pooled_output`.
     num_classes: number of classes.
     dropout_rate: dropout on the pooled output.
+    pooling: what the classifier reads: 'cls', the encoder's pooled [CLS]
+      output (BERT's head), or 'mean', the mean of the sequence output over
+      the sentence's tokens (its `input_mask`; [CLS] and [SEP] included). A
+      student pretrained with MLM alone has never trained its [CLS] pooler
+      (no next-sentence task); the mean reads the token states MLM trained.
     initializer: initializer of the classifier's kernel (default: truncated
       normal, stddev 0.02).
     **kwargs: keyword arguments of `tf_keras.Model` (e.g. `name`).
@@ -50,7 +58,8 @@ class SentenceClassifier(tf_keras.Model):
   """
 
   def __init__(self, encoder_network, num_classes, dropout_rate=0.1,
-               initializer=None, name="sentence_classifier", **kwargs):
+               initializer=None, pooling="cls", name="sentence_classifier",
+               **kwargs):
     super().__init__(name=name, **kwargs)
     if (not isinstance(num_classes, int) or isinstance(num_classes, bool) or
         num_classes < 1):
@@ -59,6 +68,10 @@ class SentenceClassifier(tf_keras.Model):
     if not 0.0 <= float(dropout_rate) < 1.0:
       raise ValueError(f"dropout_rate must be in [0, 1); received "
                        f"{dropout_rate!r}.")
+    if pooling not in POOLINGS:
+      raise ValueError(f"pooling must be one of {POOLINGS}; received "
+                       f"{pooling!r}.")
+    self.pooling = pooling
     self.encoder_network = encoder_network
     self.num_classes = num_classes
     self.dropout_rate = float(dropout_rate)
@@ -83,7 +96,14 @@ class SentenceClassifier(tf_keras.Model):
                        f"received {sorted(inputs)}.")
     outputs = self.encoder_network({k: inputs[k] for k in INPUT_NAMES},
                                    training=training)
-    pooled = self.dropout(outputs["pooled_output"], training=training)
+    if self.pooling == "mean":
+      mask = tf.cast(inputs["input_mask"], outputs["sequence_output"].dtype)
+      mask = tf.expand_dims(mask, -1)
+      pooled = tf.reduce_sum(outputs["sequence_output"] * mask, axis=1) / (
+          tf.maximum(tf.reduce_sum(mask, axis=1), 1.0))
+    else:
+      pooled = outputs["pooled_output"]
+    pooled = self.dropout(pooled, training=training)
     return {"logits": self.classifier(pooled)}
 
   def build_from_config(self, config):
@@ -98,6 +118,7 @@ class SentenceClassifier(tf_keras.Model):
         "encoder_network": tf_keras.layers.serialize(self.encoder_network),
         "num_classes": self.num_classes,
         "dropout_rate": self.dropout_rate,
+        "pooling": self.pooling,
         "initializer": tf_utils.serialize_initializer(
             self._initializer, use_legacy_format=True),
         "name": self.name,

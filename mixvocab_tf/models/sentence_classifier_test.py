@@ -35,13 +35,35 @@ def test_logits_from_pooled_output():
                 out["logits"].numpy()[0]).max() > 1e-6
 
 
+def test_mean_pooling_reads_the_masked_mean_of_the_tokens():
+  model = sentence_classifier.SentenceClassifier(_encoder(2), num_classes=3,
+                                                 pooling="mean")
+  features = _features()
+  sequence = model.encoder_network(features)["sequence_output"].numpy()
+  mask = features["input_mask"][..., None].astype(np.float32)
+  mean = (sequence * mask).sum(1) / mask.sum(1)
+  np.testing.assert_allclose(
+      model(features)["logits"].numpy(), mean @ model.classifier.kernel.numpy()
+      + model.classifier.bias.numpy(), atol=1e-5)
+  # A padding position's state does not count: change its token, same logits.
+  other = dict(features, input_word_ids=features["input_word_ids"].copy())
+  other["input_word_ids"][1, 4] = 50
+  np.testing.assert_allclose(model(other)["logits"].numpy()[1],
+                             model(features)["logits"].numpy()[1], atol=1e-5)
+
+
 def test_bad_arguments():
   with pytest.raises(ValueError, match="num_classes .* received 0"):
     sentence_classifier.SentenceClassifier(_encoder(), num_classes=0)
+  with pytest.raises(ValueError, match="pooling must be one of"):
+    sentence_classifier.SentenceClassifier(_encoder(), num_classes=2,
+                                           pooling="max")
 
 
-def test_serialization(tmp_path):
+@pytest.mark.parametrize("pooling", ["cls", "mean"])
+def test_serialization(tmp_path, pooling):
   model = sentence_classifier.SentenceClassifier(_encoder(), num_classes=2,
-                                                 dropout_rate=0.3)
+                                                 dropout_rate=0.3,
+                                                 pooling=pooling)
   testing_utils.assert_config_round_trip(model)
   testing_utils.assert_save_and_reload(model, _features(), str(tmp_path))

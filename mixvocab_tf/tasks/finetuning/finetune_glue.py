@@ -104,6 +104,8 @@ class FinetuneGlueTask(finetune_task.FinetuneTask):
     bucket_boundaries: token lengths that split training examples into
       buckets of similar length, each batch from one bucket (implies
       pad_to_longest); None: no bucketing.
+    pooling: what the classifier reads (`SentenceClassifier.pooling`):
+      'cls' (BERT's pooled [CLS]) or 'mean' (the tokens' mean).
     **kwargs: the arguments of `finetune_task.FinetuneTask`.
   """
 
@@ -117,8 +119,14 @@ class FinetuneGlueTask(finetune_task.FinetuneTask):
                seq_length: int = 128,
                pad_to_longest: bool = False,
                bucket_boundaries=None,
+               pooling: str = "cls",
                **kwargs):
     super().__init__(seq_length=seq_length, **kwargs)
+    if pooling not in models.sentence_classifier.POOLINGS:
+      raise ValueError(
+          f"pooling must be one of {models.sentence_classifier.POOLINGS}; "
+          f"received {pooling!r}.")
+    self.pooling = pooling
     self.bucket_boundaries = (tuple(bucket_boundaries) if bucket_boundaries
                               else None)
     self.pad_to_longest = bool(pad_to_longest) or bool(bucket_boundaries)
@@ -164,7 +172,7 @@ class FinetuneGlueTask(finetune_task.FinetuneTask):
   def build_model(self):
     return models.SentenceClassifier(
         self.build_encoder(), num_classes=len(self.label_names),
-        dropout_rate=self.dropout_rate)
+        dropout_rate=self.dropout_rate, pooling=self.pooling)
 
   def featurizer(self):
     """`featurize(batch)`: `glue_data.glue_featurizer`, keeping example_index."""
