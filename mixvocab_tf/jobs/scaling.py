@@ -306,7 +306,8 @@ def collect(output_dir):
       task, arm = parts[1], "_".join(parts[2:-2])
       best = _read_json(os.path.join(output_dir, name, "best",
                                      "metrics.json"))
-      if best is not None:
+      # A run still training (or cut off) has a best so far, not a result.
+      if best is not None and _wall_seconds(output_dir, name) is not None:
         result["finetune"].setdefault((task, arm, budget),
                                       {})[seed] = best["metrics"]
       continue

@@ -184,3 +184,14 @@ def test_an_archive_of_the_result_files_gives_the_same_tables(tmp_path):
     return scaling.results_markdown(directory).split("\n", 3)[3]
   assert body(archive) == body(root)
   assert "SNIPS" in body(archive)
+
+
+def test_a_fine_tuning_run_without_done_is_not_a_result(tmp_path):
+  root = str(tmp_path / "run")
+  _fake_run_dir(root)
+  before = scaling.results_markdown(root)
+  # Still training: a best checkpoint so far, no DONE marker.
+  _write(os.path.join(root, "ft_snips_stage2_b4_seed2", "best",
+                      "metrics.json"),
+         {"metrics": {"intent_accuracy": 0.5, "slot_f1": 0.1}})
+  assert scaling.results_markdown(root) == before
