@@ -29,6 +29,7 @@ an ordinary pipeline step, so rerunning the job resumes it.
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -538,7 +539,6 @@ def archive_results(output_dir, archive_dir):
   Returns:
     The relative paths copied.
   """
-  import shutil  # pylint: disable=g-import-not-at-top
   copied = []
   for name in sorted(os.listdir(output_dir)):
     run_dir = os.path.join(output_dir, name)

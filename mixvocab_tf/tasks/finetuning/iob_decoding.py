@@ -158,7 +158,7 @@ def _sparse_step(transitions):
               default=1)
   # [S, width] ids of each tag's allowed predecessors in increasing order,
   # the last one repeated (free tags read anything: their column is unused).
-  index = np.array([np.pad(p[:width], (0, width - len(p[:width])), "edge")
+  index = np.array([np.pad(p, (0, width - len(p)), "edge")
                     if not f else np.zeros([width], np.int64)
                     for p, f in zip(predecessors, free)], np.int32)
   free = tf.constant(free[np.newaxis, :])
