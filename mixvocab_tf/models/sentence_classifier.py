@@ -54,7 +54,9 @@ class SentenceClassifier(tf_keras.Model):
     training: whether dropout is on.
 
   Returns:
-    `{'logits': float32 [B, num_classes]}`.
+    `{'logits': float32 [B, num_classes], 'pooled_output': [B, hidden]}`,
+    the latter what the classifier reads (before its dropout), e.g. for a
+    representation-level distillation loss (`distill_glue`).
   """
 
   def __init__(self, encoder_network, num_classes, dropout_rate=0.1,
@@ -103,8 +105,8 @@ class SentenceClassifier(tf_keras.Model):
           tf.maximum(tf.reduce_sum(mask, axis=1), 1.0))
     else:
       pooled = outputs["pooled_output"]
-    pooled = self.dropout(pooled, training=training)
-    return {"logits": self.classifier(pooled)}
+    return {"logits": self.classifier(self.dropout(pooled, training=training)),
+            "pooled_output": pooled}
 
   def build_from_config(self, config):
     del config  # Built at construction, as JointIntentSlotModel.

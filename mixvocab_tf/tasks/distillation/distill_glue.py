@@ -9,9 +9,16 @@ soft targets align on the class logits:
 
   L = hard_label_weight * CE(labels, student)
       + kd_weight * T^2 * KL(softmax(teacher / T) || softmax(student / T))
+      + pooled_kd_weight * MSE(W p_student, p_teacher)
 
 each term a mean over the global batch (CE over the examples with a gold
-label weight, see augmentation below). T^2 keeps the soft term's gradients
+label weight, see augmentation below). The optional last term (off by
+default) aligns what each classifier reads, the one representation both
+models compute for the same sentence whatever their segmentations: the
+student's pooled output p_student (student width), through a learnt linear
+map W kept out of the exported model, is pulled towards the teacher's
+(mean squared error per dimension), as TinyBERT's intermediate-layer loss
+aligns hidden states, and as `distill_snips` aligns them by word. T^2 keeps the soft term's gradients
 comparable across temperatures (Hinton et al., 2015); KL rather than soft
 cross-entropy: the same gradients, and 0 for a student equal to its teacher.
 
@@ -46,10 +53,12 @@ from typing import Optional
 from absl import logging
 import numpy as np
 import tensorflow as tf
+import tf_keras
 
 from mixvocab_tf import models
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import base_task
+from mixvocab_tf.models import teacher_loader
 from mixvocab_tf.tasks.distillation import losses
 from mixvocab_tf.tasks.distillation import finetuned_teacher
 from mixvocab_tf.tasks.distillation import teacher_cache
@@ -72,14 +81,16 @@ def glue_data_fingerprint(glue_task, sentences_a, sentences_b, labels):
 
 
 def compute_teacher_logits(model, sentences_a, sentences_b, glue_task,
-                           teacher_vocab, seq_length=128, batch_size=128):
+                           teacher_vocab, seq_length=128, batch_size=128,
+                           with_pooled=False):
   """The teacher's class logits (inference mode) for every example, in order.
 
   Examples are featurized with the teacher's vocabulary, sorted by length and
   run in batches cut to their longest example (no wasted padding).
 
   Returns:
-    float32 [N, classes].
+    float32 [N, classes]; with `with_pooled`, a pair of it and the pooled
+    outputs the classifier reads, float32 [N, teacher hidden].
   """
   featurize = glue_data.glue_featurizer(teacher_vocab, seq_length,
                                         pair=glue_data.is_pair_task(glue_task))
@@ -98,28 +109,44 @@ def compute_teacher_logits(model, sentences_a, sentences_b, glue_task,
 
   @tf.function(input_signature=[spec, spec, spec], autograph=False)
   def forward(ids, mask, types):
-    return model(dict(input_word_ids=ids, input_mask=mask,
-                      input_type_ids=types), training=False)["logits"]
+    outputs = model(dict(input_word_ids=ids, input_mask=mask,
+                         input_type_ids=types), training=False)
+    return outputs["logits"], outputs["pooled_output"]
 
   logits = np.zeros([len(order), model.num_classes], np.float32)
+  pooled = None
   started, reported = time.time(), time.time()
   for start in range(0, len(order), batch_size):
     index = order[start:start + batch_size]
     length = int(lengths[index].max())
-    logits[index] = forward(*(tf.constant(columns[k][index, :length])
-                              for k in glue_data.MODEL_INPUT_KEYS)).numpy()
+    batch_logits, batch_pooled = forward(
+        *(tf.constant(columns[k][index, :length])
+          for k in glue_data.MODEL_INPUT_KEYS))
+    logits[index] = batch_logits.numpy()
+    if with_pooled:
+      if pooled is None:
+        pooled = np.zeros([len(order), batch_pooled.shape[-1]], np.float32)
+      pooled[index] = batch_pooled.numpy()
     done = start + len(index)
     if time.time() - reported > 30 or done == len(order):
       reported = time.time()
       logging.info("Teacher logits: %d/%d examples (%.0f%%), %.0f s.", done,
                    len(order), 100 * done / len(order), reported - started)
-  return logits
+  return (logits, pooled) if with_pooled else logits
 
 
 def distillation_term(logits, teacher_logits, temperature):
   """(summed KL(teacher_T || student_T), examples) of this replica's batch."""
   kl = losses.kl_divergence(teacher_logits, logits, temperature)
   return tf.reduce_sum(kl), tf.cast(tf.shape(kl)[0], tf.float32)
+
+
+def pooled_error(projection, pooled, teacher_pooled):
+  """(summed per-example MSE of W pooled vs the teacher's, examples)."""
+  error = tf.reduce_mean(tf.square(
+      projection(tf.cast(pooled, tf.float32))
+      - tf.cast(teacher_pooled, tf.float32)), axis=-1)
+  return tf.reduce_sum(error), tf.cast(tf.shape(error)[0], tf.float32)
 
 
 @base_task.register_task("distill_glue")
@@ -138,6 +165,8 @@ class DistillGlueTask(
     temperature: T of the KL term.
     kd_weight: weight of the distillation term (times T^2).
     hard_label_weight: weight of the ordinary cross-entropy.
+    pooled_kd_weight: weight of the pooled-output MSE (0: off; the cache
+      then holds no pooled outputs).
     cache_dir: where the teacher's logits are cached (default:
       `<teacher run>/teacher_outputs[_aug...]`).
     teacher_seq_length: the teacher's tokens per example when computing them.
@@ -167,6 +196,7 @@ class DistillGlueTask(
                temperature: float = 1.0,
                kd_weight: float = 1.0,
                hard_label_weight: float = 1.0,
+               pooled_kd_weight: float = 0.0,
                cache_dir: Optional[str] = None,
                teacher_seq_length: int = 128,
                teacher_batch_size: int = 128,
@@ -186,7 +216,7 @@ class DistillGlueTask(
     self.init_teacher(
         teacher_run, teacher_base, teacher_vocab, temperature,
         dict(kd=kd_weight, hard_label=hard_label_weight,
-             augment_label=augment_label_weight),
+             augment_label=augment_label_weight, pooled_kd=pooled_kd_weight),
         teacher_seq_length, teacher_batch_size)
     self.augment = dict(copies=int(augment_copies), p=float(augment_p),
                         p_delete=float(augment_p_delete),
@@ -210,7 +240,12 @@ class DistillGlueTask(
       raise ValueError("transfer_sentences must be positive; received "
                        f"{transfer_sentences!r}.")
     self.transfer_sentences = int(transfer_sentences)
-    name = CACHE_DIR_NAME
+    if pooled_kd_weight < 0:
+      raise ValueError("pooled_kd_weight must be >= 0; received "
+                       f"{pooled_kd_weight!r}.")
+    self.with_pooled = pooled_kd_weight > 0
+    self.pooled_projection = None
+    name = CACHE_DIR_NAME + ("_pooled" if self.with_pooled else "")
     if augment_copies:
       name += (f"_aug{int(augment_copies)}p{float(augment_p):g}"
                f"d{float(augment_p_delete):g}"
@@ -277,11 +312,14 @@ class DistillGlueTask(
 
   def expected_fingerprint(self):
     a, b, labels, _ = self.train_examples()
-    return teacher_cache.base_fingerprint(
+    fingerprint = teacher_cache.base_fingerprint(
         self.teacher_checkpoint_path(),
         text_lib.load_vocab(self.teacher_vocab_path), self.tokens,
         glue_data_fingerprint(self.glue_task, a, b, labels), len(labels),
         self.teacher_seq_length)
+    if self.with_pooled:
+      fingerprint["outputs"] = "logits+pooled"
+    return fingerprint
 
   def teacher_outputs(self) -> teacher_cache.SentenceTeacherOutputs:
     """The cached teacher logits over the transfer set (built on first use)."""
@@ -289,10 +327,14 @@ class DistillGlueTask(
       a, b, _, _ = self.train_examples()
 
       def build():
-        return teacher_cache.SentenceTeacherOutputs(compute_teacher_logits(
+        outputs = compute_teacher_logits(
             self.build_teacher(), a, b, self.glue_task,
             self.teacher_vocab_path, self.teacher_seq_length,
-            self.teacher_batch_size))
+            self.teacher_batch_size, with_pooled=self.with_pooled)
+        if self.with_pooled:
+          return teacher_cache.SentenceTeacherOutputs(outputs[0],
+                                                      pooled=outputs[1])
+        return teacher_cache.SentenceTeacherOutputs(outputs)
 
       self._teacher_outputs, self.cache_build_seconds = (
           teacher_cache.load_or_build(
@@ -301,13 +343,49 @@ class DistillGlueTask(
     return self._teacher_outputs
 
   # ---------------------------------------------------------------------------
+  # The model, and the pooled-output projection beside it.
+
+  def build_model(self):
+    model = super().build_model()
+    if self.with_pooled:
+      teacher_width = teacher_loader.read_bert_config(
+          self.teacher_base)[1]["hidden_size"]
+      # Student width -> teacher width; trained, checkpointed beside the
+      # model (`checkpoint_items`), not part of it (export leaves it out).
+      self.pooled_projection = tf_keras.layers.Dense(
+          teacher_width, name="kd_pooled_projection")
+      with tf.init_scope():
+        self.pooled_projection(tf.zeros([1, self.encoder_config[
+            "hidden_size"]]))
+    return model
+
+  def trainable_variables(self, model):
+    variables = list(model.trainable_variables)
+    if self.pooled_projection is not None:
+      variables += self.pooled_projection.trainable_variables
+    return variables
+
+  def checkpoint_items(self, model):
+    items = dict(super().checkpoint_items(model))
+    if self.pooled_projection is not None:
+      items["kd_pooled_projection"] = self.pooled_projection
+    return items
+
+  # ---------------------------------------------------------------------------
   # Inputs and loss.
 
   def build_inputs(self, input_context=None, training=True):
     if not training:
       return super().build_inputs(input_context, training=False)
     a, b, labels, is_original = self.train_examples()
-    logits = tf.constant(self.teacher_outputs().logits)
+    outputs = self.teacher_outputs()
+    logits = tf.constant(outputs.logits)
+    if self.with_pooled and outputs.pooled is None:
+      raise teacher_cache.StaleCacheError(
+          f"The teacher-output cache in {self.cache_dir} holds no pooled "
+          "outputs, which pooled_kd_weight > 0 needs. Delete it to "
+          "recompute it, or point cache_dir elsewhere.")
+    pooled = tf.constant(outputs.pooled) if self.with_pooled else None
     label_weights = tf.constant(np.where(
         is_original, 1.0, self.weights["augment_label"]).astype(np.float32))
     dataset = tf.data.Dataset.from_tensor_slices({
@@ -317,8 +395,11 @@ class DistillGlueTask(
 
     def with_teacher(features):
       index = features["example_index"]
-      return dict(features, teacher_logits=tf.gather(logits, index),
-                  label_weight=tf.gather(label_weights, index))
+      features = dict(features, teacher_logits=tf.gather(logits, index),
+                      label_weight=tf.gather(label_weights, index))
+      if pooled is not None:
+        features["teacher_pooled"] = tf.gather(pooled, index)
+      return features
 
     # Shuffle indices and sentences (small); the teacher logits are looked
     # up per batch, after the shuffle.
@@ -328,7 +409,8 @@ class DistillGlueTask(
             deterministic=True).prefetch(tf.data.AUTOTUNE)
 
   def compute_loss(self, model, features, training):
-    logits = tf.cast(model(features, training=training)["logits"], tf.float32)
+    outputs = model(features, training=training)
+    logits = tf.cast(outputs["logits"], tf.float32)
     labels = tf.cast(features["label"], tf.int32)
     count = tf.cast(tf.shape(labels)[0], tf.float32)
     weights = features.get("label_weight", tf.ones_like(logits[:, 0]))
@@ -348,6 +430,13 @@ class DistillGlueTask(
       loss += self.weights["kd"] * self.temperature**2 * tf.math.divide_no_nan(
           kl_sum, base_task.global_sum(count))
       metrics["distill/kl"] = base_task.metric(kl_sum, examples)
+    if self.pooled_projection is not None and "teacher_pooled" in features:
+      pooled_sum, examples = pooled_error(
+          self.pooled_projection, outputs["pooled_output"],
+          features["teacher_pooled"])
+      loss += self.weights["pooled_kd"] * losses.mean_term(pooled_sum,
+                                                           examples)
+      metrics["distill/pooled_mse"] = base_task.metric(pooled_sum, examples)
     return loss, metrics
 
   def describe(self):

@@ -253,3 +253,73 @@ def test_transfer_text_sentences_are_labelled_by_the_teacher_only(setup):
     index = batch["example_index"].numpy()
     np.testing.assert_array_equal(batch["label_weight"].numpy(),
                                   (index < n).astype(np.float32))
+
+
+def test_pooled_outputs_are_cached_and_aligned_through_a_projection(setup):
+  # The student: the teacher's architecture and fine-tuned weights, so that
+  # an identity projection makes its pooled output the teacher's.
+  task = _task(setup, teacher_checkpoint=setup["teacher_dir"],
+               cache_dir=str(setup["root"] / "cache_pooled"),
+               pooled_kd_weight=2.0, hard_label_weight=0.0)
+  outputs = task.teacher_outputs()
+  a, b, _, _ = task.train_examples()
+  featurize = glue_data.glue_featurizer(
+      data_lib.default_teacher_vocab(), SEQ_LENGTH,
+      pair=glue_data.is_pair_task(setup["glue_task"]))
+  direct = setup["teacher"](featurize({"sentence_a": tf.constant(a),
+                                       "sentence_b": tf.constant(b)}),
+                            training=False)
+  np.testing.assert_allclose(outputs.pooled, direct["pooled_output"].numpy(),
+                             atol=1e-5)
+  np.testing.assert_allclose(outputs.logits, direct["logits"].numpy(),
+                             atol=1e-5)
+  assert outputs.pooled.shape == (len(a), 32)
+
+  student = task.build_model()
+  student.set_weights(setup["teacher"].get_weights())
+  projection = task.pooled_projection
+  # Trained and checkpointed beside the student, not inside it.
+  assert set(map(id, projection.trainable_variables)) <= set(
+      map(id, task.trainable_variables(student)))
+  assert not set(map(id, projection.trainable_variables)) & set(
+      map(id, student.trainable_variables))
+  assert task.checkpoint_items(student)["kd_pooled_projection"] is projection
+  projection.kernel.assign(np.eye(32, dtype=np.float32))
+  projection.bias.assign(np.zeros(32, np.float32))
+  batch = next(iter(task.build_inputs(training=True)))
+  np.testing.assert_array_equal(
+      batch["teacher_pooled"].numpy(),
+      outputs.pooled[batch["example_index"].numpy()])
+  loss, metrics = task.compute_loss(student, batch, training=False)
+  assert abs(float(loss)) < 1e-5
+  assert "distill/pooled_mse" in metrics
+
+  # Another projection: a positive error, weighted in the loss (the KL stays
+  # 0: the logits do not pass through it), whose
+  # gradient reaches the projection and the student's encoder.
+  projection.bias.assign(np.full(32, 0.5, np.float32))
+  with tf.GradientTape() as tape:
+    loss, metrics = task.compute_loss(student, batch, training=False)
+  mse_sum, count = metrics["distill/pooled_mse"].numpy()
+  np.testing.assert_allclose(mse_sum / count, 0.25, rtol=1e-5)
+  np.testing.assert_allclose(float(loss), 2.0 * 0.25, rtol=1e-5)
+  variables = task.trainable_variables(student)
+  grads = dict(zip(map(id, variables), tape.gradient(loss, variables)))
+  assert np.abs(grads[id(projection.bias)].numpy()).sum() > 0
+  pooler = [v for v in student.encoder_network.trainable_variables
+            if "pooler" in v.name]
+  assert pooler and np.abs(grads[id(pooler[0])].numpy()).sum() > 0
+
+
+def test_a_cache_without_pooled_outputs_is_refused_for_pooled_distillation(
+    setup, tmp_path):
+  cache_dir = str(tmp_path / "cache")
+  _task(setup, cache_dir=cache_dir).teacher_outputs()
+  with pytest.raises(teacher_cache.StaleCacheError, match="outputs"):
+    _task(setup, cache_dir=cache_dir,
+          pooled_kd_weight=1.0).teacher_outputs()
+  # By default the two live in different directories.
+  assert (_task(setup, pooled_kd_weight=1.0).cache_dir !=
+          _task(setup).cache_dir)
+  with pytest.raises(ValueError, match="pooled_kd_weight"):
+    _task(setup, pooled_kd_weight=-1.0)

@@ -189,13 +189,27 @@ class TeacherOutputs:
 
 
 class SentenceTeacherOutputs:
-  """Teacher class logits, one row per example (sentence-level tasks)."""
+  """Teacher outputs, one row per example (sentence-level tasks).
 
-  def __init__(self, logits, fingerprint: Optional[Mapping[str, Any]] = None):
+  Attributes:
+    logits: float32 [N, classes], the class logits.
+    pooled: None, or float32 [N, teacher hidden], what the teacher's
+      classifier reads (its pooled output), for `distill_glue`'s
+      representation term.
+  """
+
+  def __init__(self, logits, fingerprint: Optional[Mapping[str, Any]] = None,
+               pooled=None):
     self.logits = np.asarray(logits, np.float32)
     if self.logits.ndim != 2:
       raise ValueError(f"logits must be [examples, classes]; received shape "
                        f"{self.logits.shape}.")
+    self.pooled = None if pooled is None else np.asarray(pooled, np.float32)
+    if self.pooled is not None and (
+        self.pooled.ndim != 2 or self.pooled.shape[0] != self.logits.shape[0]):
+      raise ValueError(f"pooled must be [examples, hidden] with the logits' "
+                       f"{self.logits.shape[0]} examples; received shape "
+                       f"{self.pooled.shape}.")
     self.fingerprint = dict(fingerprint or {})
 
   @property
@@ -203,17 +217,21 @@ class SentenceTeacherOutputs:
     return self.logits.shape[0]
 
   def arrays(self):
-    return {"logits": self.logits}
+    arrays = {"logits": self.logits}
+    if self.pooled is not None:
+      arrays["pooled"] = self.pooled
+    return arrays
 
   def nbytes(self):
-    return self.logits.nbytes
+    return sum(a.nbytes for a in self.arrays().values())
 
   def save(self, directory: str) -> None:
     _save(directory, self.arrays(), self.fingerprint)
 
   @classmethod
   def from_arrays(cls, arrays, fingerprint):
-    return cls(arrays["logits"], fingerprint=fingerprint)
+    pooled = arrays["pooled"] if "pooled" in arrays.files else None
+    return cls(arrays["logits"], fingerprint=fingerprint, pooled=pooled)
 
 
 def _save(directory, arrays, fingerprint):
