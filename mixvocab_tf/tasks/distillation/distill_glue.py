@@ -53,12 +53,10 @@ from typing import Optional
 from absl import logging
 import numpy as np
 import tensorflow as tf
-import tf_keras
 
 from mixvocab_tf import models
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import base_task
-from mixvocab_tf.models import teacher_loader
 from mixvocab_tf.tasks.distillation import losses
 from mixvocab_tf.tasks.distillation import finetuned_teacher
 from mixvocab_tf.tasks.distillation import teacher_cache
@@ -348,28 +346,8 @@ class DistillGlueTask(
   def build_model(self):
     model = super().build_model()
     if self.with_pooled:
-      teacher_width = teacher_loader.read_bert_config(
-          self.teacher_base)[1]["hidden_size"]
-      # Student width -> teacher width; trained, checkpointed beside the
-      # model (`checkpoint_items`), not part of it (export leaves it out).
-      self.pooled_projection = tf_keras.layers.Dense(
-          teacher_width, name="kd_pooled_projection")
-      with tf.init_scope():
-        self.pooled_projection(tf.zeros([1, self.encoder_config[
-            "hidden_size"]]))
+      self.pooled_projection = self.build_kd_projection("kd_pooled_projection")
     return model
-
-  def trainable_variables(self, model):
-    variables = list(model.trainable_variables)
-    if self.pooled_projection is not None:
-      variables += self.pooled_projection.trainable_variables
-    return variables
-
-  def checkpoint_items(self, model):
-    items = dict(super().checkpoint_items(model))
-    if self.pooled_projection is not None:
-      items["kd_pooled_projection"] = self.pooled_projection
-    return items
 
   # ---------------------------------------------------------------------------
   # Inputs and loss.

@@ -48,11 +48,9 @@ from typing import Optional
 
 import numpy as np
 import tensorflow as tf
-import tf_keras
 
 from mixvocab_tf import models
 from mixvocab_tf import text as text_lib
-from mixvocab_tf.models import teacher_loader
 from mixvocab_tf.core import base_task
 from mixvocab_tf.tasks.distillation import losses
 from mixvocab_tf.tasks.finetuning import finetune_snips
@@ -289,28 +287,8 @@ class DistillSnipsTask(
   def build_model(self):
     model = super().build_model()
     if self.with_hidden:
-      teacher_width = teacher_loader.read_bert_config(
-          self.teacher_base)[1]["hidden_size"]
-      # Student width -> teacher width; trained, checkpointed beside the
-      # model (`checkpoint_items`), not part of it (export leaves it out).
-      self.hidden_projection = tf_keras.layers.Dense(
-          teacher_width, name="kd_hidden_projection")
-      with tf.init_scope():
-        self.hidden_projection(tf.zeros([1, self.encoder_config[
-            "hidden_size"]]))
+      self.hidden_projection = self.build_kd_projection("kd_hidden_projection")
     return model
-
-  def trainable_variables(self, model):
-    variables = list(model.trainable_variables)
-    if self.hidden_projection is not None:
-      variables += self.hidden_projection.trainable_variables
-    return variables
-
-  def checkpoint_items(self, model):
-    items = dict(super().checkpoint_items(model))
-    if self.hidden_projection is not None:
-      items["kd_hidden_projection"] = self.hidden_projection
-    return items
 
   def _forward(self, model, features, training):
     """The model's outputs, plus its sequence output if hidden KD is on."""

@@ -8,6 +8,7 @@ import re
 
 from absl import logging
 import tensorflow as tf
+import tf_keras
 
 from mixvocab_tf import data as data_lib
 from mixvocab_tf import networks
@@ -105,3 +106,36 @@ class FinetunedTeacherMixin:
     status.assert_existing_objects_matched().expect_partial()
     logging.info("Loaded the fine-tuned teacher from %s.", path)
     return teacher
+
+  # ---------------------------------------------------------------------------
+  # Learnt maps from the student's width to the teacher's, for the
+  # representation terms (`distill_snips`' word hidden states, `distill_glue`'s
+  # pooled outputs).
+
+  def build_kd_projection(self, name):
+    """A `Dense` student width -> teacher width, built, registered by name.
+
+    Call from `build_model` after the student's encoder is built. The
+    projection is trained (`trainable_variables`) and checkpointed beside the
+    model under `name` (`checkpoint_items`), so a run resumes exactly; it is
+    not part of the model, and export leaves it out.
+    """
+    teacher_width = teacher_loader.read_bert_config(
+        self.teacher_base)[1]["hidden_size"]
+    projection = tf_keras.layers.Dense(teacher_width, name=name)
+    with tf.init_scope():
+      projection(tf.zeros([1, self.encoder_config["hidden_size"]]))
+    self.kd_projections = dict(getattr(self, "kd_projections", {}),
+                               **{name: projection})
+    return projection
+
+  def trainable_variables(self, model):
+    variables = list(super().trainable_variables(model))
+    for projection in getattr(self, "kd_projections", {}).values():
+      variables += projection.trainable_variables
+    return variables
+
+  def checkpoint_items(self, model):
+    items = dict(super().checkpoint_items(model))
+    items.update(getattr(self, "kd_projections", {}))
+    return items
