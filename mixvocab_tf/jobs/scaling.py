@@ -465,20 +465,24 @@ def plot_results(output_dir, gap_path, mlm_path):
   import matplotlib  # pylint: disable=g-import-not-at-top
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  import matplotlib.ticker  # pylint: disable=g-import-not-at-top
   data = collect(output_dir)
   written = []
   # Gap in SNIPS slot F1 against stage I tokens, with the seeds' spread.
   tokens = {b: b * 200 * STAGE1_BATCH * SEQ_LENGTH for b in data["budgets"]}
   fig, ax = plt.subplots(figsize=(6, 4))
   drew = False
-  for other, marker in (("nokd", "o"), ("nokd_matched", "s")):
+  # The two comparisons sit a little either side of their budget so that
+  # their error bars do not hide each other.
+  for other, marker, shift in (("nokd", "o", 0.96),
+                               ("nokd_matched", "s", 1.04)):
     xs, ys, errs = [], [], []
     for budget in data["budgets"]:
       ours = data["finetune"].get(("snips", "stage2", budget))
       theirs = data["finetune"].get(("snips", other, budget))
       gap = ours and theirs and paired_gap(ours, theirs, "slot_f1")
       if gap:
-        xs.append(tokens[budget])
+        xs.append(tokens[budget] * shift)
         ys.append(gap["mean"])
         errs.append(gap["std"])
     if xs:
@@ -488,10 +492,14 @@ def plot_results(output_dir, gap_path, mlm_path):
   if drew:
     ax.axhline(0, color="gray", linewidth=0.8)
     ax.set_xscale("log")
-    ax.set_xlabel("stage I tokens")
+    ax.set_xticks([tokens[b] for b in data["budgets"]])
+    ax.set_xticklabels([f"{tokens[b] / 1e6:.1f}M ({b}x)"
+                        for b in data["budgets"]])
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    ax.set_xlabel("stage I tokens (budget)")
     ax.set_ylabel("SNIPS valid slot F1 gap (points)")
     ax.set_title("Mixed-vocabulary pretraining minus NoKD")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper center")
     fig.tight_layout()
     fig.savefig(gap_path, dpi=120)
     written.append(gap_path)
