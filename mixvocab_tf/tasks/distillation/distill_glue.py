@@ -18,8 +18,8 @@ models compute for the same sentence whatever their segmentations: the
 student's pooled output p_student (student width), through a learnt linear
 map W kept out of the exported model, is pulled towards the teacher's
 (mean squared error per dimension), as TinyBERT's intermediate-layer loss
-aligns hidden states, and as `distill_snips` aligns them by word. T^2 keeps the soft term's gradients
-comparable across temperatures (Hinton et al., 2015); KL rather than soft
+aligns hidden states, and as `distill_snips` aligns them by word. T^2 keeps
+the soft term's gradients comparable across temperatures (Hinton et al., 2015); KL rather than soft
 cross-entropy: the same gradients, and 0 for a student equal to its teacher.
 
 The teacher's logits over the training split are computed once, in inference
@@ -358,11 +358,8 @@ class DistillGlueTask(
     a, b, labels, is_original = self.train_examples()
     outputs = self.teacher_outputs()
     logits = tf.constant(outputs.logits)
-    if self.with_pooled and outputs.pooled is None:
-      raise teacher_cache.StaleCacheError(
-          f"The teacher-output cache in {self.cache_dir} holds no pooled "
-          "outputs, which pooled_kd_weight > 0 needs. Delete it to "
-          "recompute it, or point cache_dir elsewhere.")
+    # A cache without pooled outputs has another fingerprint ("outputs"),
+    # so `teacher_outputs` has refused it already.
     pooled = tf.constant(outputs.pooled) if self.with_pooled else None
     label_weights = tf.constant(np.where(
         is_original, 1.0, self.weights["augment_label"]).astype(np.float32))

@@ -295,8 +295,8 @@ def test_pooled_outputs_are_cached_and_aligned_through_a_projection(setup):
   assert "distill/pooled_mse" in metrics
 
   # Another projection: a positive error, weighted in the loss (the KL stays
-  # 0: the logits do not pass through it), whose
-  # gradient reaches the projection and the student's encoder.
+  # 0: the logits do not pass through it), whose gradient reaches the
+  # projection and the student's encoder.
   projection.bias.assign(np.full(32, 0.5, np.float32))
   with tf.GradientTape() as tape:
     loss, metrics = task.compute_loss(student, batch, training=False)

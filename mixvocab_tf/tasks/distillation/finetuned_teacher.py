@@ -56,6 +56,7 @@ class FinetunedTeacherMixin:
     self.teacher_vocab_path = teacher_vocab or os.path.join(
         self.teacher_base, "vocab.txt")
     self.temperature = losses.positive_temperature(temperature)
+    self.kd_projections = {}  # name -> Dense, see `build_kd_projection`.
     self.weights = losses.checked_weights(type(self).__name__, weights,
                                           require_positive=False)
     if not (self.weights["kd"] or self.weights["hard_label"]):
@@ -125,17 +126,16 @@ class FinetunedTeacherMixin:
     projection = tf_keras.layers.Dense(teacher_width, name=name)
     with tf.init_scope():
       projection(tf.zeros([1, self.encoder_config["hidden_size"]]))
-    self.kd_projections = dict(getattr(self, "kd_projections", {}),
-                               **{name: projection})
+    self.kd_projections[name] = projection
     return projection
 
   def trainable_variables(self, model):
     variables = list(super().trainable_variables(model))
-    for projection in getattr(self, "kd_projections", {}).values():
+    for projection in self.kd_projections.values():
       variables += projection.trainable_variables
     return variables
 
   def checkpoint_items(self, model):
     items = dict(super().checkpoint_items(model))
-    items.update(getattr(self, "kd_projections", {}))
+    items.update(self.kd_projections)
     return items
