@@ -363,10 +363,14 @@ class DistillGlueTask(
     pooled = tf.constant(outputs.pooled) if self.with_pooled else None
     label_weights = tf.constant(np.where(
         is_original, 1.0, self.weights["augment_label"]).astype(np.float32))
-    dataset = tf.data.Dataset.from_tensor_slices({
-        "sentence_a": tf.constant(a, tf.string),
-        "sentence_b": tf.constant(b, tf.string),
-        "label": tf.constant(np.asarray(labels, np.int32))})
+    sentences_a = tf.constant(a, tf.string)
+    sentences_b = tf.constant(b, tf.string)
+    label_ids = tf.constant(np.asarray(labels, np.int32))
+
+    def example(index):
+      return {"sentence_a": tf.gather(sentences_a, index),
+              "sentence_b": tf.gather(sentences_b, index),
+              "label": tf.gather(label_ids, index), "example_index": index}
 
     def with_teacher(features):
       index = features["example_index"]
@@ -376,10 +380,14 @@ class DistillGlueTask(
         features["teacher_pooled"] = tf.gather(pooled, index)
       return features
 
-    # Shuffle indices and sentences (small); the teacher logits are looked
-    # up per batch, after the shuffle.
+    # The transfer set lists the originals first, then copy 1 of each, ...,
+    # then any transfer text, so it is shuffled as a whole: a partial buffer
+    # would feed each pass its originals, then its copies, then the text.
+    # Only indices are shuffled (the buffer is saved in checkpoints); the
+    # sentences and the teacher outputs are looked up after the shuffle.
+    indices = tf.data.Dataset.range(len(labels))
     return self.training_batches(
-        self.with_example_index(dataset), input_context).map(
+        indices, input_context, buffer_size=len(labels), lookup=example).map(
             with_teacher, num_parallel_calls=tf.data.AUTOTUNE,
             deterministic=True).prefetch(tf.data.AUTOTUNE)
 

@@ -79,11 +79,12 @@ def _task(setup, **kwargs):
     kwargs.setdefault("hidden_size", 32)
     kwargs.setdefault("num_attention_heads", 2)
   kwargs.setdefault("data_dir", setup["data_dir"])
+  kwargs.setdefault("shuffle_buffer", 64)
   return distill_glue.DistillGlueTask(
       teacher_run=setup["run_dir"], teacher_base=setup["teacher_dir"],
       glue_task=setup["glue_task"], seq_length=SEQ_LENGTH,
-      teacher_seq_length=SEQ_LENGTH, global_batch_size=8, shuffle_buffer=64,
-      pad_to_longest=True, **kwargs)
+      teacher_seq_length=SEQ_LENGTH, global_batch_size=8, pad_to_longest=True,
+      **kwargs)
 
 
 def test_cached_logits_are_the_teachers_direct_outputs(setup):
@@ -323,3 +324,18 @@ def test_a_cache_without_pooled_outputs_is_refused_for_pooled_distillation(
           _task(setup).cache_dir)
   with pytest.raises(ValueError, match="pooled_kd_weight"):
     _task(setup, pooled_kd_weight=-1.0)
+
+
+def test_the_augmented_transfer_set_is_shuffled_as_a_whole(setup):
+  # 40 examples, then copy 1 of each (40-79), then copy 2 (80-119). A 4-example
+  # buffer would give first batches of originals only.
+  task = _task(setup, cache_dir=str(setup["root"] / "cache_aug2"),
+               augment_copies=2, shuffle_buffer=4)
+  batches = list(task.build_inputs(training=True).take(3))
+  indices = np.concatenate([b["example_index"].numpy() for b in batches])
+  assert len(indices) == 24 and indices.max() >= 80, indices
+  _, _, labels, _ = task.train_examples()
+  for batch in batches:
+    index = batch["example_index"].numpy()
+    np.testing.assert_array_equal(batch["label"].numpy(),
+                                  np.asarray(labels)[index])

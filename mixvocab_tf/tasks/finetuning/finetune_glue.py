@@ -188,16 +188,27 @@ class FinetuneGlueTask(finetune_task.FinetuneTask):
 
     return featurize_keeping_index
 
-  def training_batches(self, dataset, input_context):
+  def training_batches(self, dataset, input_context, buffer_size=None,
+                       lookup=None):
     """Shuffled, repeated training batches of `dataset`'s examples, featurized.
 
     Examples are tokenized a chunk at a time (tensorflow_text tokenizes a
     batch in one call); with `pad_to_longest` or `bucket_boundaries` each
     batch is then cut to its longest example (`snips_padding`).
+
+    Args:
+      dataset: unbatched examples (`sentence_a`, `sentence_b`, `label`), or
+        with `lookup` whatever `lookup` maps to them (e.g. example indices).
+      input_context: the tf.distribute input context, or None.
+      buffer_size: the shuffle buffer (default: `shuffle_buffer`).
+      lookup: maps each shuffled element to its example, before featurizing.
     """
     featurize = self.featurizer()
     batch_size = self.replica_batch_size(input_context)
-    dataset = self.shuffled(dataset, input_context)
+    dataset = self.shuffled(dataset, input_context, buffer_size)
+    if lookup is not None:
+      dataset = dataset.map(lookup, num_parallel_calls=tf.data.AUTOTUNE,
+                            deterministic=True)
     if not self.pad_to_longest:
       return dataset.batch(batch_size, drop_remainder=True).map(
           featurize, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
