@@ -508,6 +508,17 @@ class RunCheckpoint:
           "vocabulary or heads). Use a fresh model_dir, or the configuration "
           f"it was trained with (its operative_config.gin). Details: "
           f"{detail}") from None
+    except (tf.errors.NotFoundError, tf.errors.FailedPreconditionError) as e:
+      if "dataset iterator" not in str(e):
+        raise
+      raise ValueError(
+          f"The checkpoint {path} holds the position of an input pipeline "
+          "that differs from this run's: the training data or its "
+          "processing (transfer set, augmentation, batch size, padding, "
+          "shuffling, package version) changed since it was written. Resume "
+          "with the configuration it was written with (its "
+          "operative_config.gin), or use a fresh model_dir and start from "
+          "its weights (the task's init checkpoint).") from None
     status.expect_partial()
 
   def set_aside_from(self, step: int, subdir: str) -> List[str]:

@@ -54,6 +54,24 @@ class CheckpointingTest(tf.test.TestCase):
     with self.assertRaisesRegex(ValueError, "written by task 'stage1'"):
       run.restore_latest()
 
+  def test_a_changed_input_pipeline_is_refused_with_a_clear_error(self):
+    model_dir = self.get_temp_dir()
+
+    def run(dataset):
+      iterator = iter(dataset)
+      next(iterator)
+      return checkpointing.RunCheckpoint(
+          model_dir, {"weights": tf.Variable([1.0]), "iterator": iterator},
+          task_name="stage1", vocab_fingerprints={"student": _A})
+
+    run(tf.data.Dataset.range(10).shuffle(10, seed=0).repeat()).save(1)
+    self.assertEqual(run(tf.data.Dataset.range(10).shuffle(
+        10, seed=0).repeat()).restore_latest(), 1)
+    changed = tf.data.Dataset.range(10).shuffle(10, seed=0).map(
+        lambda i: i + 1).repeat()
+    with self.assertRaisesRegex(ValueError, "input pipeline that differs"):
+      run(changed).restore_latest()
+
   def test_missing_checkpoints_say_where_they_looked(self):
     with self.assertRaisesRegex(FileNotFoundError, "holds no checkpoint"):
       checkpointing.resolve_checkpoint(self.get_temp_dir(), "stage I run")
