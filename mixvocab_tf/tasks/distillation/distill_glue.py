@@ -179,6 +179,7 @@ class DistillGlueTask(
     augment_neighbours: replace words by one of their this many nearest
       whole-word tokens in the fine-tuned teacher's input embeddings
       (`glue_augment.embedding_neighbours`); 0: by random training words.
+    augment_min_words: copy only the examples of at least this many words.
     transfer_text: plain-text files (a comma-separated list or glob) whose
       sentences join the transfer set with the teacher's soft labels only
       (`glue_augment.text_sentences`); single-sentence tasks only.
@@ -204,6 +205,7 @@ class DistillGlueTask(
                augment_swap_pairs: bool = False,
                augment_label_weight: float = 0.0,
                augment_neighbours: int = 0,
+               augment_min_words: int = 0,
                transfer_text: Optional[str] = None,
                transfer_sentences: int = 100000,
                **kwargs):
@@ -218,7 +220,8 @@ class DistillGlueTask(
         teacher_seq_length, teacher_batch_size)
     self.augment = dict(copies=int(augment_copies), p=float(augment_p),
                         p_delete=float(augment_p_delete),
-                        swap_pairs=bool(augment_swap_pairs))
+                        swap_pairs=bool(augment_swap_pairs),
+                        min_words=int(augment_min_words))
     if augment_neighbours < 0:
       raise ValueError("augment_neighbours must be >= 0; received "
                        f"{augment_neighbours}.")
@@ -249,6 +252,7 @@ class DistillGlueTask(
                f"d{float(augment_p_delete):g}"
                f"{'swap' if augment_swap_pairs else ''}"
                f"{f'nb{self.augment_neighbours}' if augment_neighbours else ''}"
+               f"{f'w{int(augment_min_words)}' if augment_min_words else ''}"
                f"s{self.seed}")
     if self.transfer_files:
       # The fingerprint checks the sentences themselves; the name only

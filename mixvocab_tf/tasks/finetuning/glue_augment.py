@@ -67,7 +67,8 @@ def embedding_neighbours(table: np.ndarray, tokens: Sequence[str],
 def augment(sentences_a: Sequence[str], sentences_b: Sequence[str],
             labels: Sequence[int], copies: int = 1, p: float = 0.1,
             p_delete: float = 0.1, swap_pairs: bool = False, seed: int = 0,
-            neighbours: Optional[Dict[str, Sequence[str]]] = None
+            neighbours: Optional[Dict[str, Sequence[str]]] = None,
+            min_words: int = 0
             ) -> Tuple[List[str], List[str], List[int], List[bool]]:
   """The examples followed by `copies` edited copies of each.
 
@@ -83,15 +84,20 @@ def augment(sentences_a: Sequence[str], sentences_b: Sequence[str],
     swap_pairs: swap sentence A and B in every copy of a pair.
     seed: seed of the choices.
     neighbours: {word: replacements} (`embedding_neighbours`), or None.
+    min_words: only examples of at least this many words (both sentences
+      together) are copied. SST-2's training set is mostly short phrases
+      (9.4 words on average) cut from the sentences that its dev split holds
+      whole (19.5), so copies of the long examples look like what is scored.
 
   Returns:
-    (sentences_a, sentences_b, labels, is_original) with len * (1 + copies)
-    examples: the originals first (in order), then copy 1 of every example,
-    copy 2, ...
+    (sentences_a, sentences_b, labels, is_original): the originals first (in
+    order), then copy 1 of every example of `min_words` or more, copy 2, ...
   """
   if not 0 <= p + p_delete <= 1:
     raise ValueError(f"p + p_delete must be in [0, 1]; received {p} and "
                      f"{p_delete}.")
+  if min_words < 0:
+    raise ValueError(f"min_words must be >= 0; received {min_words}.")
   out_a, out_b = list(sentences_a), list(sentences_b)
   out_labels = [int(l) for l in labels]
   is_original = [True] * len(out_labels)
@@ -122,6 +128,8 @@ def augment(sentences_a: Sequence[str], sentences_b: Sequence[str],
 
   for _ in range(copies):
     for a, b, label in zip(sentences_a, sentences_b, labels):
+      if len(a.split()) + len(b.split()) < min_words:
+        continue
       a, b = edit(a), (edit(b) if b else b)
       if swap_pairs and b:
         a, b = b, a

@@ -35,6 +35,22 @@ def test_pairs_swap_and_no_copies_is_the_identity():
     glue_augment.augment(A, B, [1, 0, 1], p=0.8, p_delete=0.5)
 
 
+def test_only_examples_of_min_words_are_copied():
+  a, b, labels, original = glue_augment.augment(
+      ["a b c", "d e", "f g h i"], ["", "x", ""], [0, 1, 1], copies=2,
+      p=0.0, p_delete=0.0, min_words=3)
+  # "d e" + "x" counts 3 words: a pair is counted whole.
+  assert a == ["a b c", "d e", "f g h i"] + ["a b c", "d e", "f g h i"] * 2
+  assert labels == [0, 1, 1] * 3 and original == [True] * 3 + [False] * 6
+  a, _, labels, original = glue_augment.augment(
+      ["a b c", "d e"], ["", ""], [0, 1], copies=2, p=0.0, p_delete=0.0,
+      min_words=3)
+  assert a == ["a b c", "d e", "a b c", "a b c"] and labels == [0, 1, 0, 0]
+  assert original == [True, True, False, False]
+  with pytest.raises(ValueError, match="min_words must be >= 0"):
+    glue_augment.augment(A, B, [1, 0, 1], min_words=-1)
+
+
 def test_embedding_neighbours_are_the_nearest_alphabetic_tokens():
   tokens = ["[PAD]", "good", "great", "bad", "##ly", "fine", "awful", "9"]
   table = np.array([[0, 0], [1, 0.1], [1, 0.2], [-1, 0], [1, 0.15],
