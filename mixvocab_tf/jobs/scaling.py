@@ -422,24 +422,25 @@ def results_markdown(output_dir):
                for metric, _ in columns]
       lines.append(f"| {budget}x | {ARM_LABELS[arm]} | {len(by_seed)} | " +
                    " | ".join(cells) + " |")
-    lines += ["", f"Paired over seeds (stage II − NoKD, points; wins = seeds "
-              "where stage II is ahead):", "",
-              "| budget | against | " + " | ".join(
+    lines += ["", "Paired over seeds (pretrained arm − NoKD, points; wins = "
+              "seeds where the pretrained arm is ahead):", "",
+              "| budget | arm | against | " + " | ".join(
                   header for _, header in columns) + " |",
-              "|---|---|" + "---|" * len(columns)]
+              "|---|---|---|" + "---|" * len(columns)]
     for budget in data["budgets"]:
-      ours = data["finetune"].get((task, "stage2", budget))
-      for other in ("nokd", "nokd_matched"):
-        theirs = data["finetune"].get((task, other, budget))
-        if not ours or not theirs:
-          continue
-        cells = []
-        for metric, _ in columns:
-          gap = paired_gap(ours, theirs, metric)
-          cells.append(f"{gap['mean']:+.1f} ± {gap['std']:.1f} "
-                       f"({gap['wins']}/{gap['n']})")
-        lines.append(f"| {budget}x | {ARM_LABELS[other]} | " +
-                     " | ".join(cells) + " |")
+      for arm in ("stage2", "stage2_distill"):
+        ours = data["finetune"].get((task, arm, budget))
+        for other in ("nokd", "nokd_matched"):
+          theirs = data["finetune"].get((task, other, budget))
+          if not ours or not theirs:
+            continue
+          cells = []
+          for metric, _ in columns:
+            gap = paired_gap(ours, theirs, metric)
+            cells.append(f"{gap['mean']:+.1f} ± {gap['std']:.1f} "
+                         f"({gap['wins']}/{gap['n']})")
+          lines.append(f"| {budget}x | {ARM_LABELS[arm]} | "
+                       f"{ARM_LABELS[other]} | " + " | ".join(cells) + " |")
   for budget in data["budgets"]:
     terms = distill_terms(os.path.join(output_dir,
                                        run_name("stage2_distill", budget)))
