@@ -69,7 +69,7 @@ def test_distillation_arm_at_the_largest_budget_with_balanced_weights():
   assert kind == "train" and gin_files == ["stage2_distill_cpu.gin"]
   assert "STAGE1_DIR = '{output_dir}/stage1_b4'" in bindings
   assert "Stage2DistillTask.attention_weight = 0.05" in bindings
-  assert "Stage2DistillTask.soft_target_weight = 100.0" in bindings
+  assert "Stage2DistillTask.soft_target_weight = 3.0" in bindings
   assert "Trainer.train_steps = 1200" in bindings
   assert "ft_snips_stage2_distill_b4_seed0" in by_name
   assert by_name["mlm_distill_b4"][3][0] == "runs = ['stage2_distill_b4']"
