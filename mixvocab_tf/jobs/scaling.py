@@ -59,6 +59,8 @@ ALL_ARMS = ARMS + ("stage2_distill",)
 #: start and end of the run.
 DISTILL_WEIGHTS = {"mlm_weight": 1.0, "soft_target_weight": 3.0,
                    "hidden_weight": 1.0, "attention_weight": 0.01}
+#: Table headings: each task and the split its numbers are on.
+TASK_TITLES = {"snips": "SNIPS valid", "sst2": "SST-2 dev", "mrpc": "MRPC dev"}
 SPLIT_DIR = "split"
 TRAIN_TEXT = "train.txt"
 HELDOUT_TEXT = "heldout.txt"
@@ -414,8 +416,8 @@ def results_markdown(output_dir):
             if (task, arm, budget) in data["finetune"]]
     if not rows:
       continue
-    lines += ["", f"## {task.upper()} (dev / valid, mean ± sample std over "
-              "fine-tuning seeds, no task distillation)", "",
+    lines += ["", f"## {TASK_TITLES.get(task, task)} (mean ± sample std "
+              "over fine-tuning seeds, no task distillation)", "",
               "| budget | arm | seeds | " + " | ".join(
                   header for _, header in columns) + " |",
               "|---|---|---:|" + "---:|" * len(columns)]
@@ -476,13 +478,15 @@ def plot_results(output_dir, gap_path, mlm_path):
   tokens = {b: b * 200 * STAGE1_BATCH * SEQ_LENGTH for b in data["budgets"]}
   fig, ax = plt.subplots(figsize=(6, 4))
   drew = False
-  # The two comparisons sit a little either side of their budget so that
-  # their error bars do not hide each other.
-  for other, marker, shift in (("nokd", "o", 0.96),
-                               ("nokd_matched", "s", 1.04)):
+  # The comparisons sit a little either side of their budget so that their
+  # error bars do not hide each other.
+  for arm, other, marker, shift in (
+      ("stage2", "nokd", "o", 0.94), ("stage2", "nokd_matched", "s", 0.98),
+      ("stage2_distill", "nokd", "^", 1.02),
+      ("stage2_distill", "nokd_matched", "v", 1.06)):
     xs, ys, errs = [], [], []
     for budget in data["budgets"]:
-      ours = data["finetune"].get(("snips", "stage2", budget))
+      ours = data["finetune"].get(("snips", arm, budget))
       theirs = data["finetune"].get(("snips", other, budget))
       gap = ours and theirs and paired_gap(ours, theirs, "slot_f1")
       if gap:
@@ -491,7 +495,7 @@ def plot_results(output_dir, gap_path, mlm_path):
         errs.append(gap["std"])
     if xs:
       ax.errorbar(xs, ys, yerr=errs, marker=marker, capsize=4,
-                  label=f"stage II − {ARM_LABELS[other]}")
+                  label=f"{ARM_LABELS[arm]} − {ARM_LABELS[other]}")
       drew = True
   if drew:
     ax.axhline(0, color="gray", linewidth=0.8)
@@ -502,7 +506,7 @@ def plot_results(output_dir, gap_path, mlm_path):
     ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     ax.set_xlabel("stage I tokens (budget)")
     ax.set_ylabel("SNIPS valid slot F1 gap (points)")
-    ax.set_title("Mixed-vocabulary pretraining minus NoKD")
+    ax.set_title("Pretraining from stage I minus NoKD (3 seeds)")
     ax.legend(fontsize=8, loc="upper center")
     fig.tight_layout()
     fig.savefig(gap_path, dpi=120)
