@@ -12,8 +12,14 @@ The "results" step is the exception: it summarises every finished run in DIR,
 which other jobs sharing DIR may have added to, so it runs every time.
 
 In the bindings of a step, `{output_dir}` stands for DIR.
+
+To use idle cores, a second process can run a part of the same job in the
+same DIR: `--gin_bindings="step_selection.only = ['ft_sst2_*']"` runs only the
+steps whose names match one of the patterns (fnmatch). Two processes must not
+be given the same step: the second would find its directory locked and stop.
 """
 
+import fnmatch
 import json
 import os
 import subprocess
@@ -55,6 +61,19 @@ def pipeline(steps=None, vocab_size=5000):
     (steps, vocab_size).
   """
   return steps, vocab_size
+
+
+@gin.configurable(module="mixvocab_tf")
+def step_selection(only=None):
+  """Names (fnmatch patterns) of the steps to run; None runs them all."""
+  if isinstance(only, str):
+    only = [only]
+  return None if only is None else list(only)
+
+
+def _selected(name, patterns):
+  return patterns is None or any(fnmatch.fnmatchcase(name, p)
+                                 for p in patterns)
 
 
 def configured_steps():
@@ -118,10 +137,17 @@ def run(output_dir):
   if not steps:
     raise ValueError("No pipeline steps configured (pipeline.steps).")
   _validate(steps)
+  patterns = step_selection()
+  if patterns is not None and not any(_selected(s[0], patterns)
+                                      for s in steps):
+    raise ValueError(f"step_selection.only = {patterns} matches none of the "
+                     f"{len(steps)} steps (first: {steps[0][0]!r}).")
   os.makedirs(output_dir, exist_ok=True)
   started = time.time()
   for index, (name, kind, gin_files, bindings) in enumerate(steps, 1):
     step_dir = os.path.join(output_dir, name)
+    if not _selected(name, patterns):
+      continue
     if (kind not in _RERUN_KINDS and
         os.path.exists(os.path.join(step_dir, DONE))):
       logging.info("[%d/%d] %s: done already, skipped.", index, len(steps),

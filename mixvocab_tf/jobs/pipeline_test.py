@@ -52,6 +52,27 @@ class PipelineTest(tf.test.TestCase):
     self.assertEqual(os.listdir(os.path.join(self.output_dir, "vocab")),
                      [pipeline.DONE])
 
+  def test_step_selection_runs_only_the_matching_steps(self):
+    # A second process given a part of the job (step_selection.only) must
+    # leave the other steps alone for the first process.
+    seen = []
+    pipeline._STEP_FUNCTIONS["report"], saved = (  # pylint: disable=protected-access
+        lambda step_dir, output_dir, bindings: seen.append(step_dir),
+        pipeline._STEP_FUNCTIONS["report"])  # pylint: disable=protected-access
+    self.addCleanup(pipeline._STEP_FUNCTIONS.__setitem__, "report", saved)  # pylint: disable=protected-access
+    gin.bind_parameter("pipeline.steps", [
+        (name, "report", [], []) for name in
+        ("ft_snips_a_seed0", "ft_sst2_a_seed0", "ft_sst2_b_seed1", "results")])
+    gin.bind_parameter("step_selection.only", ["ft_sst2_*"])
+    pipeline.run(self.output_dir)
+    self.assertEqual([os.path.basename(d) for d in seen],
+                     ["ft_sst2_a_seed0", "ft_sst2_b_seed1"])
+    self.assertFalse(os.path.exists(os.path.join(self.output_dir,
+                                                 "ft_snips_a_seed0")))
+    gin.bind_parameter("step_selection.only", "ft_mnli_*")
+    with self.assertRaisesRegex(ValueError, "matches none of the 4 steps"):
+      pipeline.run(self.output_dir)
+
   def test_output_dir_in_bindings_is_absolute(self):
     # Runs record their bindings in operative_config.gin; tools read them
     # from any directory, so `{output_dir}` must not stay relative.
