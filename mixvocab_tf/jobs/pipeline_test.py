@@ -25,6 +25,16 @@ class PipelineTest(tf.test.TestCase):
               encoding="utf-8") as f:
       f.write("1 seconds\n")
 
+  def _record_report_steps(self):
+    """Makes "report" steps record (step_dir, bindings) instead of running."""
+    seen = []
+    saved = pipeline._STEP_FUNCTIONS["report"]  # pylint: disable=protected-access
+    pipeline._STEP_FUNCTIONS["report"] = (  # pylint: disable=protected-access
+        lambda step_dir, output_dir, bindings: seen.append(
+            (step_dir, bindings)))
+    self.addCleanup(pipeline._STEP_FUNCTIONS.__setitem__, "report", saved)  # pylint: disable=protected-access
+    return seen
+
   def test_results_step_reruns_and_sees_runs_added_since(self):
     # Two jobs sharing one directory (as docs/RESULTS.md's grid is run): the
     # summary must cover what the other job finished after this one's last
@@ -55,17 +65,13 @@ class PipelineTest(tf.test.TestCase):
   def test_step_selection_runs_only_the_matching_steps(self):
     # A second process given a part of the job (step_selection.only) must
     # leave the other steps alone for the first process.
-    seen = []
-    pipeline._STEP_FUNCTIONS["report"], saved = (  # pylint: disable=protected-access
-        lambda step_dir, output_dir, bindings: seen.append(step_dir),
-        pipeline._STEP_FUNCTIONS["report"])  # pylint: disable=protected-access
-    self.addCleanup(pipeline._STEP_FUNCTIONS.__setitem__, "report", saved)  # pylint: disable=protected-access
+    seen = self._record_report_steps()
     gin.bind_parameter("pipeline.steps", [
         (name, "report", [], []) for name in
         ("ft_snips_a_seed0", "ft_sst2_a_seed0", "ft_sst2_b_seed1", "results")])
     gin.bind_parameter("step_selection.only", ["ft_sst2_*"])
     pipeline.run(self.output_dir)
-    self.assertEqual([os.path.basename(d) for d in seen],
+    self.assertEqual([os.path.basename(d) for d, _ in seen],
                      ["ft_sst2_a_seed0", "ft_sst2_b_seed1"])
     self.assertFalse(os.path.exists(os.path.join(self.output_dir,
                                                  "ft_snips_a_seed0")))
@@ -78,16 +84,12 @@ class PipelineTest(tf.test.TestCase):
     # from any directory, so `{output_dir}` must not stay relative.
     self.addCleanup(os.chdir, os.getcwd())
     os.chdir(self.output_dir)
-    seen = []
-    pipeline._STEP_FUNCTIONS["report"], saved = (  # pylint: disable=protected-access
-        lambda step_dir, output_dir, bindings: seen.extend(bindings),
-        pipeline._STEP_FUNCTIONS["report"])  # pylint: disable=protected-access
-    self.addCleanup(pipeline._STEP_FUNCTIONS.__setitem__, "report", saved)  # pylint: disable=protected-access
+    seen = self._record_report_steps()
     gin.bind_parameter("pipeline.steps", [
         ("r", "report", [], ["V = '{output_dir}/student_vocab.txt'"])])
     pipeline.run("runs/job")
-    self.assertEqual(seen, [f"V = '{os.path.abspath('runs/job')}"
-                            "/student_vocab.txt'"])
+    self.assertEqual(seen[0][1], [f"V = '{os.path.abspath('runs/job')}"
+                                  "/student_vocab.txt'"])
 
   def test_bad_steps(self):
     gin.bind_parameter("pipeline.steps", [("x", "train_stage1", [], [])])
