@@ -59,6 +59,9 @@ ALL_ARMS = ARMS + ("stage2_distill",)
 #: start and end of the run.
 DISTILL_WEIGHTS = {"mlm_weight": 1.0, "soft_target_weight": 3.0,
                    "hidden_weight": 1.0, "attention_weight": 0.01}
+#: The paired comparisons of the tables and the gap plot: (arm, against).
+COMPARISONS = (("stage2", "nokd"), ("stage2", "nokd_matched"),
+               ("stage2_distill", "nokd"), ("stage2_distill", "nokd_matched"))
 #: Table headings: each task and the split its numbers are on.
 TASK_TITLES = {"snips": "SNIPS valid", "sst2": "SST-2 dev", "mrpc": "MRPC dev"}
 SPLIT_DIR = "split"
@@ -433,19 +436,18 @@ def results_markdown(output_dir):
                   header for _, header in columns) + " |",
               "|---|---|---|" + "---|" * len(columns)]
     for budget in data["budgets"]:
-      for arm in ("stage2", "stage2_distill"):
+      for arm, other in COMPARISONS:
         ours = data["finetune"].get((task, arm, budget))
-        for other in ("nokd", "nokd_matched"):
-          theirs = data["finetune"].get((task, other, budget))
-          if not ours or not theirs:
-            continue
-          cells = []
-          for metric, _ in columns:
-            gap = paired_gap(ours, theirs, metric)
-            cells.append(f"{gap['mean']:+.1f} ± {gap['std']:.1f} "
-                         f"({gap['wins']}/{gap['n']})")
-          lines.append(f"| {budget}x | {ARM_LABELS[arm]} | "
-                       f"{ARM_LABELS[other]} | " + " | ".join(cells) + " |")
+        theirs = data["finetune"].get((task, other, budget))
+        if not ours or not theirs:
+          continue
+        cells = []
+        for metric, _ in columns:
+          gap = paired_gap(ours, theirs, metric)
+          cells.append(f"{gap['mean']:+.1f} ± {gap['std']:.1f} "
+                       f"({gap['wins']}/{gap['n']})")
+        lines.append(f"| {budget}x | {ARM_LABELS[arm]} | "
+                     f"{ARM_LABELS[other]} | " + " | ".join(cells) + " |")
   for budget in data["budgets"]:
     terms = distill_terms(os.path.join(output_dir,
                                        run_name("stage2_distill", budget)))
@@ -480,10 +482,8 @@ def plot_results(output_dir, gap_path, mlm_path):
   drew = False
   # The comparisons sit a little either side of their budget so that their
   # error bars do not hide each other.
-  for arm, other, marker, shift in (
-      ("stage2", "nokd", "o", 0.94), ("stage2", "nokd_matched", "s", 0.98),
-      ("stage2_distill", "nokd", "^", 1.02),
-      ("stage2_distill", "nokd_matched", "v", 1.06)):
+  for (arm, other), marker, shift in zip(COMPARISONS, "os^v",
+                                         (0.94, 0.98, 1.02, 1.06)):
     xs, ys, errs = [], [], []
     for budget in data["budgets"]:
       ours = data["finetune"].get(("snips", arm, budget))
