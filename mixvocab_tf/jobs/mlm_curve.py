@@ -12,6 +12,9 @@ pipeline (the run's gin configuration is parsed here):
 
 Every point reads the same held-out batches (the input pipeline is
 deterministic for its fixed seed), so points differ only by their weights.
+Each point carries the unigram floor of those tokens (`text.unigram`, token
+frequencies of the run's training text): the loss and accuracy a model gets
+from word frequencies alone.
 """
 
 import json
@@ -52,25 +55,36 @@ def checkpoint_steps(run_dir):
 
 
 def curve(run_dir, input_files, max_batches):
-  """{'points': [{'step', 'tokens', 'accuracy', 'loss', 'masked_tokens'}]}."""
+  """The run's held-out curve and its unigram floor.
+
+  Returns:
+    {'points': [{'step', 'tokens', 'accuracy', 'loss', 'masked_tokens',
+    'unigram_accuracy', 'unigram_loss'}], 'floor': {'loss', 'accuracy'}, ...}.
+  """
   task = gin_utils.parse_run_config(run_dir)()
   tokens_per_step = (gin.query_parameter("MlmInputs.global_batch_size") *
                      gin.query_parameter("MlmInputs.seq_length"))
   model = task.build_model()
+  floors = {"student": mlm_eval.unigram_floors(task)["student"]}
   points = []
   for step, prefix in checkpoint_steps(run_dir):
     evaluation.restore_model(task, model, prefix)
     results = mlm_eval.masked_word_accuracy(
-        task, model, max_batches, mode="student", input_files=input_files)
+        task, model, max_batches, mode="student", input_files=input_files,
+        floors=floors)
     points.append({
         "step": step, "tokens": step * tokens_per_step,
         "accuracy": float(results["student_mlm/accuracy"]),
         "loss": float(results["student_mlm/loss"]),
         "masked_tokens": int(results["student_mlm/masked_tokens"]),
+        "unigram_accuracy": float(results["student_mlm/unigram_accuracy"]),
+        "unigram_loss": float(results["student_mlm/unigram_loss"]),
     })
     print(json.dumps(points[-1]), flush=True)
+  floor = ({"loss": points[-1]["unigram_loss"],
+            "accuracy": points[-1]["unigram_accuracy"]} if points else None)
   return {"run_dir": run_dir, "input_files": list(input_files),
-          "max_batches": max_batches, "points": points}
+          "max_batches": max_batches, "floor": floor, "points": points}
 
 
 def main(argv):

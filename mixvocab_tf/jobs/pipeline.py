@@ -29,6 +29,7 @@ import time
 from absl import logging
 import gin
 
+from mixvocab_tf.jobs import heldout_steps
 from mixvocab_tf.jobs import quickstart
 from mixvocab_tf.jobs import replication
 from mixvocab_tf.jobs import scaling
@@ -37,6 +38,7 @@ DONE = "DONE"
 #: Steps run in this process: f(step_dir, output_dir, bindings).
 _STEP_FUNCTIONS = {"export": quickstart.export_step,
                    "report": quickstart.report_step,
+                   **heldout_steps.step_functions(),
                    **scaling.step_functions()}
 STEP_KINDS = ("vocab", "train", "results") + tuple(_STEP_FUNCTIONS)
 #: Summaries of the whole directory: run every time, never marked done.

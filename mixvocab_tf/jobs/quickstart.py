@@ -147,6 +147,65 @@ def _is_teacher(record):
   return ": teacher" in record.get("description", "")
 
 
+def _heldout_curves(output_dir):
+  """{run name: mlm_curve.json content} of the job's held-out curves."""
+  curves = {}
+  for directory in _step_dirs(output_dir):
+    curve = _read_json(os.path.join(directory, "mlm_curve.json"))
+    if curve and curve.get("points"):
+      curves[os.path.basename(directory)] = curve
+  return curves
+
+
+def _pretraining_section(output_dir, report):
+  """The pretraining plot and the report's lines about it.
+
+  Held-out masked-token loss of each student against the tokens it trained
+  on, beside the unigram floor of the same held-out tokens (a dashed line);
+  without held-out curves, the training loss of each student run.
+  """
+  join = lambda *p: os.path.join(output_dir, *p)
+  curves = _heldout_curves(output_dir)
+  if not curves:
+    mlm = {}
+    for directory in _step_dirs(output_dir):
+      scalars = report.read_scalars(os.path.join(directory, "train"))
+      if "student_mlm/loss" in scalars and "teacher_mlm/loss" not in scalars:
+        mlm[os.path.basename(directory)] = scalars["student_mlm/loss"]
+    png = report.plot_lines(
+        mlm, join("pretraining_curves.png"), "step (same batches for each)",
+        "student MLM loss (training batches)",
+        "Stage II (from stage I's embeddings) against NoKD (from scratch)")
+    return png, []
+  floor = next(iter(curves.values()))["floor"]
+  png = report.plot_lines(
+      {name: [(p["step"], p["loss"]) for p in c["points"]]
+       for name, c in curves.items()},
+      join("pretraining_curves.png"), "training step",
+      "held-out masked-token loss (nats)",
+      "Stage II against NoKD on held-out text, beside the unigram floor",
+      hlines={"unigram floor (word frequencies)": floor["loss"]})
+  rows = []
+  for name, curve in curves.items():
+    last = curve["points"][-1]
+    rows.append([name, last["step"], f"{last['tokens'] / 1e6:.2f}M",
+                 f"{last['loss']:.3f}", f"{last['unigram_loss']:.3f}",
+                 f"{last['loss'] - last['unigram_loss']:+.3f}",
+                 f"{100 * last['accuracy']:.1f}",
+                 f"{100 * last['unigram_accuracy']:.1f}"])
+  lines = [
+      "## Pretraining on held-out text", "",
+      "Masked-token loss and accuracy in the student vocabulary on held-out "
+      "blocks of the corpus that no run trained on, beside the unigram floor "
+      "of the same tokens: what token frequencies of the training text "
+      "alone give (a loss at the floor means the student learned word "
+      "frequencies and nothing of context).", "",
+      report.markdown_table(
+          ["student", "steps", "tokens", "loss (nats)", "floor (nats)",
+           "loss - floor", "accuracy (%)", "floor accuracy (%)"], rows), ""]
+  return png, lines
+
+
 def report_step(step_dir, output_dir, bindings):
   """Writes report.md and its plots into `output_dir` from the runs' files.
 
@@ -162,16 +221,7 @@ def report_step(step_dir, output_dir, bindings):
   del bindings
   from mixvocab_tf.jobs import report  # pylint: disable=g-import-not-at-top
   join = lambda *p: os.path.join(output_dir, *p)
-  # Stage II against NoKD: the student MLM loss on one axis.
-  mlm = {}
-  for directory in _step_dirs(output_dir):
-    scalars = report.read_scalars(os.path.join(directory, "train"))
-    if "student_mlm/loss" in scalars and "teacher_mlm/loss" not in scalars:
-      mlm[os.path.basename(directory)] = scalars["student_mlm/loss"]
-  mlm_png = report.plot_lines(
-      mlm, join("pretraining_curves.png"), "step (same batches for each)",
-      "student MLM loss (student vocabulary)",
-      "Stage II (from stage I's embeddings) against NoKD (from scratch)")
+  mlm_png, pretraining_lines = _pretraining_section(output_dir, report)
   snips = _snips_runs(output_dir)
   f1_png = report.plot_lines(
       {_model_label(best, name): [
@@ -223,6 +273,7 @@ def report_step(step_dir, output_dir, bindings):
       "steps of pretraining, against the paper's 500K + 300K TPU steps of "
       "batch 2048). The paper's rows (Zhao et al., EACL 2021, Table 3) are "
       "on SNIPS test.", "",
+  ] + pretraining_lines + [
       "## SNIPS valid", "",
       report.markdown_table(
           ["model", "parameters", "fp32 size", "intent acc.",

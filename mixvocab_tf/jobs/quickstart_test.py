@@ -56,3 +56,35 @@ def test_report_finds_the_runs_and_draws_the_plots(tmp_path):
     assert f"({png})" in report
   summary = json.load(open(os.path.join(step_dir, "summary.json")))
   assert set(summary["snips"]) == {"distill_stage2", "teacher_snips"}
+
+
+def _write_curve(directory, losses, floor=6.5):
+  os.makedirs(directory, exist_ok=True)
+  points = [{"step": 100 * (i + 1), "tokens": 204_800 * (i + 1),
+             "loss": loss, "accuracy": 0.05 * (i + 1), "masked_tokens": 900,
+             "unigram_loss": floor, "unigram_accuracy": 0.04}
+            for i, loss in enumerate(losses)]
+  with open(os.path.join(directory, "mlm_curve.json"), "w") as f:
+    json.dump({"floor": {"loss": floor, "accuracy": 0.04},
+               "points": points}, f)
+  with open(os.path.join(directory, "DONE"), "w"):
+    pass
+
+
+def test_report_shows_held_out_pretraining_beside_the_floor(tmp_path):
+  job = str(tmp_path)
+  _write_curve(os.path.join(job, "stage2"), [7.5, 6.4, 5.9])
+  _write_curve(os.path.join(job, "nokd"), [7.9, 6.9, 6.2])
+  _write_snips_run(os.path.join(job, "distill_stage2"), "student 6x96",
+                   [0.5, 0.8], "distill_snips: student stage2")
+  step_dir = os.path.join(job, "report")
+  os.makedirs(step_dir)
+  quickstart.report_step(step_dir, job, [])
+  report = open(os.path.join(job, "report.md")).read()
+  assert "## Pretraining on held-out text" in report
+  # Last point: loss, floor, their difference, accuracy and floor accuracy.
+  assert "| stage2 | 300 | 0.61M | 5.900 | 6.500 | -0.600 | 15.0 | 4.0 |" \
+      in report
+  assert "| nokd | 300 | 0.61M | 6.200 | 6.500 | -0.300 | 15.0 | 4.0 |" \
+      in report
+  assert os.path.getsize(os.path.join(job, "pretraining_curves.png")) > 10_000

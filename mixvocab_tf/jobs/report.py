@@ -57,7 +57,8 @@ def _pyplot():
   return plt
 
 
-def plot_lines(series, path, xlabel, ylabel, title, percent=False):
+def plot_lines(series, path, xlabel, ylabel, title, percent=False,
+               hlines=None):
   """Several runs' curves on one axis, so they compare at a glance.
 
   Args:
@@ -65,6 +66,8 @@ def plot_lines(series, path, xlabel, ylabel, title, percent=False):
     path: PNG to write.
     xlabel, ylabel, title: the axis labels and the title.
     percent: y values are fractions in [0, 1], drawn as percentages.
+    hlines: {label: y} drawn as dashed horizontal lines (a floor or a
+      ceiling beside the curves).
 
   Returns:
     `path`, or None when no series has a point.
@@ -79,6 +82,9 @@ def plot_lines(series, path, xlabel, ylabel, title, percent=False):
     ys = [100 * y for y in ys] if percent else ys
     ax.plot(xs, ys, marker="o" if len(xs) < 30 else None, markersize=3,
             label=label)
+  for index, (label, y) in enumerate(sorted((hlines or {}).items())):
+    ax.axhline(100 * y if percent else y, linestyle="--", linewidth=1,
+               color=f"C{len(series) + index}", label=label)
   ax.set_xlabel(xlabel)
   ax.set_ylabel(ylabel)
   ax.set_title(title, fontsize=10)

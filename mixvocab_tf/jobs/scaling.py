@@ -31,13 +31,12 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
-import sys
 from typing import Dict, Optional, Sequence
 
 import gin
 
 from mixvocab_tf.core import flops as flops_lib
+from mixvocab_tf.jobs import heldout_steps
 from mixvocab_tf.jobs import replication
 from mixvocab_tf.text import pretraining_input
 
@@ -254,28 +253,11 @@ def split_documents(path, heldout_every):
 
 def mlm_eval_step(step_dir, output_dir, bindings):
   """Held-out masked-word accuracy of every kept checkpoint of each run."""
-  options = _parse_bindings(bindings)
-  heldout = os.path.join(output_dir, SPLIT_DIR, HELDOUT_TEXT)
-  for run in options["runs"]:
-    run_dir = os.path.join(output_dir, run)
-    out = os.path.join(run_dir, MLM_CURVE_FILE)
-    subprocess.run(
-        [sys.executable, "-m", "mixvocab_tf.jobs.mlm_curve",
-         f"--run_dir={run_dir}", f"--input_files={heldout}",
-         f"--max_batches={options.get('batches', 50)}", f"--output={out}"],
-        check=True)
-  with open(os.path.join(step_dir, "runs.json"), "w", encoding="utf-8") as f:
-    json.dump(options["runs"], f)
+  # The split step writes where the library's held-out step reads.
+  heldout_steps.mlm_step(step_dir, output_dir, bindings)
 
 
-def _parse_bindings(bindings):
-  """'name = python literal' strings -> dict."""
-  import ast  # pylint: disable=g-import-not-at-top
-  options = {}
-  for binding in bindings:
-    name, value = binding.split("=", 1)
-    options[name.strip()] = ast.literal_eval(value.strip())
-  return options
+_parse_bindings = heldout_steps.parse_bindings
 
 
 # -----------------------------------------------------------------------------

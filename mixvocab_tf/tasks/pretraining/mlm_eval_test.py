@@ -9,6 +9,7 @@ from mixvocab_tf.tasks.pretraining import mlm_inputs
 from mixvocab_tf.tasks.pretraining import nokd
 from mixvocab_tf.tasks.pretraining import stage1
 from mixvocab_tf.core import testing as trainer_testing
+from mixvocab_tf.text import unigram
 
 _TEXT = """The quick brown fox jumps over the lazy dog near the river bank.
 A stitch in time saves nine, said the old tailor to his apprentice.
@@ -31,12 +32,16 @@ def _inputs(path):
                               max_teacher_predictions=3)
 
 
-def test_student_accuracy_counts_every_masked_token(held_out):
+def _tiny_nokd(path):
   task = nokd.NoKDTask(
       student=student_spec.StudentSpec(preset=None, num_layers=1,
                                        hidden_size=32, num_attention_heads=2),
-      inputs=_inputs(held_out))
-  model = task.build_model()
+      inputs=_inputs(path))
+  return task, task.build_model()
+
+
+def test_student_accuracy_counts_every_masked_token(held_out):
+  task, model = _tiny_nokd(held_out)
   results = mlm_eval.masked_word_accuracy(task, model)
   # The same pass by hand: argmax of the student logits at weighted masks.
   correct = total = 0
@@ -60,6 +65,31 @@ def test_student_accuracy_counts_every_masked_token(held_out):
   assert "| student |" in mlm_eval.accuracy_table(results)
 
 
+def test_floor_scores_the_same_masked_tokens_by_frequency(held_out):
+  task, model = _tiny_nokd(held_out)
+  results = mlm_eval.masked_word_accuracy(task, model)
+  # By hand: frequencies of the training text (here the same file), add-one.
+  floor = unigram.UnigramFloor.from_files(held_out, task.vocab("student"))
+  losses, hits, total = [], 0.0, 0.0
+  for batch in mlm_eval.masked_lm_dataset(task):
+    ids = batch["masked_lm_ids"].numpy()
+    weights = batch["masked_lm_weights"].numpy()
+    losses.extend(-floor.log_probs[ids[weights > 0]])
+    hits += ((ids == floor.most_frequent) * weights).sum()
+    total += weights.sum()
+  assert results["student_mlm/unigram_loss"] == pytest.approx(
+      np.mean(losses), rel=1e-6)
+  assert results["student_mlm/unigram_accuracy"] == pytest.approx(
+      hits / total)
+  # A fresh model is far above the floor (near ln of the vocabulary size).
+  assert results["student_mlm/loss"] > results["student_mlm/unigram_loss"]
+  table = mlm_eval.accuracy_table(results)
+  assert "unigram loss" in table
+  assert f"{results['student_mlm/unigram_loss']:.3f}" in table
+  without = mlm_eval.masked_word_accuracy(task, model, floors=False)
+  assert "student_mlm/unigram_loss" not in without
+
+
 def test_teacher_accuracy_per_vocabulary(held_out, tmp_path):
   teacher = trainer_testing.write_tiny_teacher(str(tmp_path / "teacher"))
   task = stage1.Stage1Task(teacher_checkpoint=teacher,
@@ -73,6 +103,8 @@ def test_teacher_accuracy_per_vocabulary(held_out, tmp_path):
     assert mixed[f"{vocab}_mlm/masked_tokens"] > 0
     assert 0.0 <= mixed[f"{vocab}_mlm/accuracy"] <= 1.0
     assert np.isfinite(mixed[f"{vocab}_mlm/loss"])
+    # Its training text (unused.txt) does not exist: no floor, no failure.
+    assert f"{vocab}_mlm/unigram_loss" not in mixed
   # All-teacher segmentation masks teacher tokens only.
   teacher_only = mlm_eval.masked_word_accuracy(
       task, model, num_batches=2, mode="teacher", input_files=[held_out])

@@ -69,6 +69,12 @@ class Stage1Task(mlm_task.MlmTask):
       'random' (the paper) or 'teacher' (`student_table_init.py`: the best
       rank-d_s factors of the teacher's own embeddings of the student
       tokens, so that a short stage I starts aligned instead of from noise).
+    train_teacher: False freezes what the teacher brings (its word table,
+      position and type embeddings and transformer layers); the student
+      table, the up-projection and both MLM heads still train, so the
+      student tokens are aligned with a teacher that does not move. (The
+      paper trains everything; on a budget of minutes the pretrained layers
+      may be better left alone.)
   """
 
   input_mode = "mixed"
@@ -81,7 +87,8 @@ class Stage1Task(mlm_task.MlmTask):
                inputs: Optional[mlm_inputs.MlmInputs] = None,
                teacher_vocab: Optional[str] = None,
                student_vocab: Optional[str] = None,
-               student_table_init: str = "random"):
+               student_table_init: str = "random",
+               train_teacher: bool = True):
     # Every argument explicit: stage I trains from the pretrained checkpoint,
     # never from a `TeacherSpec.stage1_checkpoint` bound for another task.
     self.teacher = teacher_spec.TeacherSpec(
@@ -99,6 +106,7 @@ class Stage1Task(mlm_task.MlmTask):
       raise ValueError(f"student_table_init must be one of {TABLE_INITS}; "
                        f"received {student_table_init!r}.")
     self.student_table_init = student_table_init
+    self.train_teacher = bool(train_teacher)
 
   @property
   def config_source(self):
@@ -134,6 +142,14 @@ class Stage1Task(mlm_task.MlmTask):
           summary["student_tokens"], self.student_embedding_width,
           100 * summary["variance_kept"])
 
+  def trainable_variables(self, model):
+    if self.train_teacher:
+      return model.trainable_variables
+    encoder = model.encoder_network
+    frozen = {id(v) for v in encoder.bert_encoder.trainable_variables}
+    frozen.add(id(encoder.get_embedding_table()))
+    return [v for v in model.trainable_variables if id(v) not in frozen]
+
   def encoder_configs(self, model):
     # Stage II and the distillation tasks rebuild this teacher from it.
     return {teacher_spec.TEACHER_ENCODER_KEY:
@@ -160,4 +176,5 @@ class Stage1Task(mlm_task.MlmTask):
     return (f"{super().describe()}, p_SV {self.input_config.p_student}, "
             f"teacher {self.teacher_checkpoint}, student table width "
             f"{self.student_embedding_width} ({self.student_table_init} "
-            f"init){source}")
+            f"init){'' if self.train_teacher else ', teacher frozen'}"
+            f"{source}")

@@ -106,6 +106,26 @@ class Stage1TaskTest(tf.test.TestCase):
     with self.assertRaisesRegex(ValueError, r"has 30521 tokens but the teacher"):
       task.build_model()
 
+  def test_a_frozen_teacher_trains_only_the_student_side_and_the_heads(self):
+    task = self._task(train_teacher=False)
+    model = task.build_model()
+    encoder = model.encoder_network
+    trained = {id(v) for v in task.trainable_variables(model)}
+    self.assertIn(id(encoder.get_student_embedding_table()), trained)
+    for v in encoder.up_projection.trainable_variables:
+      self.assertIn(id(v), trained)
+    self.assertNotIn(id(encoder.get_embedding_table()), trained)
+    for v in encoder.bert_encoder.trainable_variables:
+      self.assertNotIn(id(v), trained)
+    # Both MLM heads (new: the teacher checkpoint has none) train.
+    heads = [v for v in model.trainable_variables if v.name.startswith("cls/")]
+    self.assertNotEmpty(heads)
+    for v in heads:
+      self.assertIn(id(v), trained)
+    self.assertIn("teacher frozen", task.describe())
+    everything = self._task().trainable_variables(task.build_model())
+    self.assertLen(everything, len(model.trainable_variables))
+
   def test_loss_is_finite_on_a_real_batch(self):
     task = self._task()
     model = task.build_model()

@@ -1,0 +1,70 @@
+"""Pipeline steps that hold text out of pretraining and score students on it.
+
+- `heldout_split`: cuts a corpus into a train part and held-out blocks
+  (`text.heldout`); the pretraining steps read `{output_dir}/<step>/train.txt`.
+- `heldout_mlm`: for each named student run, the masked-token loss and
+  accuracy of every kept checkpoint on the held-out blocks, beside the unigram
+  floor of the same tokens (`jobs.mlm_curve`), written as
+  `<run>/mlm_curve.json`.
+
+Bindings are `name = python literal` strings, as every in-process step's.
+"""
+
+import ast
+import json
+import os
+import subprocess
+import sys
+
+from mixvocab_tf import data as data_lib
+from mixvocab_tf.text import heldout
+
+MLM_CURVE_FILE = "mlm_curve.json"
+
+
+def parse_bindings(bindings):
+  """'name = python literal' strings -> dict."""
+  options = {}
+  for binding in bindings:
+    name, value = binding.split("=", 1)
+    options[name.strip()] = ast.literal_eval(value.strip())
+  return options
+
+
+def split_step(step_dir, output_dir, bindings):
+  """Writes train.txt and heldout.txt of `corpus` (default: built-in)."""
+  del output_dir
+  options = parse_bindings(bindings)
+  corpus = options.get("corpus") or data_lib.builtin_corpus_files()
+  heldout.split_files(corpus, step_dir,
+                      heldout_every=options.get("heldout_every", 10),
+                      block_lines=options.get("block_lines", 100))
+
+
+def mlm_step(step_dir, output_dir, bindings):
+  """Held-out curves of `runs`, each in its own process (its gin config)."""
+  options = parse_bindings(bindings)
+  split = options.get("split", "split")
+  text = os.path.join(output_dir, split, heldout.HELDOUT_TEXT)
+  if not os.path.exists(text):
+    raise FileNotFoundError(
+        f"{text} does not exist: a 'heldout_split' step named {split!r} must "
+        "run before this step.")
+  curves = {}
+  for run in options["runs"]:
+    run_dir = os.path.join(output_dir, run)
+    out = os.path.join(run_dir, MLM_CURVE_FILE)
+    subprocess.run(
+        [sys.executable, "-m", "mixvocab_tf.jobs.mlm_curve",
+         f"--run_dir={run_dir}", f"--input_files={text}",
+         f"--max_batches={options.get('batches', 50)}", f"--output={out}"],
+        check=True)
+    with open(out, encoding="utf-8") as f:
+      curves[run] = json.load(f)
+  with open(os.path.join(step_dir, "curves.json"), "w",
+            encoding="utf-8") as f:
+    json.dump(curves, f, indent=1)
+
+
+def step_functions():
+  return {"heldout_split": split_step, "heldout_mlm": mlm_step}
