@@ -221,7 +221,7 @@ class DistillSnipsTask(
   def train_examples(self):
     """SNIPS train, plus its augmented copies if `augment_copies`."""
     if self._train_examples is None:
-      examples = finetune_snips._read(self.split_dir("train"))  # pylint: disable=protected-access
+      examples = self.examples("train")
       self._train_examples = snips_augment.augment(
           examples, self.augment_copies, self.augment_p, seed=self.seed)
     return self._train_examples

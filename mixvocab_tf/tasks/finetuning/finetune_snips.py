@@ -28,6 +28,7 @@ import functools
 import os
 from typing import Optional
 
+from absl import logging
 import gin
 import numpy as np
 import tensorflow as tf
@@ -41,9 +42,12 @@ from mixvocab_tf.tasks.finetuning import metrics as metrics_lib
 from mixvocab_tf.tasks.finetuning import snips_data
 from mixvocab_tf.tasks.finetuning import snips_export_module
 from mixvocab_tf.tasks.finetuning import snips_padding
+from mixvocab_tf.tasks.finetuning import user_data
 
 LABELS_FILE = "snips_labels.json"
-SPLITS = ("train", "valid")
+SPLITS = ("train", "valid", "test")
+#: The task's split names -> the user-data reader's.
+_USER_SPLITS = {"train": "train", "valid": "validation", "test": "test"}
 SLOT_DECODINGS = ("viterbi", "argmax")
 
 
@@ -69,31 +73,37 @@ def joint_intent_slot_loss(outputs, features):
   """
   intent_logits = tf.cast(outputs["intent_logits"], tf.float32)
   slot_logits = tf.cast(outputs["slot_logits"], tf.float32)
-  intent_ids = tf.cast(features["intent_id"], tf.int32)
+  gold_intents = tf.cast(features["intent_id"], tf.int32)
+  # An intent train lacks (IGNORE_ID, evaluation data only): no loss, and
+  # an error in accuracy.
+  known = gold_intents >= 0
+  intent_ids = tf.maximum(gold_intents, 0)
   weights = tf.cast(features["slot_weights"], tf.float32)
   tagged = weights > 0
   slot_ids = tf.where(tagged, tf.cast(features["slot_ids"], tf.int32), 0)
 
-  intent_losses = tf.nn.sparse_softmax_cross_entropy_with_logits(
-      labels=intent_ids, logits=intent_logits)
+  intent_losses = tf.where(
+      known, tf.nn.sparse_softmax_cross_entropy_with_logits(
+          labels=intent_ids, logits=intent_logits), 0.0)
   slot_losses = tf.nn.sparse_softmax_cross_entropy_with_logits(
       labels=slot_ids, logits=slot_logits)
   slot_losses = tf.where(tagged, slot_losses * weights, 0.0)
   intent_correct = tf.cast(tf.equal(
-      tf.argmax(intent_logits, -1, output_type=tf.int32), intent_ids),
+      tf.argmax(intent_logits, -1, output_type=tf.int32), gold_intents),
                            tf.float32)
   slot_correct = tf.cast(tf.equal(
       tf.argmax(slot_logits, -1, output_type=tf.int32), slot_ids), tf.float32)
   slot_correct = tf.where(tagged, slot_correct * weights, 0.0)
 
   num_queries = tf.cast(tf.shape(intent_ids)[0], tf.float32)
+  num_known = tf.reduce_sum(tf.cast(known, tf.float32))
   num_pieces = tf.reduce_sum(weights)
   intent_sum = tf.reduce_sum(intent_losses)
   slot_sum = tf.reduce_sum(slot_losses)
-  loss = (tf.math.divide_no_nan(intent_sum, base_task.global_sum(num_queries))
+  loss = (tf.math.divide_no_nan(intent_sum, base_task.global_sum(num_known))
           + tf.math.divide_no_nan(slot_sum, base_task.global_sum(num_pieces)))
   metrics = {
-      "intent/loss": base_task.metric(intent_sum, num_queries),
+      "intent/loss": base_task.metric(intent_sum, num_known),
       "intent/accuracy": base_task.metric(tf.reduce_sum(intent_correct),
                                           num_queries),
       "slot/loss": base_task.metric(slot_sum, num_pieces),
@@ -108,18 +118,67 @@ def _read(directory):
   return snips_data.read_snips(directory)
 
 
+@functools.lru_cache(maxsize=4)
+def user_dataset(data_dir: str) -> user_data.UserDataset:
+  """A user's intent-and-slot dataset, read and checked once per process.
+
+  Raises:
+    user_data.DataError: a file breaks the data contract (the message names
+      the file and the line); or the directory holds text classification.
+  """
+  dataset = user_data.load_dataset(data_dir)
+  if dataset.kind != user_data.INTENT_SLOT:
+    raise user_data.DataError(
+        f"{data_dir} holds a {dataset.kind} dataset ({dataset.files.format} "
+        "files), not intent-and-slot data; train it with the text "
+        "classification task (finetune_glue with glue_task None).")
+  warning = dataset.warning()
+  if warning:
+    logging.warning("%s", warning)
+  return dataset
+
+
+def read_split(data_dir: Optional[str], split: str) -> snips_data.SnipsExamples:
+  """The examples of `split` ('train', 'valid', 'test') of a dataset.
+
+  Args:
+    data_dir: None for the built-in SNIPS copy; else an intent-and-slot
+      dataset in any layout of the data contract (`user_data`: `train/`,
+      `valid/` or `dev/`, optional `test/` with seq.in, seq.out, label; or
+      JSONL files).
+    split: the task's split name.
+
+  Raises:
+    FileNotFoundError: the dataset has no such split (e.g. no test split).
+  """
+  if split not in SPLITS:
+    raise ValueError(f"split must be one of {SPLITS}; received {split!r}.")
+  if data_dir is None:
+    if split == "test":
+      raise FileNotFoundError("The built-in SNIPS copy has no test split.")
+    return _read(data_lib.snips_dir(split))
+  dataset = user_dataset(os.path.abspath(data_dir))
+  part = dataset.splits.get(_USER_SPLITS[split])
+  if part is None:
+    raise FileNotFoundError(f"{data_dir} has no {split} split.")
+  if part.tags is None:
+    raise ValueError(f"{part.path} has no labels; it can be predicted but "
+                     "not evaluated.")
+  return snips_data.SnipsExamples(part.words, part.tags, part.intents,
+                                  part.path)
+
+
 @gin.configurable(module="mixvocab_tf.tasks")
 def snips_train_steps(data_dir: Optional[str] = None, epochs: float = 10.0,
                       global_batch_size: int = 64) -> int:
-  """Optimizer steps of `epochs` passes over SNIPS train (13,084 queries).
+  """Optimizer steps of `epochs` passes over the training split.
 
+  `data_dir` is the dataset's (None: built-in SNIPS train, 13,084 queries).
   For gin: `Trainer.train_steps = @snips_train_steps()`; with a scope,
   `Trainer.evaluate_every = @epoch/snips_train_steps()` and
   `epoch/snips_train_steps.epochs = 1` evaluate once per epoch.
   """
-  directory = (data_lib.snips_dir("train") if data_dir is None else
-               os.path.join(data_dir, "train"))
-  examples = len(_read(directory).intents)
+  examples = len(read_split(data_dir, "train").intents)
   return max(1, int(round(epochs * examples / global_batch_size)))
 
 
@@ -132,10 +191,12 @@ class FinetuneSnipsTask(finetune_task.FinetuneTask):
   `gin_configs/finetune_snips_cpu.gin`.
 
   Args:
-    data_dir: a directory with `train/` and `valid/` SNIPS splits (seq.in,
-      seq.out, label); default: the built-in copy
-      (`mixvocab_tf.data.snips_dir`).
-    eval_split: the split evaluation reads ('valid' or 'train').
+    data_dir: an intent-and-slot dataset in a layout of the data contract
+      (`user_data`: `train/`, `valid/` or `dev/`, optional `test/`, each
+      with seq.in, seq.out, label; or train/validation/test JSONL files of
+      {"tokens", "tags", "intent"}), read and checked before training;
+      default: the built-in SNIPS copy (`mixvocab_tf.data.snips_dir`).
+    eval_split: the split evaluation reads ('valid', 'test' or 'train').
     labels_file: a `snips_labels.json` to use instead of building the label
       vocabularies from the training split (e.g. a fine-tuned model's).
     seq_length: tokens per query (the longest SNIPS query has 35 words).
@@ -180,25 +241,19 @@ class FinetuneSnipsTask(finetune_task.FinetuneTask):
     self.labels_file = labels_file
     self._labels = None
 
-  def split_dir(self, split):
-    if split not in SPLITS:
-      raise ValueError(f"SNIPS split must be one of {SPLITS}; received "
-                       f"{split!r}.")
-    if self.data_dir is None:
-      return data_lib.snips_dir(split)
-    return os.path.join(self.data_dir, split)
+  def examples(self, split: str) -> snips_data.SnipsExamples:
+    """The examples of `split` ('train', 'valid', 'test')."""
+    return read_split(self.data_dir, split)
 
   def missing_data(self):
     missing = {}
-    for split in SPLITS:
+    for split in ("train", self.eval_split):
+      # A file that breaks the data contract raises its own DataError, which
+      # names the file and line, before any training.
       try:
-        directory = self.split_dir(split)
+        self.examples(split)
       except FileNotFoundError as e:
-        missing[f"SNIPS {split}"] = str(e)
-        continue
-      for name in ("seq.in", "seq.out", "label"):
-        if not tf.io.gfile.exists(os.path.join(directory, name)):
-          missing[f"SNIPS {split}"] = f"no {name} in {directory}"
+        missing[f"intent-and-slot {split}"] = str(e)
     if self.labels_file and not tf.io.gfile.exists(self.labels_file):
       missing["SNIPS labels"] = f"not found: {self.labels_file}"
     return missing
@@ -211,7 +266,7 @@ class FinetuneSnipsTask(finetune_task.FinetuneTask):
         self._labels = snips_data.SnipsLabels.load(self.labels_file)
       else:
         self._labels = snips_data.SnipsLabels.from_examples(
-            _read(self.split_dir("train")))
+            self.examples("train"))
     return self._labels
 
   def write_assets(self, directory):
@@ -225,7 +280,7 @@ class FinetuneSnipsTask(finetune_task.FinetuneTask):
 
   def build_inputs(self, input_context=None, training=True):
     split = "train" if training else self.eval_split
-    examples = _read(self.split_dir(split))
+    examples = self.examples(split)
     featurize = snips_data.snips_featurizer(self.tokens, self.seq_length)
     dataset = snips_data.make_snips_dataset(examples, self.labels)
     if training:
@@ -247,7 +302,7 @@ class FinetuneSnipsTask(finetune_task.FinetuneTask):
     return dataset.prefetch(tf.data.AUTOTUNE)
 
   def num_train_examples(self):
-    return len(_read(self.split_dir("train")).intents)
+    return len(self.examples("train").intents)
 
   def compute_loss(self, model, features, training):
     return joint_intent_slot_loss(model(features, training=training),
@@ -290,7 +345,7 @@ class FinetuneSnipsTask(finetune_task.FinetuneTask):
 
   def reduce_aggregated_logs(self, state):
     arrays, results = self.concatenated(state)
-    examples = _read(self.split_dir(self.eval_split))
+    examples = self.examples(self.eval_split)
     # All of the split, or the first batches of it (`max_batches`).
     index = arrays["example_index"]
     labels = self.labels

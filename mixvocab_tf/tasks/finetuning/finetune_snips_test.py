@@ -9,6 +9,7 @@ from mixvocab_tf import models
 from mixvocab_tf import networks
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.tasks.finetuning import finetune_snips
+from mixvocab_tf.tasks.finetuning import user_data
 from mixvocab_tf.tasks.finetuning import finetune_task
 from mixvocab_tf.core import checkpointing
 
@@ -136,10 +137,13 @@ def test_labels_and_splits(tmp_path):
   from_file = _task(labels_file=str(tmp_path / finetune_snips.LABELS_FILE))
   assert from_file.labels == labels
   assert finetune_snips.snips_train_steps(epochs=1) == round(13084 / 64)
-  with pytest.raises(ValueError, match="eval_split .* received 'test'"):
-    _task(eval_split="test")
-  missing = _task(data_dir=str(tmp_path)).missing_files()
-  assert "SNIPS train" in missing and "SNIPS valid" in missing
+  with pytest.raises(ValueError, match="eval_split .* received 'dev'"):
+    _task(eval_split="dev")
+  # The built-in copy has no test split: reported before training.
+  assert "intent-and-slot test" in _task(eval_split="test").missing_files()
+  # A directory without the data contract's files: one clear error.
+  with pytest.raises(user_data.DataError, match="train"):
+    _task(data_dir=str(tmp_path)).missing_files()
 
 
 def _student_checkpoint(directory, vocab_tokens, num_layers=2, hidden=32,
@@ -199,3 +203,39 @@ def test_bad_sources_say_what_was_received(tmp_path):
   with pytest.raises(ValueError, match="no encoder under 'student_encoder'"):
     finetune_task.encoder_config_from_checkpoint(
         checkpointing.resolve_checkpoint(str(tmp_path)))
+
+
+def _write_goo(directory, queries, tags, intents):
+  directory.mkdir(parents=True)
+  for name, lines in (("seq.in", queries), ("seq.out", tags),
+                      ("label", intents)):
+    (directory / name).write_text("\n".join(lines) + "\n")
+
+
+def test_a_users_data_with_labels_train_lacks_trains_and_evaluates(tmp_path):
+  _write_goo(tmp_path / "train", ["play jazz", "play some rock music",
+                                  "book a table", "book two seats"] * 4,
+             ["O B-genre", "O O B-genre O", "O O O", "O B-count O"] * 4,
+             ["Play", "Play", "Book", "Book"] * 4)
+  # dev/ (not valid/): a new intent and a new slot type, as real data has.
+  _write_goo(tmp_path / "dev", ["play jazz", "rate this book",
+                                "book a table at noon"],
+             ["O B-genre", "O O B-object", "O O O O B-time"],
+             ["Play", "Rate", "Book"])
+  task = _task(data_dir=str(tmp_path), global_batch_size=4)
+  assert task.missing_files() == {}
+  assert task.labels.intents == ("Book", "Play")
+  assert task.num_train_examples() == 16
+  assert finetune_snips.snips_train_steps(str(tmp_path), epochs=2,
+                                          global_batch_size=4) == 8
+  model = task.build_model()
+  batch = next(iter(task.build_inputs(training=True)))
+  loss, _ = task.compute_loss(model, batch, training=True)
+  assert np.isfinite(float(loss))
+  from mixvocab_tf.core import evaluation  # pylint: disable=g-import-not-at-top
+  results = evaluation.evaluate(task, model)
+  assert results["num_examples"] == 3
+  # 'Rate' cannot be predicted: at most 2 of 3 intents are right, and the
+  # evaluation loss stays finite.
+  assert results["intent_accuracy"] <= 2 / 3
+  assert np.isfinite(results["intent/loss"])

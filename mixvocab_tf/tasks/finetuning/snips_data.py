@@ -227,30 +227,36 @@ class SnipsLabels:
   def encode(self, examples):
     """Maps `SnipsExamples` to (slot ids per query, intent ids, #unseen tags).
 
-    A slot tag absent from the vocabulary becomes 'O' (it cannot be
-    predicted, so it counts as a miss, not a crash) and is logged with its
-    count. An unknown intent is an error: the intent head has no output for it.
+    A label the vocabularies lack (an intent or a slot tag of validation or
+    test data that train does not have) becomes `IGNORE_ID`: it carries no
+    loss, and since no prediction can equal it, evaluation (which compares
+    the gold strings) counts it as an error. The unseen labels are logged
+    once with their counts; the user-data reader lists them before training
+    (`user_data.UserDataset.warning`).
     """
-    slot_ids, intent_ids, unseen = [], [], {}
-    for i, (tags, intent) in enumerate(zip(examples.tags, examples.intents)):
+    slot_ids, intent_ids = [], []
+    unseen_tags, unseen_intents = {}, {}
+    for tags, intent in zip(examples.tags, examples.intents):
       ids = []
       for tag in tags:
         tag_id = self._slot_ids.get(tag)
         if tag_id is None:
-          unseen[tag] = unseen.get(tag, 0) + 1
-          tag_id = 0
+          unseen_tags[tag] = unseen_tags.get(tag, 0) + 1
+          tag_id = IGNORE_ID
         ids.append(tag_id)
       slot_ids.append(ids)
-      try:
-        intent_ids.append(self.intent_id(intent))
-      except ValueError as e:
-        label_file = os.path.join(examples.path, "label")
-        raise ValueError(f"{label_file} line {i + 1}: {e}") from None
-    num_unseen = sum(unseen.values())
-    if num_unseen:
+      intent_id = self._intent_ids.get(intent)
+      if intent_id is None:
+        unseen_intents[intent] = unseen_intents.get(intent, 0) + 1
+        intent_id = IGNORE_ID
+      intent_ids.append(intent_id)
+    num_unseen = sum(unseen_tags.values())
+    if num_unseen or unseen_intents:
       logging.warning(
-          "%d slot tags in %s are not in the label vocabulary and were mapped "
-          "to 'O': %s", num_unseen, examples.path, dict(sorted(unseen.items())))
+          "%s holds labels that training did not have; they count as errors: "
+          "%d intents %s, %d slot tags %s", examples.path,
+          sum(unseen_intents.values()), dict(sorted(unseen_intents.items())),
+          num_unseen, dict(sorted(unseen_tags.items())))
     return slot_ids, intent_ids, num_unseen
 
 
@@ -349,8 +355,10 @@ def snips_featurizer(vocab, seq_length=DEFAULT_SEQ_LENGTH, max_words=None,
     slot_ids = tf.scatter_nd(
         kept_positions, tf.boolean_mask(slot_labels, kept) + 1,
         [seq_length]) - 1
+    # A word whose tag the vocabulary lacks (IGNORE_ID) carries no loss.
     slot_weights = tf.scatter_nd(
-        kept_positions, tf.ones_like(kept_positions[:, 0], tf.float32),
+        kept_positions,
+        tf.cast(tf.boolean_mask(slot_labels, kept) >= 0, tf.float32),
         [seq_length])
 
     starts = positions[:max_words]

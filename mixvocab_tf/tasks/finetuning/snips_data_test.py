@@ -102,20 +102,25 @@ class SnipsLabelsTest(tf.test.TestCase):
     labels.save(path)
     self.assertEqual(snips_data.SnipsLabels.load(path), labels)
 
-  def test_unseen_slot_is_outside_and_unknown_intent_fails(self):
+  def test_labels_train_lacks_are_ignored_ids_not_crashes(self):
     labels = snips_data.SnipsLabels(["A", "B"], ["O", "B-x", "I-x"])
     path = _write_snips(os.path.join(self.get_temp_dir(), "valid"),
-                        ["a b c", "d"], ["B-x B-new I-new", "O"], ["A", "B"])
-    slot_ids, intent_ids, num_unseen = labels.encode(
-        snips_data.read_snips(path))
-    self.assertEqual(slot_ids, [[1, 0, 0], [0]])
-    self.assertEqual(intent_ids, [0, 1])
+                        ["a b c", "d"], ["B-x B-new I-new", "O"], ["A", "C"])
+    with self.assertLogs(level="WARNING") as logs:
+      slot_ids, intent_ids, num_unseen = labels.encode(
+          snips_data.read_snips(path))
+    self.assertEqual(slot_ids, [[1, -1, -1], [0]])
+    self.assertEqual(intent_ids, [0, -1])
     self.assertEqual(num_unseen, 2)
-    path = _write_snips(os.path.join(self.get_temp_dir(), "bad_intent"),
-                        ["a", "d"], ["O", "O"], ["A", "C"])
-    with self.assertRaisesRegex(ValueError,
-                                r"bad_intent/label line 2: Unknown intent 'C'"):
-      labels.encode(snips_data.read_snips(path))
+    self.assertIn("1 intents {'C': 1}", logs.output[0])
+    # The featurized words with an unseen tag carry no slot loss.
+    featurize = snips_data.snips_featurizer(data.default_student_vocab(), 8)
+    example = next(iter(snips_data.make_snips_dataset(
+        snips_data.read_snips(path), labels)))
+    features = featurize(example)
+    self.assertEqual(features["slot_weights"].numpy().tolist(),
+                     [0, 1, 0, 0, 0, 0, 0, 0])
+    self.assertEqual(int(features["intent_id"]), 0)
 
   def test_bad_label_files(self):
     with self.assertRaisesRegex(ValueError, "must start with 'O'"):
