@@ -1,90 +1,18 @@
-r"""Converts an exported student to TFLite and checks it against the SavedModel.
+r"""Converts an export to TFLite: `mixvocab-convert` in a checkout.
 
-The tiny BERTs of Zhao et al. (EACL 2021) are meant to run on phones: this
-converts a SavedModel written by `tools/export_saved_model.py` into a .tflite
-that takes raw strings, using TFLite builtins and tensorflow_text's TFLite
-kernels only (no Flex ops), then runs it in the LiteRT interpreter and prints
-its size and a parity summary against the SavedModel as JSON:
+The command lives in `mixvocab_tf/cli/convert_tflite.py` (installed as the
+`mixvocab-convert` console script); this script runs it with the same
+flags, e.g.
 
   python tools/convert_tflite.py --saved_model=/tmp/snips_export \
-      --quantize=int8 --output=/tmp/snips_int8.tflite
+      --quantize=dynamic --output=/tmp/snips.tflite
 
-`--quantize`: none (float32), dynamic (int8 weights), float16 (float16
-weights) or int8 (int8 weights and activations, calibrated on
-`--representative_examples` examples: the task's training examples (SNIPS
-train queries for a SNIPS model), lines of the built-in corpus otherwise, or
-`--representative_file`, one example per line, sentence pairs separated by a
-tab).
-
-The parity summary runs both models on the exporting task's own examples if
-it has them (SNIPS: all of SNIPS valid, 700 queries), else on the first
-`--parity_examples` lines of `--parity_file` (default: the built-in corpus):
-the largest logit difference, label agreement, and the task's scores of each
-(SNIPS: intent accuracy and slot F1). The task is found from the export's
-`export_info.json` (`mixvocab_tf.jobs.convert_run`), so this tool knows no
-task by name.
-
-In the .tflite, label strings come from constant tables inside the model
-(`intent`, `slot_tags`, `label`); SNIPS words are given as byte offsets
-(`word_starts`, `word_ends`) since TFLite cannot build the padded word
-matrix; the label vocabularies are also written beside the .tflite as
-`<output>.labels.json`.
-
-Load the result with
-`ai_edge_litert.interpreter.InterpreterWithCustomOps(custom_op_registerers=
-tensorflow_text.tflite_registrar.SELECT_TFTEXT_OPS, model_path=...)`.
+`--help` prints the command's documentation and flags.
 """
 
-import json
+from mixvocab_tf.cli import convert_tflite
 
-from absl import app
-from absl import flags
-
-from mixvocab_tf.core import cli
-from mixvocab_tf.export import tflite_conversion
-from mixvocab_tf.jobs import convert_run
-
-_SAVED_MODEL = flags.DEFINE_string(
-    "saved_model", None, "SavedModel from tools/export_saved_model.py.")
-_OUTPUT = flags.DEFINE_string("output", None, "Where to write the .tflite.")
-_QUANTIZE = flags.DEFINE_enum("quantize", "none",
-                              list(tflite_conversion.QUANTIZATIONS),
-                              "Quantization of the .tflite.")
-_REPRESENTATIVE_FILE = flags.DEFINE_string(
-    "representative_file", None, "int8 calibration text, one example per "
-    "line (tab between the sentences of a pair).")
-_REPRESENTATIVE_EXAMPLES = flags.DEFINE_integer(
-    "representative_examples", 300, "Calibration examples for int8.")
-_PARITY_FILE = flags.DEFINE_string(
-    "parity_file", None, "Parity text for models whose task has no examples "
-    "of its own (not SNIPS), one example per line (default: the built-in "
-    "corpus).")
-_INT8_FLOAT_NODES = flags.DEFINE_string(
-    "int8_float_nodes", tflite_conversion.INT8_FLOAT_NODES,
-    "With --quantize=int8: regex of the .tflite tensor names whose ops stay "
-    "in float (empty: none).")
-_PARITY_EXAMPLES = flags.DEFINE_integer(
-    "parity_examples", None, "Compare on only this many examples (default: "
-    "all of the task's own, e.g. SNIPS valid; 500 lines otherwise).")
-
-
-def _run():
-  if not _SAVED_MODEL.value or not _OUTPUT.value:
-    raise ValueError("--saved_model and --output are required.")
-  summary = convert_run.convert_run(
-      _SAVED_MODEL.value, _OUTPUT.value, _QUANTIZE.value,
-      representative_file=_REPRESENTATIVE_FILE.value,
-      representative_examples=_REPRESENTATIVE_EXAMPLES.value,
-      parity_file=_PARITY_FILE.value,
-      parity_examples=_PARITY_EXAMPLES.value,
-      int8_float_nodes=_INT8_FLOAT_NODES.value)
-  print(json.dumps(summary, indent=1))
-
-
-def main(argv):
-  # tflite_conversion.UnsupportedOpsError is a ValueError.
-  cli.run_tool(argv, _run)
-
+main = convert_tflite.main
 
 if __name__ == "__main__":
-  app.run(main)
+  convert_tflite.run()

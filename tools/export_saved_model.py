@@ -1,89 +1,18 @@
-r"""Exports a trained student as a SavedModel that takes raw strings.
+r"""Exports a trained student as a SavedModel: `mixvocab-export` in a checkout.
 
-From a fine-tuning run (Zhao et al., EACL 2021, §4.2: SNIPS, or SST-2 /
-MRPC / MNLI): the run's `operative_config.gin` rebuilds its task and model,
-the checkpoint's weights are read, and the task's own export module wraps
-them with its labels, vocabulary and sequence length
-(`mixvocab_tf.jobs.export_run`, which the main job's export step calls too):
+The command lives in `mixvocab_tf/cli/export_saved_model.py` (installed as
+the `mixvocab-export` console script); this script runs it with the same
+flags, e.g.
 
   python tools/export_saved_model.py --model_dir=/tmp/snips \
       --checkpoint=best --export_dir=/tmp/snips_export
 
-  # Labels or vocabulary other than the run's:
-  python tools/export_saved_model.py --model_dir=/tmp/snips \
-      --labels=/tmp/snips/snips_labels.json \
-      --vocab=mixvocab_tf/data/student_vocab.txt --export_dir=/tmp/export
-
-From a pretraining run (stage II, NoKD, a baseline): the bare student encoder
-(strings in, pooled and sequence outputs out):
-
-  python tools/export_saved_model.py --model_dir=/tmp/stage2 --encoder \
-      --export_dir=/tmp/encoder_export
-
-The SavedModel loads with `tf_keras.models.load_model` (the fine-tuned model,
-token features in) and `keras.layers.TFSMLayer(export_dir,
-call_endpoint="serving_default")` (strings in); convert it with
-`tools/convert_tflite.py`. Prints a JSON summary.
+`--help` prints the command's documentation and flags.
 """
 
-import json
+from mixvocab_tf.cli import export_saved_model
 
-from absl import app
-from absl import flags
-
-from mixvocab_tf.core import cli
-from mixvocab_tf.export import encoder_export_module
-from mixvocab_tf.jobs import export_run
-
-_MODEL_DIR = flags.DEFINE_string(
-    "model_dir", None, "The trainer run to export (its operative_config.gin "
-    "rebuilds the task unless --gin_file is given).")
-_CHECKPOINT = flags.DEFINE_string(
-    "checkpoint", "best", "'best' (model_dir/best, falling back to the "
-    "latest if the run kept none), 'latest', a directory or a ckpt-N prefix.")
-_EXPORT_DIR = flags.DEFINE_string("export_dir", None,
-                                  "The new SavedModel directory.")
-_LABELS = flags.DEFINE_string(
-    "labels", None, "SNIPS label JSON (default: the run's "
-    "snips_labels.json, else built from SNIPS train).")
-_VOCAB = flags.DEFINE_string(
-    "vocab", None, "The vocab.txt the model was trained with (default: the "
-    "run's).")
-_ENCODER = flags.DEFINE_bool(
-    "encoder", False, "Export the bare student encoder of a pretraining run "
-    "(stage II, NoKD, ...) instead of a fine-tuned model.")
-_ENCODER_KEY = flags.DEFINE_string(
-    "encoder_key", "student_encoder", "With --encoder: the encoder's name in "
-    "the checkpoint.")
-_SEQ_LENGTH = flags.DEFINE_integer(
-    "seq_length", None, "Most tokens per input (default: the task's; "
-    f"{encoder_export_module.DEFAULT_SEQ_LENGTH} with --encoder).")
-_GIN_FILE = flags.DEFINE_multi_string(
-    "gin_file", [], "Gin files (default: model_dir/operative_config.gin).")
-_GIN_BINDINGS = flags.DEFINE_multi_string("gin_bindings", [],
-                                          "Extra gin bindings.")
-
-
-def _run():
-  if not _EXPORT_DIR.value:
-    raise ValueError("--export_dir is required.")
-  if _ENCODER.value:
-    summary = export_run.export_encoder_run(
-        _MODEL_DIR.value, _EXPORT_DIR.value, _CHECKPOINT.value,
-        vocab=_VOCAB.value, seq_length=_SEQ_LENGTH.value,
-        key=_ENCODER_KEY.value)
-  else:
-    summary = export_run.export_run(
-        _MODEL_DIR.value, _EXPORT_DIR.value, _CHECKPOINT.value,
-        gin_files=_GIN_FILE.value, gin_bindings=_GIN_BINDINGS.value,
-        vocab=_VOCAB.value, seq_length=_SEQ_LENGTH.value,
-        labels=_LABELS.value)
-  print(json.dumps(summary, indent=1))
-
-
-def main(argv):
-  cli.run_tool(argv, _run)
-
+main = export_saved_model.main
 
 if __name__ == "__main__":
-  app.run(main)
+  export_saved_model.run()

@@ -52,6 +52,21 @@ def default_student_vocab():
   return path
 
 
+#: Where the package's pretrained 6 x 96 student lives (package data).
+PRETRAINED_STUDENT = "pretrained_student"
+
+
+def pretrained_student_dir():
+  """The package's pretrained student (a run directory), or None if absent.
+
+  It holds the student's weights (encoder and masked-LM head, no optimizer),
+  `encoder_config.json`, its `student_vocab.txt` and `metrics.json` (how it
+  was made and its held-out masked-word accuracy beside the unigram floor).
+  """
+  path = os.path.join(_DATA_DIR, PRETRAINED_STUDENT)
+  return path if os.path.isfile(os.path.join(path, "checkpoint")) else None
+
+
 def default_teacher_dir():
   """Directory with the default teacher's vocab.txt, config.json, model.safetensors."""
   spec = importlib.util.find_spec(DEFAULT_TEACHER_PACKAGE)

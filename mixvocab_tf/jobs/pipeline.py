@@ -30,6 +30,8 @@ from absl import logging
 import gin
 
 from mixvocab_tf.jobs import heldout_steps
+from mixvocab_tf.jobs import own_data
+from mixvocab_tf.jobs import package_student
 from mixvocab_tf.jobs import quickstart
 from mixvocab_tf.jobs import replication
 from mixvocab_tf.jobs import scaling
@@ -39,6 +41,8 @@ DONE = "DONE"
 _STEP_FUNCTIONS = {"export": quickstart.export_step,
                    "report": quickstart.report_step,
                    **heldout_steps.step_functions(),
+                   **own_data.step_functions(),
+                   **package_student.step_functions(),
                    **scaling.step_functions()}
 STEP_KINDS = ("vocab", "train", "results") + tuple(_STEP_FUNCTIONS)
 #: Summaries of the whole directory: run every time, never marked done.

@@ -37,6 +37,12 @@ weight `augment_label_weight` (default 0: the soft label is their target).
 Evaluation, the best checkpoint and export are those of `finetune_glue`: the
 student is an ordinary `SentenceClassifier` and its checkpoints hold only it.
 
+A user's text classification dataset works as in `finetune_glue`
+(`glue_task=None`, `data_dir` its directory): the teacher is a
+`finetune_glue` run on that dataset, the transfer set starts from its train
+split (`FinetuneGlueTask.train_split_lists`), and the cache fingerprint names
+it `user:<absolute directory>` beside the data itself.
+
 Example (gin), see `gin_configs/distill_glue_cpu.gin`:
 
   Trainer.task = 'distill_glue'
@@ -71,7 +77,11 @@ CACHE_DIR_NAME = "teacher_outputs"
 
 
 def glue_data_fingerprint(glue_task, sentences_a, sentences_b, labels):
-  """sha256 of a GLUE task's examples (sentences and labels, in order)."""
+  """sha256 of a task's examples (sentences and labels, in order).
+
+  `glue_task` names the data: a GLUE task, or `user:<directory>` for a
+  user's dataset (`FinetuneGlueTask.dataset_name`).
+  """
   digest = hashlib.sha256(f"{glue_task}\n".encode("utf-8"))
   for a, b, label in zip(sentences_a, sentences_b, labels):
     digest.update(f"{a}\t{b}\t{int(label)}\n".encode("utf-8"))
@@ -80,18 +90,29 @@ def glue_data_fingerprint(glue_task, sentences_a, sentences_b, labels):
 
 def compute_teacher_logits(model, sentences_a, sentences_b, glue_task,
                            teacher_vocab, seq_length=128, batch_size=128,
-                           with_pooled=False):
+                           with_pooled=False, pair=None):
   """The teacher's class logits (inference mode) for every example, in order.
 
   Examples are featurized with the teacher's vocabulary, sorted by length and
   run in batches cut to their longest example (no wasted padding).
 
+  Args:
+    model: the teacher `SentenceClassifier`.
+    sentences_a, sentences_b: the examples' sentences.
+    glue_task: the GLUE task, which says whether examples are pairs; None
+      with `pair` (a user's dataset).
+    teacher_vocab: the teacher's vocabulary.
+    seq_length, batch_size: tokens per example, examples per batch.
+    with_pooled: also return the pooled outputs.
+    pair: whether examples are sentence pairs (None: from `glue_task`).
+
   Returns:
     float32 [N, classes]; with `with_pooled`, a pair of it and the pooled
     outputs the classifier reads, float32 [N, teacher hidden].
   """
-  featurize = glue_data.glue_featurizer(teacher_vocab, seq_length,
-                                        pair=glue_data.is_pair_task(glue_task))
+  if pair is None:
+    pair = glue_data.is_pair_task(glue_task)
+  featurize = glue_data.glue_featurizer(teacher_vocab, seq_length, pair=pair)
   dataset = tf.data.Dataset.from_tensor_slices({
       "sentence_a": tf.constant(list(sentences_a), tf.string),
       "sentence_b": tf.constant(list(sentences_b), tf.string)}).batch(
@@ -153,7 +174,8 @@ class DistillGlueTask(
   """GLUE fine-tuning of a student with a fine-tuned teacher's soft labels.
 
   Args:
-    teacher_run: a `finetune_glue` run of the teacher on the same GLUE task:
+    teacher_run: a `finetune_glue` run of the teacher on the same GLUE task
+      (or the same user's dataset):
       its model_dir (its `best/` checkpoint if it has one, else its latest),
       `best/`, or a checkpoint prefix.
     teacher_base: the pretrained teacher that run fine-tuned ('default': the
@@ -185,7 +207,9 @@ class DistillGlueTask(
       (`glue_augment.text_sentences`); single-sentence tasks only.
     transfer_sentences: how many of their sentences, at most.
     **kwargs: the arguments of `FinetuneGlueTask` (glue_task, data_dir, the
-      student's init_checkpoint, vocab, seq_length, pad_to_longest, ...).
+      student's init_checkpoint, vocab, seq_length, pad_to_longest, ...;
+      glue_task=None with data_dir and the column arguments for a user's
+      dataset).
   """
 
   def __init__(self,
@@ -228,10 +252,10 @@ class DistillGlueTask(
     self.augment_neighbours = int(augment_neighbours)
     self.transfer_files = (pretraining_input.expand_files(transfer_text)
                            if transfer_text else [])
-    if self.transfer_files and glue_data.is_pair_task(self.glue_task):
-      raise ValueError(
-          "DistillGlueTask.transfer_text adds single sentences; the "
-          f"{self.glue_task} task reads sentence pairs.")
+    # A user's dataset says whether it holds pairs once it is read
+    # (`train_examples`); GLUE says so now.
+    if self.transfer_files and not self.is_user_data:
+      self._check_transfer_text()
     if self.transfer_files and augment_label_weight:
       raise ValueError(
           "DistillGlueTask.transfer_text sentences have no gold label, so "
@@ -265,6 +289,12 @@ class DistillGlueTask(
     self._teacher_outputs = None
     self.cache_build_seconds = None
 
+  def _check_transfer_text(self):
+    if self.is_pair:
+      raise ValueError(
+          "DistillGlueTask.transfer_text adds single sentences; the "
+          f"{self.dataset_name} task reads sentence pairs.")
+
   # ---------------------------------------------------------------------------
   # The teacher and its cached outputs.
 
@@ -277,16 +307,9 @@ class DistillGlueTask(
   def train_examples(self):
     """(sentences_a, sentences_b, labels, is_original) of the transfer set."""
     if self._train_examples is None:
-      if self.is_local:
-        a, b, labels = finetune_glue._local_examples(  # pylint: disable=protected-access
-            self.glue_task, "train", self.data_dir, self.source)
-      else:
-        rows = list(self._examples("train").as_numpy_iterator())
-        a = [r["sentence_a"].decode("utf-8") for r in rows]
-        b = [r["sentence_b"].decode("utf-8") for r in rows]
-        labels = [int(r["label"]) for r in rows]
-      a = [s.decode("utf-8") if isinstance(s, bytes) else s for s in a]
-      b = [s.decode("utf-8") if isinstance(s, bytes) else s for s in b]
+      if self.transfer_files:
+        self._check_transfer_text()
+      a, b, labels = self.train_split_lists()
       neighbours = None
       if self.augment["copies"] and self.augment_neighbours:
         table = self.build_teacher().encoder_network.get_embedding_table()
@@ -317,7 +340,7 @@ class DistillGlueTask(
     fingerprint = teacher_cache.base_fingerprint(
         self.teacher_checkpoint_path(),
         text_lib.load_vocab(self.teacher_vocab_path), self.tokens,
-        glue_data_fingerprint(self.glue_task, a, b, labels), len(labels),
+        glue_data_fingerprint(self.dataset_name, a, b, labels), len(labels),
         self.teacher_seq_length)
     if self.with_pooled:
       fingerprint["outputs"] = "logits+pooled"
@@ -332,7 +355,8 @@ class DistillGlueTask(
         outputs = compute_teacher_logits(
             self.build_teacher(), a, b, self.glue_task,
             self.teacher_vocab_path, self.teacher_seq_length,
-            self.teacher_batch_size, with_pooled=self.with_pooled)
+            self.teacher_batch_size, with_pooled=self.with_pooled,
+            pair=self.is_pair)
         if self.with_pooled:
           return teacher_cache.SentenceTeacherOutputs(outputs[0],
                                                       pooled=outputs[1])
@@ -401,8 +425,11 @@ class DistillGlueTask(
     labels = tf.cast(features["label"], tf.int32)
     count = tf.cast(tf.shape(labels)[0], tf.float32)
     weights = features.get("label_weight", tf.ones_like(logits[:, 0]))
+    # A label train lacks (-1: only in a user's validation or test split)
+    # has no cross-entropy.
+    weights = weights * tf.cast(labels >= 0, weights.dtype)
     cross_entropy = tf.nn.sparse_softmax_cross_entropy_with_logits(
-        labels=labels, logits=logits)
+        labels=tf.maximum(labels, 0), logits=logits)
     ce_sum = tf.reduce_sum(cross_entropy * weights)
     labelled = tf.reduce_sum(weights)
     correct = tf.reduce_sum(weights * tf.cast(tf.equal(

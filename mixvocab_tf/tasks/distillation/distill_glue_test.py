@@ -2,9 +2,11 @@
 
 A tiny random teacher (2 layers x 32, the default teacher's 30,522-token
 vocabulary) stands in for the fine-tuned teacher; SST-2 and MRPC are slices
-of the real train and dev splits.
+of the real train and dev splits (tests skipped without them), a user's
+dataset a tiny CSV directory.
 """
 
+import csv
 import os
 
 import numpy as np
@@ -15,7 +17,9 @@ from mixvocab_tf import data as data_lib
 from mixvocab_tf import testing_utils
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import checkpointing
+from mixvocab_tf.core import optimization
 from mixvocab_tf.core import testing
+from mixvocab_tf.core import trainer as trainer_lib
 from mixvocab_tf.tasks.distillation import distill_glue
 from mixvocab_tf.tasks.distillation import teacher_cache
 from mixvocab_tf.tasks.finetuning import finetune_glue
@@ -23,8 +27,6 @@ from mixvocab_tf.tasks.finetuning import glue_augment
 from mixvocab_tf.tasks.finetuning import glue_data
 
 GLUE_DIR = testing_utils.shared_data("glue")
-pytestmark = pytest.mark.skipif(not os.path.isdir(GLUE_DIR),
-                                reason=f"no GLUE data at {GLUE_DIR}")
 SEQ_LENGTH = 32
 
 
@@ -62,6 +64,9 @@ def _write_teacher_run(run_dir, teacher_dir, data_dir, glue_task, seed=0):
 
 @pytest.fixture(scope="module", params=["sst2", "mrpc"])
 def setup(request, tmp_path_factory):
+  # The tests of real GLUE slices (the user-dataset tests below need none).
+  if not os.path.isdir(GLUE_DIR):
+    pytest.skip(f"no GLUE data at {GLUE_DIR}")
   glue_task = request.param
   root = tmp_path_factory.mktemp(f"distill_{glue_task}")
   data_dir = _glue_slice(str(root / "glue"), glue_task)
@@ -339,3 +344,109 @@ def test_the_augmented_transfer_set_is_shuffled_as_a_whole(setup):
     index = batch["example_index"].numpy()
     np.testing.assert_array_equal(batch["label"].numpy(),
                                   np.asarray(labels)[index])
+
+
+# -----------------------------------------------------------------------------
+# A user's own dataset (glue_task=None).
+# -----------------------------------------------------------------------------
+
+
+def _write_user_dataset(directory, pair=False):
+  """30 train rows of labels 'bird', 'cat', 'dog'; validation adds 'fish'."""
+  os.makedirs(directory, exist_ok=True)
+  words = {"bird": ["wings", "sky", "nest"], "cat": ["purr", "meow", "mouse"],
+           "dog": ["bark", "bone", "fetch"]}
+  header = ["text_a", "text_b", "label"] if pair else ["text", "label"]
+  rows = {"train": [], "validation": []}
+  for i in range(30):
+    label = ["bird", "cat", "dog"][i % 3]
+    text = f"the {words[label][i % 3]} and the {words[label][(i + 1) % 3]} {i}"
+    rows["train"].append([text, f"a {words[label][0]}", label] if pair else
+                         [text, label])
+  rows["validation"] = rows["train"][:5] + [
+      ["a fish swims", "in water", "fish"] if pair else
+      ["a fish swims", "fish"]]
+  for split, split_rows in rows.items():
+    with open(os.path.join(directory, f"{split}.csv"), "w", newline="",
+              encoding="utf-8") as f:
+      writer = csv.writer(f)
+      writer.writerow(header)
+      writer.writerows(split_rows)
+  return directory
+
+
+@pytest.fixture(scope="module")
+def user_setup(tmp_path_factory):
+  root = tmp_path_factory.mktemp("distill_user")
+  data_dir = _write_user_dataset(str(root / "pets"))
+  teacher_dir = testing.write_tiny_teacher(str(root / "teacher"))
+  run_dir = str(root / "teacher_run")
+  teacher = _write_teacher_run(run_dir, teacher_dir, data_dir, None)
+  return dict(root=root, data_dir=data_dir, teacher_dir=teacher_dir,
+              run_dir=run_dir, teacher=teacher, glue_task=None)
+
+
+def test_user_dataset_transfer_set_cache_and_training(user_setup, tmp_path):
+  setup = user_setup
+  assert setup["teacher"].num_classes == 3
+  task = _task(setup, cache_dir=str(tmp_path / "cache"), augment_copies=1,
+               augment_p=0.3)
+  assert task.is_user_data and task.label_names == ("bird", "cat", "dog")
+  # The transfer set: the user's train split, then one edited copy of each.
+  a, b, labels, is_original = task.train_examples()
+  train_a, train_b, train_labels = task.train_split_lists()
+  assert len(train_a) == 30 and train_a[0] == "the wings and the sky 0"
+  assert a[:30] == train_a and b == train_b * 2 and labels == train_labels * 2
+  assert train_labels[:3] == [0, 1, 2]
+  assert is_original == [True] * 30 + [False] * 30
+  # The teacher's logits, cached, are its direct outputs.
+  outputs = task.teacher_outputs()
+  assert outputs.logits.shape == (60, 3)
+  featurize = glue_data.glue_featurizer(data_lib.default_teacher_vocab(),
+                                        SEQ_LENGTH, pair=False)
+  direct = setup["teacher"](featurize({"sentence_a": tf.constant(a),
+                                       "sentence_b": tf.constant(b)}),
+                            training=False)["logits"].numpy()
+  np.testing.assert_allclose(outputs.logits, direct, atol=1e-5)
+  # The fingerprint names the dataset by its directory, beside the data.
+  name = "user:" + os.path.abspath(setup["data_dir"])
+  assert task.dataset_name == name
+  assert outputs.fingerprint["data"] == distill_glue.glue_data_fingerprint(
+      name, a, b, labels)
+  # The same files in another directory are another dataset.
+  moved = _write_user_dataset(str(tmp_path / "moved"))
+  with pytest.raises(teacher_cache.StaleCacheError, match="data"):
+    _task(setup, cache_dir=str(tmp_path / "cache"), data_dir=moved,
+          augment_copies=1, augment_p=0.3).teacher_outputs()
+
+  # A step of training, then the user-dataset metrics on validation.
+  task = _task(setup, cache_dir=str(tmp_path / "cache"), augment_copies=1,
+               augment_p=0.3)
+  batch = next(iter(task.build_inputs(training=True)))
+  assert batch["teacher_logits"].shape == (8, 3)
+  trainer = trainer_lib.Trainer(
+      model_dir=str(tmp_path / "run"), task=task, train_steps=2,
+      log_every=1, evaluate_every=2,
+      optimization=optimization.optimization_config(
+          train_steps=2, learning_rate=1e-3))
+  records = trainer.train()
+  losses = [record.scalars["loss"] for record in records]
+  assert losses and np.all(np.isfinite(losses)), losses
+  assert task.cache_build_seconds is None  # Read, not rebuilt.
+  (results,) = trainer.eval_results
+  assert results["num_examples"] == 6 and results["num_unseen_labels"] == 1
+  assert np.isfinite(results["classifier/loss"])
+  assert results["accuracy"] <= 5 / 6
+  assert results["majority_accuracy"] == pytest.approx(2 / 6)
+  assert 0.0 <= results["macro_f1"] <= 1.0
+
+
+def test_user_pair_dataset_refuses_transfer_text(user_setup, tmp_path):
+  text = tmp_path / "transfer.txt"
+  text.write_text("A fine film with a great cast.\n", encoding="utf-8")
+  pairs = _write_user_dataset(str(tmp_path / "pairs"), pair=True)
+  # Whether the data holds pairs is known once it is read.
+  task = _task(user_setup, data_dir=pairs, transfer_text=str(text))
+  assert task.is_pair
+  with pytest.raises(ValueError, match="adds single sentences"):
+    task.train_examples()

@@ -1,16 +1,24 @@
-"""Tests of the GLUE fine-tuning task: inputs, loss, metrics, teacher init."""
+"""Tests of the GLUE fine-tuning task: inputs, loss, metrics, teacher init,
+and users' own text classification datasets."""
 
+import csv
 import os
+import shutil
+from unittest import mock
 
+import gin
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from mixvocab_tf.tasks.finetuning import finetune_glue
+from mixvocab_tf.core import optimization
 from mixvocab_tf.core import testing as trainer_testing
+from mixvocab_tf.core import trainer as trainer_lib
 from mixvocab_tf import testing_utils
 
 GLUE_DIR = testing_utils.shared_data("glue")
+SST2_DIR = os.path.join(GLUE_DIR, "SST-2")
 # The development machines' copy of GLUE (SST-2, MRPC, the MNLI sample).
 needs_glue = pytest.mark.skipif(not os.path.isdir(GLUE_DIR),
                                 reason=f"no GLUE data at {GLUE_DIR}")
@@ -151,3 +159,267 @@ def test_batches_padded_to_their_longest_example_give_the_same_logits(
   assert length == cut["input_mask"].numpy().sum(1).max() < 128
   np.testing.assert_array_equal(cut["input_word_ids"].numpy(),
                                 full["input_word_ids"].numpy()[:, :length])
+
+
+# -----------------------------------------------------------------------------
+# A user's own dataset (glue_task=None).
+# -----------------------------------------------------------------------------
+
+_WORDS = {"bird": ["feathers", "wings", "sky", "nest", "beak"],
+          "cat": ["purr", "whiskers", "meow", "mouse", "claws"],
+          "dog": ["bark", "bone", "leash", "fetch", "puppy"]}
+
+
+def _write_csv(path, header, rows):
+  with open(path, "w", newline="", encoding="utf-8") as f:
+    writer = csv.writer(f)
+    writer.writerow(header)
+    writer.writerows(rows)
+
+
+def _write_user_dataset(directory, pair=False):
+  """30 train rows of 3 labels (bird 12, cat 9, dog 9); validation: 6 rows,
+  the last one labelled 'fish', which train lacks; test: no labels."""
+  os.makedirs(directory, exist_ok=True)
+  labels = ["bird", "cat", "dog"] * 9 + ["bird"] * 3
+  train = []
+  for i, label in enumerate(labels):
+    words = _WORDS[label]
+    text = f"the {words[i % 5]}, and {words[(i + 2) % 5]} number {i}"
+    train.append((text, f"about {words[(i + 1) % 5]}", label) if pair else
+                 (text, label))
+  validation = [("a bird in the sky", "bird"), ("the cat will purr", "cat"),
+                ("the dog will bark", "dog"), ("wings and a beak", "bird"),
+                ("a bone for the puppy", "dog"),
+                ("a fish swims, with fins", "fish")]
+  if pair:
+    validation = [(a, "and b", label) for a, label in validation]
+  header = ["text_a", "text_b", "label"] if pair else ["text", "label"]
+  _write_csv(os.path.join(directory, "train.csv"), header, train)
+  _write_csv(os.path.join(directory, "validation.csv"), header, validation)
+  test = [("a dog barks", "at night"), ("a cat sleeps", "all day")]
+  _write_csv(os.path.join(directory, "test.csv"), header[:-1],
+             test if pair else [row[:1] for row in test])
+  return directory
+
+
+def _evaluate(task, model):
+  """reduce_aggregated_logs over the whole evaluation split."""
+  state = None
+  for batch in task.build_inputs(training=False):
+    outputs = task.validation_step(model, batch)
+    state = task.aggregate_logs(
+        state, {k: np.asarray(v) for k, v in outputs.items()})
+  return task.reduce_aggregated_logs(state)
+
+
+def test_user_dataset_labels_inputs_and_unknown_label(tmp_path):
+  data_dir = _write_user_dataset(str(tmp_path / "pets"))
+  with mock.patch.object(finetune_glue.logging, "warning") as warning:
+    task = _tiny(glue_task=None, data_dir=data_dir)
+    assert task.is_user_data and task.glue_task is None
+    assert task.label_names == ("bird", "cat", "dog")
+    assert not task.is_pair
+    assert task.missing_files() == {}
+    assert task.eval_split == "validation"
+    assert task.best_metric == "accuracy"
+    assert task.report_metrics == ("accuracy", "macro_f1",
+                                   "majority_accuracy")
+    assert task.dataset_name == "user:" + os.path.abspath(data_dir)
+    # The dataset's warning, once per process (a second task reads the cache).
+    _ = _tiny(glue_task=None, data_dir=data_dir).label_names
+  assert warning.call_count == 1
+  assert "'fish' (1 example)" in warning.call_args[0][1]
+  assert task.num_train_examples() == 30
+  description = task.describe()
+  assert os.path.abspath(data_dir) in description
+  assert "3 labels" in description
+  assert task.report_name().endswith(" pets")
+
+  batch = next(iter(task.build_inputs(training=False)))
+  assert batch["label"].numpy().tolist() == [0, 1, 2, 0, 2, -1]
+  assert batch["example_index"].numpy().tolist() == list(range(6))
+  assert not np.any(batch["input_type_ids"].numpy())
+  train = next(iter(task.build_inputs(training=True)))
+  assert train["input_word_ids"].shape == (8, 32)
+  assert set(train["label"].numpy()) <= {0, 1, 2}
+
+  # The unknown label is left out of the loss (no NaN, no error), whose mean
+  # is over the 5 known labels, and counts as wrong in the accuracy.
+  model = task.build_model()
+  with tf.GradientTape() as tape:
+    loss, metrics = task.compute_loss(model, batch, training=True)
+  gradients = tape.gradient(loss, model.trainable_variables)
+  assert np.isfinite(float(loss))
+  assert all(np.all(np.isfinite(tf.convert_to_tensor(g).numpy()))
+             for g in gradients if g is not None)
+  logits = model(batch, training=False)["logits"].numpy().astype(np.float64)
+  loss, metrics = task.compute_loss(model, batch, training=False)
+  log_probs = logits - logits.max(-1, keepdims=True)
+  log_probs -= np.log(np.exp(log_probs).sum(-1, keepdims=True))
+  labels = np.array([0, 1, 2, 0, 2])
+  expected = -log_probs[np.arange(5), labels].mean()
+  np.testing.assert_allclose(float(loss), expected, rtol=1e-5)
+  np.testing.assert_allclose(metrics["classifier/loss"].numpy(),
+                             [5 * expected, 5], rtol=1e-5)
+  assert metrics["classifier/accuracy"].numpy()[1] == 6
+  loss_sum, correct, count = finetune_glue.classification_loss(
+      logits[:2], tf.constant([-1, -1]))
+  assert float(loss_sum) == 0.0 and float(correct) == 0.0
+  assert float(count) == 2
+
+
+def test_user_dataset_trains_and_reports_its_metrics(tmp_path):
+  data_dir = _write_user_dataset(str(tmp_path / "pets"))
+  task = _tiny(glue_task=None, data_dir=data_dir, shuffle_buffer=64)
+  trainer = trainer_lib.Trainer(
+      model_dir=str(tmp_path / "run"), task=task, train_steps=4, log_every=1,
+      evaluate_every=4,
+      optimization=optimization.optimization_config(
+          train_steps=4, learning_rate=1e-3))
+  records = trainer.train()
+  losses = [record.scalars["loss"] for record in records]
+  assert losses and np.all(np.isfinite(losses)), losses
+  (results,) = trainer.eval_results
+  assert results["num_examples"] == 6 and results["num_unseen_labels"] == 1
+  assert np.isfinite(results["classifier/loss"])
+  for name in ("accuracy", "macro_f1", "majority_accuracy"):
+    assert 0.0 <= results[name] <= 1.0
+  # Bird is train's most frequent label (12 of 30): 2 of the 6 examples.
+  assert results["majority_accuracy"] == pytest.approx(2 / 6)
+  # At most 5 of 6 right: no prediction is the unknown label.
+  assert results["accuracy"] <= 5 / 6
+
+  # The metrics against the model's own predictions.
+  model = task.build_model()
+  results = _evaluate(task, model)
+  batch = next(iter(task.build_inputs(training=False)))
+  predictions = np.argmax(model(batch, training=False)["logits"].numpy(), -1)
+  gold = np.array([0, 1, 2, 0, 2, -1])
+  assert results["accuracy"] == pytest.approx(np.mean(predictions == gold))
+  sklearn_metrics = pytest.importorskip("sklearn.metrics")
+  present = sorted({k for k in set(gold) | set(predictions) if k >= 0})
+  assert results["macro_f1"] == pytest.approx(sklearn_metrics.f1_score(
+      gold, predictions, labels=present, average="macro", zero_division=0))
+
+
+def test_user_pair_dataset_packs_pairs_and_exports_its_labels(tmp_path):
+  data_dir = _write_user_dataset(str(tmp_path / "pairs"), pair=True)
+  task = _tiny(glue_task=None, data_dir=data_dir, eval_split="dev")
+  assert task.eval_split == "validation"
+  assert task.is_pair
+  assert "sentence pairs" in task.describe()
+  batch = next(iter(task.build_inputs(training=False)))
+  assert np.any(batch["input_type_ids"].numpy()[0] == 1)
+  assert batch["label"].numpy().tolist()[-1] == -1
+  model = task.build_model()
+  loss, _ = task.compute_loss(model, batch, training=False)
+  assert np.isfinite(float(loss))
+  a, b, labels = task.train_split_lists()
+  assert len(a) == len(b) == len(labels) == 30
+  assert b[0].startswith("about ") and set(labels) == {0, 1, 2}
+  module = task.export_module(model)
+  assert module.pair and module.label_names == ["bird", "cat", "dog"]
+  outputs = module.serve(sentence_a=tf.constant(["a dog barks"]),
+                         sentence_b=tf.constant(["at night"]))
+  assert outputs["label"].numpy()[0].decode() in task.label_names
+  assert outputs["probabilities"].shape == (1, 3)
+
+
+def test_user_dataset_splits_columns_and_errors(tmp_path):
+  data_dir = _write_user_dataset(str(tmp_path / "pets"))
+  with pytest.raises(ValueError, match="data_dir must name its directory"):
+    _tiny(glue_task=None, data_dir=None)
+  with pytest.raises(ValueError, match="leave source 'auto'"):
+    _tiny(glue_task=None, data_dir=data_dir, source="tfds")
+  with pytest.raises(ValueError, match="Unknown split 'eval'"):
+    _tiny(glue_task=None, data_dir=data_dir, eval_split="eval")
+  # The test split has no labels: it cannot be evaluated.
+  task = _tiny(glue_task=None, data_dir=data_dir, eval_split="test")
+  missing = task.missing_files()
+  assert list(missing) == [f"user dataset {data_dir} test"]
+  assert "has no labels" in missing[f"user dataset {data_dir} test"]
+  with pytest.raises(ValueError, match="has no labels"):
+    task.build_inputs(training=False)
+  # Other column names.
+  other = str(tmp_path / "columns")
+  os.makedirs(other)
+  rows = [(f"text {i}", ["yes", "no"][i % 2]) for i in range(6)]
+  for split in ("train", "dev"):
+    _write_csv(os.path.join(other, f"{split}.csv"), ["review", "verdict"],
+               rows)
+  with pytest.raises(ValueError, match="no columns 'text', 'label'"):
+    _ = _tiny(glue_task=None, data_dir=other).label_names
+  assert "no columns 'text', 'label'" in str(
+      _tiny(glue_task=None, data_dir=other).missing_files())
+  task = _tiny(glue_task=None, data_dir=other, text_column="review",
+               label_column="verdict")
+  assert task.label_names == ("no", "yes")
+  assert finetune_glue.glue_train_steps(
+      None, other, epochs=2, global_batch_size=4, text_column="review",
+      label_column="verdict") == 3
+  # A missing directory: reported, and described without raising.
+  gone = _tiny(glue_task=None, data_dir=str(tmp_path / "gone"))
+  assert "the directory does not exist" in str(gone.missing_files())
+  assert "unreadable" in gone.describe()
+  # An intent-and-slot dataset belongs to the SNIPS-style task.
+  slots = tmp_path / "slots"
+  for split in ("train", "valid"):
+    os.makedirs(slots / split)
+    (slots / split / "seq.in").write_text("play jazz\nbook a table\n")
+    (slots / split / "seq.out").write_text("O B-genre\nO O O\n")
+    (slots / split / "label").write_text("PlayMusic\nBookRestaurant\n")
+  with pytest.raises(ValueError, match="use the intent-and-slot task"):
+    _ = _tiny(glue_task=None, data_dir=str(slots)).label_names
+
+
+def test_glue_train_steps_counts_the_users_train_split(tmp_path):
+  data_dir = _write_user_dataset(str(tmp_path / "pets"))
+  assert finetune_glue.glue_train_steps(None, data_dir, epochs=1,
+                                        global_batch_size=6) == 5
+  assert finetune_glue.glue_train_steps(
+      glue_task=None, data_dir=data_dir, epochs=10,
+      global_batch_size=64) == 5  # round(300 / 64)
+  with pytest.raises(ValueError, match="received neither"):
+    finetune_glue.glue_train_steps(None, None)
+  # With gin, one macro feeds the task and the step count (as
+  # finetune_glue.gin binds them).
+  gin.clear_config()
+  try:
+    gin.parse_config([
+        "GLUE_TASK = None", f"GLUE_DIR = '{data_dir}'",
+        "glue_train_steps.glue_task = %GLUE_TASK",
+        "glue_train_steps.data_dir = %GLUE_DIR",
+        "glue_train_steps.global_batch_size = 6",
+        "glue_train_steps.epochs = 2",
+        "FinetuneGlueTask.glue_task = %GLUE_TASK",
+        "FinetuneGlueTask.data_dir = %GLUE_DIR"])
+    assert finetune_glue.glue_train_steps() == 10
+    task = finetune_glue.FinetuneGlueTask(student_preset=None)
+    assert task.is_user_data and task.num_train_examples() == 30
+  finally:
+    gin.clear_config()
+
+
+@pytest.mark.skipif(not os.path.isdir(SST2_DIR),
+                    reason=f"no SST-2 data at {SST2_DIR}")
+def test_sst2_as_a_users_dataset_reads_as_glue_sst2(tmp_path):
+  for name in ("train.tsv", "dev.tsv"):
+    shutil.copy(os.path.join(SST2_DIR, name), tmp_path / name)
+  user = _tiny(glue_task=None, data_dir=str(tmp_path), text_column="sentence")
+  glue = _tiny(glue_task="sst2", data_dir=GLUE_DIR)
+  # Labels '0' and '1' sort to ids 0 and 1, as GLUE's negative / positive.
+  assert user.label_names == ("0", "1")
+  assert not user.is_pair
+  assert user.train_split_lists() == glue.train_split_lists()
+  assert user.num_train_examples() == glue.num_train_examples() == 67349
+  assert finetune_glue.glue_train_steps(
+      None, str(tmp_path), text_column="sentence") == (
+          finetune_glue.glue_train_steps("sst2", GLUE_DIR))
+  # The dev split, through the evaluation inputs.
+  labels = {}
+  for task in (user, glue):
+    labels[task] = np.concatenate([
+        b["label"].numpy() for b in task.build_inputs(training=False)])
+  assert len(labels[user]) == 872
+  np.testing.assert_array_equal(labels[user], labels[glue])

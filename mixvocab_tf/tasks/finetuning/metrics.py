@@ -1,4 +1,4 @@
-"""Evaluation metrics for GLUE and SNIPS fine-tuning.
+"""Evaluation metrics for GLUE, SNIPS and users' text classification.
 
 The paper (Zhao et al., EACL 2021, §4.2, Tables 2-3) reports accuracy on SST-2
 and MNLI, F1 and accuracy on MRPC, and intent accuracy and slot F1 on SNIPS.
@@ -9,6 +9,13 @@ type) matches, micro-averaged over the whole split. `seqeval.metrics.f1_score`
 in its default mode gives the same numbers; seqeval is not a dependency of the
 package, so the chunking is written here (about 40 lines) and tested against
 seqeval.
+
+A user's text classification dataset (`finetune_glue` with `glue_task=None`,
+`user_data`) is scored by accuracy, macro-F1 over the training label set and
+the majority-class accuracy, the floor beside accuracy
+(`text_classification_metrics`). Its validation or test split may hold labels
+that train lacks: they have the id `UNKNOWN_LABEL` (-1), which no prediction
+equals, so they count as errors.
 
 Metrics are computed in NumPy after prediction, outside the graph: they are
 corpus-level (F1 is not a mean of per-batch F1s) and need word-level tags.
@@ -22,6 +29,11 @@ GLUE_TASK_METRICS = {
     "mrpc": ("f1", "accuracy"),
     "mnli": ("accuracy",),
 }
+
+#: Metric names of a user's text classification dataset, in report order.
+TEXT_CLASSIFICATION_METRICS = ("accuracy", "macro_f1", "majority_accuracy")
+#: Label id of an example whose label the training split lacks.
+UNKNOWN_LABEL = -1
 
 
 def _as_1d(values, name):
@@ -78,6 +90,83 @@ def glue_metrics(task, labels, predictions):
   if key == "mrpc":
     result["f1"] = binary_f1(labels, predictions, positive_label=1)
   return {name: result[name] for name in GLUE_TASK_METRICS[key]}
+
+
+def macro_f1(labels, predictions, num_classes):
+  """Macro-F1 over the known classes 0..num_classes-1.
+
+  For each known class k: tp = examples with gold k predicted k, fp =
+  examples predicted k whose gold label is another one, fn = examples with
+  gold k predicted otherwise; F1_k = 2 tp / (2 tp + fp + fn). An unknown gold
+  label (`UNKNOWN_LABEL`, or any id outside 0..num_classes-1) is not a class:
+  such an example adds a false positive to the class predicted for it, and
+  nothing else. The mean is over the known classes that occur in the split,
+  as gold labels or as predictions; a class absent from both has no F1 (0 / 0)
+  and is left out rather than counted as 0 or 1. This is scikit-learn's
+  `f1_score(labels, predictions, labels=those classes, average='macro',
+  zero_division=0)`.
+
+  Args:
+    labels: gold label ids [N] (`UNKNOWN_LABEL` allowed).
+    predictions: predicted label ids [N], each in 0..num_classes-1.
+    num_classes: the number of known classes (the training label set).
+
+  Returns:
+    A float in [0, 1].
+  """
+  labels = _as_1d(labels, "labels")
+  predictions = _as_1d(predictions, "predictions")
+  _check_same_length(labels, predictions)
+  if num_classes < 1:
+    raise ValueError(f"num_classes must be positive; received {num_classes}.")
+  scores = []
+  for k in range(num_classes):
+    gold = labels == k
+    pred = predictions == k
+    true_positives = int(np.sum(gold & pred))
+    false_positives = int(np.sum(pred & ~gold))
+    false_negatives = int(np.sum(gold & ~pred))
+    denominator = 2 * true_positives + false_positives + false_negatives
+    if denominator:
+      scores.append(2.0 * true_positives / denominator)
+  return float(np.mean(scores)) if scores else 0.0
+
+
+def majority_accuracy(labels, majority_label):
+  """Accuracy of always predicting `majority_label` (the floor of a split).
+
+  Args:
+    labels: gold label ids [N] (`UNKNOWN_LABEL` allowed: never right).
+    majority_label: the most frequent label id of the training split.
+  """
+  labels = _as_1d(labels, "labels")
+  if labels.shape[0] == 0:
+    raise ValueError("labels are empty; there is nothing to score.")
+  return float(np.mean(labels == majority_label))
+
+
+def text_classification_metrics(labels, predictions, num_classes,
+                                majority_label):
+  """Accuracy, macro-F1 and majority-class accuracy of a user's dataset.
+
+  Args:
+    labels: gold label ids [N]; `UNKNOWN_LABEL` (-1) for a label the training
+      split lacks (always an error: no prediction is -1).
+    predictions: predicted label ids [N].
+    num_classes: the number of training labels (`macro_f1`).
+    majority_label: the most frequent training label id: `majority_accuracy`
+      is the share of the split's examples that have it, the accuracy of a
+      model that learnt nothing but the training label counts.
+
+  Returns:
+    {'accuracy', 'macro_f1', 'majority_accuracy'}, in the order of
+    `TEXT_CLASSIFICATION_METRICS`.
+  """
+  return {
+      "accuracy": accuracy(labels, predictions),
+      "macro_f1": macro_f1(labels, predictions, num_classes),
+      "majority_accuracy": majority_accuracy(labels, majority_label),
+  }
 
 
 def _split_tag(tag):

@@ -114,6 +114,43 @@ class MetricsTest(tf.test.TestCase):
     self.assertEqual(result["intent_accuracy"], 0.5)
     self.assertEqual(result["sentence_accuracy"], 0.5)
 
+  def test_text_classification_metrics_with_an_unknown_label(self):
+    # Classes 0, 1, 2 (train); -1: a label train lacks, always wrong.
+    labels = [0, 0, 1, 2, -1, -1]
+    predictions = [0, 1, 1, 1, 0, 2]
+    result = metrics.text_classification_metrics(labels, predictions, 3,
+                                                 majority_label=0)
+    self.assertEqual(list(result), list(metrics.TEXT_CLASSIFICATION_METRICS))
+    self.assertAlmostEqual(result["accuracy"], 2 / 6)
+    self.assertAlmostEqual(result["majority_accuracy"], 2 / 6)
+    # Class 0: tp 1, fp 1 (the unknown label predicted 0), fn 1 -> 1/2.
+    # Class 1: tp 1, fp 2, fn 0 -> 1/2. Class 2: tp 0 (fp 1 from the other
+    # unknown label, fn 1) -> 0.
+    self.assertAlmostEqual(result["macro_f1"], (1 / 2 + 1 / 2 + 0) / 3)
+    # A class neither in the split nor predicted has no F1: left out.
+    self.assertAlmostEqual(metrics.macro_f1([0, 1], [0, 1], 5), 1.0)
+    self.assertEqual(metrics.macro_f1([-1, -1], [0, 1], 2), 0.0)
+    self.assertEqual(metrics.majority_accuracy([1, 1, -1], 1), 2 / 3)
+    with self.assertRaisesRegex(ValueError, "same length"):
+      metrics.macro_f1([0], [0, 1], 2)
+
+  def test_macro_f1_matches_scikit_learn(self):
+    try:
+      from sklearn import metrics as sklearn_metrics  # pylint: disable=g-import-not-at-top
+    except ImportError:
+      self.skipTest("scikit-learn is not installed.")
+    rng = np.random.default_rng(0)
+    for num_classes in (2, 3, 7):
+      labels = rng.integers(-1, num_classes, size=200)
+      predictions = rng.integers(0, num_classes, size=200)
+      predictions[:80] = np.maximum(labels[:80], 0)
+      present = sorted({k for k in set(labels) | set(predictions) if k >= 0})
+      self.assertAlmostEqual(
+          metrics.macro_f1(labels, predictions, num_classes),
+          sklearn_metrics.f1_score(labels, predictions, labels=present,
+                                   average="macro", zero_division=0),
+          delta=1e-12)
+
 
 if __name__ == "__main__":
   tf.test.main()

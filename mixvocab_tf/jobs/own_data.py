@@ -1,0 +1,436 @@
+"""Your own data in, a phone-sized model out: the own-data job's steps.
+
+`gin_configs/own_data.gin` sets `pipeline.steps = @own_data_steps()`:
+
+  python -m mixvocab_tf.train --gin_file=own_data.gin \
+      --gin_bindings="DATA_DIR = 'my_data'" --model_dir=runs/mine
+
+`own_data_steps` reads and checks every file of the dataset when the job
+starts (`tasks.finetuning.user_data`: the data contract), before anything
+trains, and picks the task from what it finds:
+
+- intent and slots (`seq.in` / `seq.out` / `label` directories, or JSONL of
+  tokens, tags and intent): the default teacher is fine-tuned jointly for
+  intents and IOB slot tags (`finetune_snips_cpu.gin` on the data) until
+  validation slot F1 stops improving; the student is distilled from it across
+  vocabularies (`distill_snips_cpu.gin`: its intent and per-word slot
+  distributions, cached once, over train plus copies with slot values swapped
+  among the user's own train examples);
+- text classification (CSV, TSV or JSONL of text, or text pairs, and label):
+  the teacher is fine-tuned until validation accuracy stops improving
+  (`finetune_glue_teacher_cpu.gin`), the student distilled from its logits
+  over train plus word-edited copies it labels (`distill_glue_cpu.gin`).
+
+Epoch budgets are counted on the user's train split. The student starts
+from a pretrained student: a run directory the user names (`STUDENT`), else
+the one shipped in the package (`data.pretrained_student_dir`), else the job
+pretrains one first (stage I then stage II on the built-in corpus). Then
+`export` writes the student's SavedModel (raw strings in) and a
+dynamic-range .tflite, scores the .tflite on validation and test in the
+LiteRT interpreter and writes the test predictions as JSONL; `report` writes
+`report.md`: validation and test scores of teacher and student, the worst
+labels by F1, the most confused pairs, sizes and latency. Every step is an
+ordinary pipeline step: rerunning the command resumes.
+"""
+
+import collections
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Optional
+
+from absl import logging
+import gin
+import numpy as np
+
+from mixvocab_tf import data as data_lib
+from mixvocab_tf.jobs import heldout_steps
+from mixvocab_tf.tasks.finetuning import user_data
+
+SUMMARY_JSON = "summary.json"
+PREDICTIONS_JSONL = "test_predictions.jsonl"
+TFLITE_FILE = "model_dynamic.tflite"
+REPORT_MD = "report.md"
+#: Queries timed one at a time on one thread for the latency line.
+LATENCY_QUERIES = 200
+#: Rows of the worst-labels and confused-pairs tables.
+TABLE_ROWS = 10
+
+
+def _quote(value):
+  return repr(os.path.abspath(value)) if value else "None"
+
+
+@gin.configurable(module="mixvocab_tf")
+def own_data_steps(data_dir: str = gin.REQUIRED,
+                   student: Optional[str] = None,
+                   text_column: str = "text",
+                   text_b_column: Optional[str] = None,
+                   label_column: str = "label",
+                   teacher_epochs: float = 6.0,
+                   student_epochs: float = 20.0,
+                   teacher_bindings=(),
+                   student_bindings=()):
+  """The own-data job's pipeline steps, after checking the dataset.
+
+  Args:
+    data_dir: the dataset (see `user_data`'s data contract).
+    student: a pretrained student's run directory (stage II, NoKD, ...);
+      None: the package's pretrained student, or a new one if the package
+      has none; 'pretrain': always a new one (stage I and stage II first).
+    text_column, text_b_column, label_column: column names of a text
+      classification dataset.
+    teacher_epochs: most epochs of the teacher's fine-tuning (it stops
+      earlier when validation stops improving).
+    student_epochs: most epochs of the student's distillation.
+    teacher_bindings, student_bindings: extra gin bindings of those steps.
+
+  Raises:
+    user_data.DataError: a file breaks the data contract; nothing has run.
+  """
+  dataset = user_data.load_dataset(data_dir, text_column, text_b_column,
+                                   label_column)
+  warning = dataset.warning()
+  if warning:
+    logging.warning("%s", warning)
+  summary = dataset.summary()
+  logging.info("Dataset %s: %s", data_dir, json.dumps(summary["examples"]))
+  data_dir = os.path.abspath(data_dir)
+  steps = [("data", "own_data_check", [], [
+      f"data_dir = {data_dir!r}", f"text_column = {text_column!r}",
+      f"text_b_column = {text_b_column!r}",
+      f"label_column = {label_column!r}"])]
+  if student == "pretrain" or (student is None and
+                               data_lib.pretrained_student_dir() is None):
+    steps += pretraining_steps()
+    student = "{output_dir}/stage2"
+  elif student is None:
+    student = data_lib.pretrained_student_dir()
+  elif not os.path.exists(student):
+    raise FileNotFoundError(
+        f"STUDENT = {student!r} does not exist; give a pretrained student's "
+        "run directory (stage II, NoKD), or None for the package's own.")
+  if student.startswith("{output_dir}"):
+    init, vocab = repr(student), None
+  else:
+    init, vocab = _quote(student), student_vocab(student)
+  if dataset.kind == user_data.INTENT_SLOT:
+    task_class = "FinetuneSnipsTask"
+    teacher_gin, student_gin = "finetune_snips_cpu.gin", "distill_snips_cpu.gin"
+    data = [f"SNIPS_DIR = {data_dir!r}"]
+    teacher = data + [
+        "TEACHER = 'default'", f"EPOCHS = {teacher_epochs}",
+        "eval/snips_train_steps.epochs = 1",
+        "Trainer.early_stopping_patience = 2",
+        "FinetuneSnipsTask.dropout_rate = 0.1",
+        "FinetuneSnipsTask.bucket_boundaries = [9, 11, 13, 15, 18, 22]",
+        "optimization_config.learning_rate = 1e-4"]
+  else:
+    task_class = "FinetuneGlueTask"
+    teacher_gin, student_gin = ("finetune_glue_teacher_cpu.gin",
+                                "distill_glue_cpu.gin")
+    data = ["GLUE_TASK = None", f"GLUE_DIR = {data_dir!r}",
+            f"FinetuneGlueTask.text_column = {text_column!r}",
+            f"FinetuneGlueTask.text_b_column = {text_b_column!r}",
+            f"FinetuneGlueTask.label_column = {label_column!r}"]
+    teacher = data + [f"EPOCHS = {teacher_epochs}"]
+  teacher += [f"{task_class}.model_name = 'teacher all-MiniLM-L6-v2'"]
+  students = data + [
+      f"INIT_CHECKPOINT = {init}", "TEACHER_RUN = '{output_dir}/teacher'",
+      f"EPOCHS = {student_epochs}", f"{task_class}.model_name = 'student'"]
+  if vocab:
+    students.append(f"{task_class}.vocab = {vocab!r}")
+  steps += [
+      ("teacher", "train", [teacher_gin], teacher + list(teacher_bindings)),
+      ("student", "train", [student_gin], students + list(student_bindings)),
+      ("export", "own_data_export", [], [f"data_dir = {data_dir!r}"]),
+      ("report", "own_data_report", [], [f"data_dir = {data_dir!r}"]),
+  ]
+  return steps
+
+
+def student_vocab(student_dir: str) -> Optional[str]:
+  """The vocab.txt a student run was trained with (None: the shipped one).
+
+  A packaged student keeps it beside its weights; a run of the trainer
+  names it in its operative_config.gin (`StudentSpec.vocab`).
+  """
+  beside = os.path.join(student_dir, "student_vocab.txt")
+  if os.path.exists(beside):
+    return os.path.abspath(beside)
+  config = os.path.join(student_dir, "operative_config.gin")
+  if os.path.exists(config):
+    with open(config, encoding="utf-8") as f:
+      for line in f:
+        name, _, value = line.partition("=")
+        if name.strip().endswith("StudentSpec.vocab") and value.strip() not in (
+            "None", ""):
+          return value.strip().strip("'\"")
+  return None
+
+
+def pretraining_steps():
+  """Stage I and stage II of a 6 x 96 student on the built-in corpus."""
+  return [
+      ("split", "heldout_split", [], []),
+      ("stage1", "train", ["stage1_cpu.gin"], [
+          "MlmInputs.input_files = '{output_dir}/split/train.txt'"]),
+      ("stage2", "train", ["stage2_cpu.gin"], [
+          "STAGE1_DIR = '{output_dir}/stage1'",
+          "MlmInputs.input_files = '{output_dir}/split/train.txt'"]),
+  ]
+
+
+# -----------------------------------------------------------------------------
+# Steps run in the pipeline's process.
+
+
+def _load(bindings):
+  options = heldout_steps.parse_bindings(bindings)
+  columns = {k: options[k] for k in ("text_column", "text_b_column",
+                                     "label_column") if k in options}
+  return options, user_data.load_dataset(options["data_dir"], **columns)
+
+
+def check_step(step_dir, output_dir, bindings):
+  """Writes the dataset's summary (and its warning) beside the job."""
+  del output_dir
+  _, dataset = _load(bindings)
+  summary = dict(dataset.summary(), warning=dataset.warning())
+  with open(os.path.join(step_dir, SUMMARY_JSON), "w", encoding="utf-8") as f:
+    json.dump(summary, f, indent=1)
+
+
+def _rows(split):
+  """(inputs for the predictor, gold) of a split; gold is None without labels.
+
+  Gold is the label (text classification) or (intent, tags) (intent-slot).
+  """
+  if isinstance(split, user_data.IntentSlotSplit):
+    rows = [" ".join(words) for words in split.words]
+    gold = (None if split.intents is None else
+            list(zip(split.intents, split.tags)))
+  else:
+    if split.texts_b is None:
+      rows = list(split.texts_a)
+    else:
+      rows = [{"text_a": a, "text_b": b}
+              for a, b in zip(split.texts_a, split.texts_b)]
+    gold = split.labels
+  return rows, gold
+
+
+def scores(kind, predictions, gold):
+  """Scores of predictions (the predictor's dicts) against gold labels."""
+  from mixvocab_tf.tasks.finetuning import metrics as metrics_lib  # pylint: disable=g-import-not-at-top
+  if kind == user_data.INTENT_SLOT:
+    result = metrics_lib.snips_metrics(
+        [g[0] for g in gold], [p["intent"] for p in predictions],
+        [g[1] for g in gold], [p["tags"] for p in predictions])
+    labels = ([g[0] for g in gold], [p["intent"] for p in predictions])
+  else:
+    labels = (list(gold), [p["label"] for p in predictions])
+    result = {"accuracy": float(np.mean([a == b for a, b in zip(*labels)]))}
+  per_label, confused = label_errors(*labels)
+  result["macro_f1"] = (float(np.mean([r["f1"] for r in per_label]))
+                        if per_label else float("nan"))
+  return result, per_label, confused
+
+
+def label_errors(gold, predicted):
+  """Per-label precision, recall, F1 (worst F1 first) and confused pairs.
+
+  A gold label the model cannot predict (train lacked it) is a label too: its
+  recall is 0.
+  """
+  counts = collections.Counter(gold)
+  predicted_counts = collections.Counter(predicted)
+  hits = collections.Counter(g for g, p in zip(gold, predicted) if g == p)
+  rows = []
+  for label in sorted(set(counts) | set(predicted_counts)):
+    precision = (hits[label] / predicted_counts[label]
+                 if predicted_counts[label] else 0.0)
+    recall = hits[label] / counts[label] if counts[label] else 0.0
+    f1 = (2 * precision * recall / (precision + recall)
+          if precision + recall else 0.0)
+    rows.append({"label": label, "support": counts[label],
+                 "precision": precision, "recall": recall, "f1": f1})
+  rows.sort(key=lambda r: (r["f1"], -r["support"], r["label"]))
+  confused = collections.Counter(
+      (g, p) for g, p in zip(gold, predicted) if g != p)
+  return rows, [{"gold": g, "predicted": p, "count": n}
+                for (g, p), n in confused.most_common()]
+
+
+def majority_accuracy(dataset, split):
+  """Accuracy of always answering train's most frequent label (or intent)."""
+  def labels(name):
+    part = dataset.splits[name]
+    return part.intents if dataset.kind == user_data.INTENT_SLOT else (
+        part.labels)
+  majority = collections.Counter(labels("train")).most_common(1)[0][0]
+  gold = labels(split)
+  return sum(g == majority for g in gold) / len(gold)
+
+
+def export_step(step_dir, output_dir, bindings):
+  """SavedModel and dynamic-range .tflite of the student; their scores."""
+  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf import predict as predict_lib
+  from mixvocab_tf.export import tflite_conversion
+  from mixvocab_tf.jobs import export_run
+  from mixvocab_tf.jobs import report
+  # pylint: enable=g-import-not-at-top
+  _, dataset = _load(bindings)
+  saved_model_dir = os.path.join(step_dir, "saved_model")
+  if not os.path.isfile(os.path.join(saved_model_dir, "saved_model.pb")):
+    export_run.export_run(os.path.join(output_dir, "student"),
+                          saved_model_dir)
+  tflite_path = os.path.join(step_dir, TFLITE_FILE)
+  if not os.path.isfile(tflite_path):
+    logging.info("Converting the SavedModel to a dynamic-range .tflite...")
+    content = tflite_conversion.convert_saved_model(saved_model_dir,
+                                                    quantize="dynamic")
+    with open(tflite_path + ".tmp", "wb") as f:
+      f.write(content)
+    os.replace(tflite_path + ".tmp", tflite_path)
+  predictor = predict_lib.load_predictor(tflite_path)
+  summary = {"kind": dataset.kind, "saved_model_dir": saved_model_dir,
+             "saved_model_bytes": report.file_size(saved_model_dir),
+             "tflite": tflite_path, "tflite_bytes": os.path.getsize(
+                 tflite_path), "splits": {}}
+  for name in ("validation", "test"):
+    split = dataset.splits.get(name)
+    if split is None:
+      continue
+    rows, gold = _rows(split)
+    predictions = predictor.predict(rows, top_k=3)
+    entry = {"examples": len(rows)}
+    if gold is not None:
+      entry["scores"], entry["per_label"], entry["confused"] = scores(
+          dataset.kind, predictions, gold)
+    if name == "test":
+      path = os.path.join(output_dir, PREDICTIONS_JSONL)
+      with open(path, "w", encoding="utf-8") as f:
+        for prediction in predictions:
+          f.write(json.dumps(prediction, ensure_ascii=False) + "\n")
+      entry["predictions"] = path
+    summary["splits"][name] = entry
+  queries = _rows(dataset.splits["validation"])[0][:LATENCY_QUERIES]
+  latencies = []
+  for query in queries:
+    start = time.perf_counter()
+    predictor.predict([query])
+    latencies.append(time.perf_counter() - start)
+  summary["p50_ms"] = report.percentile_ms(latencies, 50)
+  summary["p90_ms"] = report.percentile_ms(latencies, 90)
+  with open(os.path.join(step_dir, SUMMARY_JSON), "w", encoding="utf-8") as f:
+    json.dump(summary, f, indent=1)
+
+
+def _evaluate(run_dir, split, output_json):
+  """The run's best checkpoint on `split`, in a child process (its config)."""
+  if not os.path.exists(output_json):
+    subprocess.run([sys.executable, "-m", "mixvocab_tf.cli.evaluate",
+                    f"--model_dir={run_dir}", "--checkpoint=best",
+                    f"--split={split}", f"--output_json={output_json}"],
+                   check=True, stdout=subprocess.DEVNULL)
+  with open(output_json, encoding="utf-8") as f:
+    return json.load(f)
+
+
+def report_step(step_dir, output_dir, bindings):
+  """Writes report.md from the runs, the export and the dataset."""
+  from mixvocab_tf.jobs import report  # pylint: disable=g-import-not-at-top
+  _, dataset = _load(bindings)
+  join = lambda *p: os.path.join(output_dir, *p)
+  with open(join("export", SUMMARY_JSON), encoding="utf-8") as f:
+    export = json.load(f)
+  intent_slot = dataset.kind == user_data.INTENT_SLOT
+  metric_names = (("intent_accuracy", "intent acc."),
+                  ("slot_f1", "slot F1")) if intent_slot else (
+                      ("accuracy", "accuracy"), ("macro_f1", "macro-F1"))
+  test = dataset.splits.get("test")
+  has_test = test is not None and (test.labels if not intent_slot
+                                   else test.intents) is not None
+  splits = [("validation", "valid" if intent_slot else "validation")]
+  if has_test:
+    splits.append(("test", "test"))
+  rows = []
+  for run in ("teacher", "student"):
+    for name, task_split in splits:
+      record = _evaluate(join(run), task_split,
+                         join(run, f"eval_{name}.json"))
+      metrics = record["metrics"]
+      rows.append([run, name, f"{record.get('parameters', 0) / 1e6:.2f}M"] +
+                  [f"{100 * metrics[m]:.1f}" for m, _ in metric_names])
+  for name, _ in splits:
+    entry = export["splits"].get(name, {})
+    if "scores" in entry:
+      rows.append(["student .tflite (dynamic)", name, ""] + [
+          f"{100 * entry['scores'][m]:.1f}" for m, _ in metric_names])
+  for name, _ in splits:
+    floor = majority_accuracy(dataset, name)
+    rows.append(["floor: train's most frequent label", name, "",
+                 f"{100 * floor:.1f}", ""])
+  counts = dataset.summary()["examples"]
+  lines = [
+      "# Own-data report", "",
+      f"Dataset `{dataset.files.data_dir}` ({dataset.kind.replace('_', ' ')}, "
+      f"{dataset.files.format}): " + ", ".join(
+          f"{n} {counts[n]}" for n in counts) + f"; {len(dataset.labels)} "
+      f"{'intents' if intent_slot else 'labels'}" + (
+          f", {len(dataset.slot_tags)} slot tags" if intent_slot else "") +
+      ". Labels come from train.", ""]
+  if dataset.warning():
+    lines += ["> " + dataset.warning().replace("\n", "\n> "), ""]
+  lines += [
+      "## Scores", "",
+      report.markdown_table(["model", "split", "parameters"] +
+                            [label for _, label in metric_names], rows), "",
+      "Teacher: the default teacher (all-MiniLM-L6-v2) fine-tuned on train "
+      "until its validation score stopped improving; student: the 6x96 "
+      "pretrained student distilled from it across vocabularies. The .tflite "
+      "rows are the exported file run in the LiteRT interpreter; the floor "
+      "rows answer every example with train's most frequent "
+      f"{'intent' if intent_slot else 'label'}.", ""]
+  focus = "test" if has_test else "validation"
+  entry = export["splits"].get(focus, {})
+  if "per_label" in entry:
+    worst = [[r["label"], r["support"], f"{100 * r['precision']:.1f}",
+              f"{100 * r['recall']:.1f}", f"{100 * r['f1']:.1f}"]
+             for r in entry["per_label"][:TABLE_ROWS]]
+    what = "intents" if intent_slot else "labels"
+    lines += [f"## Worst {what} by F1 ({focus}, .tflite)", "",
+              report.markdown_table([what[:-1], "support", "precision",
+                                     "recall", "F1"], worst), ""]
+    confused = [[c["gold"], c["predicted"], c["count"]]
+                for c in entry["confused"][:TABLE_ROWS]]
+    if confused:
+      lines += [f"## Most confused pairs ({focus}, .tflite)", "",
+                report.markdown_table(["gold", "predicted", "count"],
+                                      confused), ""]
+  lines += [
+      "## Export", "",
+      f"- SavedModel (raw strings in): `{export['saved_model_dir']}`, "
+      f"{report.format_mb(export['saved_model_bytes'])}",
+      f"- .tflite (dynamic-range): `{export['tflite']}`, "
+      f"{report.format_mb(export['tflite_bytes'])}; p50 "
+      f"{export['p50_ms']:.2f} ms, p90 {export['p90_ms']:.2f} ms per query "
+      "(one thread, LiteRT, Python runner)"]
+  if "test" in export["splits"]:
+    lines.append(f"- test predictions: `{export['splits']['test']['predictions']}`")
+  lines += ["", "Predict with it: `mixvocab-predict --model="
+            f"{export['tflite']} --input=queries.txt --output=-`", ""]
+  with open(join(REPORT_MD), "w", encoding="utf-8") as f:
+    f.write("\n".join(lines))
+  with open(os.path.join(step_dir, SUMMARY_JSON), "w", encoding="utf-8") as f:
+    json.dump({"report": join(REPORT_MD), "rows": rows}, f, indent=1)
+  print("\n".join(lines))
+
+
+def step_functions():
+  return {"own_data_check": check_step, "own_data_export": export_step,
+          "own_data_report": report_step}

@@ -1,0 +1,92 @@
+"""Packages a pretrained student run as a small directory that ships.
+
+The own-data job (`own_data.py`) starts from a pretrained 6 x 96 student;
+the package carries one (`data.pretrained_student_dir`). This step turns a
+stage II or NoKD run into that directory: the student's weights (encoder and
+masked-LM head; no optimizer, no stage I state), `encoder_config.json`,
+`student_vocab.txt` and `metrics.json` (the run, its recipe and its held-out
+masked-word accuracy and loss beside the unigram floor of the same tokens,
+from the run's `mlm_curve.json`). The result is a run directory like any
+other: fine-tuning reads it with `INIT_CHECKPOINT`, `tools/evaluate.py` and
+`mlm_eval` score it.
+
+As a pipeline step: `('package', 'package_student', [], ["run = 'stage2'",
+"destination = 'mixvocab_tf/data/pretrained_student'"])`.
+"""
+
+import json
+import os
+import shutil
+
+import tensorflow as tf
+
+from mixvocab_tf.core import checkpointing
+from mixvocab_tf.core import gin_utils
+from mixvocab_tf.jobs import heldout_steps
+
+METRICS_JSON = "metrics.json"
+VOCAB_FILE = "student_vocab.txt"
+#: The variables kept: the whole pretrainer (encoder and MLM head), under the
+#: names the trainer gives them, and the task's metadata.
+KEPT_ITEMS = ("model", "student_encoder")
+
+
+def package_student(run_dir: str, destination: str) -> dict:
+  """Writes the student of `run_dir` (its latest checkpoint) to `destination`.
+
+  Returns:
+    The `metrics.json` content.
+  """
+  import mixvocab_tf.tasks  # Registers the tasks.  # pylint: disable=g-import-not-at-top,unused-import
+  with gin_utils.isolated_config():
+    task = gin_utils.parse_run_config(run_dir)()
+    model = task.build_model()
+    items = task.checkpoint_items(model)
+    path = checkpointing.resolve_checkpoint(run_dir)
+    status = tf.train.Checkpoint(
+        **{k: items[k] for k in KEPT_ITEMS if k in items}).read(path)
+    status.assert_existing_objects_matched().expect_partial()
+    vocab = task.vocab("student")
+    metadata = checkpointing.make_metadata(
+        task.task_name, {"student": task.vocab_fingerprints()["student"]})
+    describe = task.describe()
+  if os.path.isdir(destination):
+    shutil.rmtree(destination)
+  os.makedirs(destination)
+  # Through a manager, so that the directory has a state file and reads
+  # like a trainer run.
+  tf.train.CheckpointManager(
+      tf.train.Checkpoint(metadata=metadata,
+                          **{k: items[k] for k in KEPT_ITEMS if k in items}),
+      destination, max_to_keep=1, checkpoint_name="ckpt").save(
+          checkpoint_number=1)
+  shutil.copy(os.path.join(run_dir, checkpointing.ENCODER_CONFIG_FILE),
+              destination)
+  with open(os.path.join(destination, VOCAB_FILE), "w",
+            encoding="utf-8") as f:
+    f.write("\n".join(vocab) + "\n")
+  step = int(path.rsplit("-", 1)[1])
+  metrics = {"source_run": os.path.abspath(run_dir), "step": step,
+             "task": task.task_name, "description": describe}
+  curve = os.path.join(run_dir, heldout_steps.MLM_CURVE_FILE)
+  if os.path.exists(curve):
+    with open(curve, encoding="utf-8") as f:
+      points = [p for p in json.load(f)["points"] if p["step"] == step]
+    if points:
+      metrics["heldout"] = points[0]
+  with open(os.path.join(destination, METRICS_JSON), "w",
+            encoding="utf-8") as f:
+    json.dump(metrics, f, indent=1)
+  return metrics
+
+
+def package_step(step_dir, output_dir, bindings):
+  """Pipeline step: `run` (a step name) -> `destination` (default: here)."""
+  options = heldout_steps.parse_bindings(bindings)
+  destination = options.get("destination") or os.path.join(
+      step_dir, "pretrained_student")
+  package_student(os.path.join(output_dir, options["run"]), destination)
+
+
+def step_functions():
+  return {"package_student": package_step}

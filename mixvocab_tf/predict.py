@@ -1,0 +1,681 @@
+r"""Answers queries with an exported student: text lines in, JSON lines out.
+
+The tiny students of Zhao et al. (EACL 2021) are served as SavedModels that
+take raw strings (`mixvocab-export`) and as .tflite files
+(`mixvocab-convert`); this module runs either on text, as a library
+(`load_predictor`) and as the `mixvocab-predict` command:
+
+  mixvocab-predict --model=/tmp/snips_export --input=queries.txt
+  echo "play norah jones" | mixvocab-predict --model=/tmp/snips.tflite \
+      --input=- --top_k=3
+  python -m mixvocab_tf.predict --model=/tmp/mrpc_export \
+      --input=pairs.tsv --output=predictions.jsonl
+
+`--input` (a file, or `-` for stdin; UTF-8): one example per line, either
+plain text (for a sentence-pair model, a tab separates text_a and text_b) or
+a JSON object with `text` (pairs: `text_a` and `text_b`; the model's own
+input names `sentence`, `sentence_a`, `sentence_b` are read too), told apart
+per line by a leading `{`. Blank lines are skipped.
+
+`--output` (a file, or `-` for stdout, the default): one JSON object per
+example, in input order. A classifier (GLUE; `label` and `probabilities`
+outputs) gives
+
+  {"text": ..., "label": ..., "score": p, "top_k": [{"label": ..., "score":
+  ...}, ...]}
+
+(a pair model `text_a` and `text_b` instead of `text`); an intent and slot
+model (SNIPS; `intent`, `intent_probs`, `slot_tags` outputs) gives
+
+  {"text": ..., "intent": ..., "score": p, "top_k": [...], "words": [...],
+  "tags": [...], "slots": [{"type": "artist", "text": "norah jones",
+  "start_word": 2, "end_word": 4}, ...]}
+
+`score` is the probability of the model's label, `top_k` the `--top_k` most
+probable labels (the model's first), `words` the query's whitespace words
+that the model tagged (at most its sequence length minus 2), `slots` the
+spans of their IOB tags as slot F1 reads them (`iob_to_spans`; `end_word`
+exclusive, `text` the span of the query itself).
+
+Label names. The label itself is the model's string output (`label`,
+`intent`), which a .tflite answers too. Ranking `top_k > 1` labels needs the
+whole list, in id order: for a SavedModel its `assets.extra/labels.json`
+(`export_info.json` as a fallback); for a .tflite the constant table that
+its GATHER op reads the label output from (the export modules gather label
+names from a constant, which the converter keeps), else `<model>.labels.json`
+beside it (written by `mixvocab-convert`). A list that disagrees with the
+model's own label output is refused. Without a list, `--top_k=1` still works.
+A .tflite gives no `words` output: the words are cut from the UTF-8 query at
+its `word_starts` / `word_ends` byte offsets, as the SavedModel's are.
+
+Examples are run in batches of `--batch_size` (64). Errors the user can fix
+(a missing model, a directory that holds no SavedModel, a pair model given a
+line without a tab, an unreadable input) end with one line on stderr and exit
+status 1. Python:
+
+```python
+from mixvocab_tf import predict
+predictor = predict.load_predictor("/tmp/snips.tflite")
+predictor.predict(["play norah jones on spotify"], top_k=3)
+```
+"""
+
+import json
+import os
+import struct
+import sys
+from typing import (Iterable, Iterator, List, Optional, Sequence, Tuple,
+                    Union)
+
+from absl import flags
+import numpy as np
+import tensorflow as tf
+
+from mixvocab_tf import cli as cli_entry
+from mixvocab_tf.core import cli
+from mixvocab_tf.export import saved_model_export
+from mixvocab_tf.export import tflite_conversion
+from mixvocab_tf.tasks.finetuning import metrics as metrics_lib
+
+#: Examples per call of the model.
+BATCH_SIZE = 64
+#: What `Predictor.kind` can be.
+KINDS = ("intent_slot", "classification")
+#: The signature served (a .tflite's one signature has this key too).
+SIGNATURE = "serving_default"
+#: Suffix of the label list beside a .tflite (`convert_run` writes it).
+TFLITE_LABELS_SUFFIX = ".labels.json"
+
+#: Sorted input names of a served signature -> keys of a row (and of the
+#: output record) for them.
+_ROW_KEYS = {
+    ("text",): ("text",),
+    ("sentence",): ("text",),
+    ("sentence_a", "sentence_b"): ("text_a", "text_b"),
+}
+#: Per kind: output names, the key of the label in the record, and the key
+#: of the label list in a labels JSON.
+_OUTPUTS = {
+    "intent_slot": {"label": "intent", "label_id": "intent_id",
+                    "probs": "intent_probs", "logits": "intent_logits",
+                    "record": "intent", "labels_json": "intents"},
+    "classification": {"label": "label", "label_id": "label_id",
+                       "probs": "probabilities", "logits": "logits",
+                       "record": "label", "labels_json": "labels"},
+}
+#: Tag prefixes of a chunk (IOB and IOBES); anything else reads as 'O'.
+_CHUNK_PREFIXES = ("B-", "I-", "E-", "S-")
+
+Row = Union[str, dict]
+
+
+def iob_to_spans(tags: Sequence[str]) -> List[Tuple[str, int, int]]:
+  """Slot spans of a word-level IOB tag sequence, as slot F1 reads them.
+
+  Chunks follow conlleval (`metrics.iob_chunks`, which evaluation scores
+  with): `B-x` starts a span; `I-x` continues a span of type x and otherwise
+  starts one (an `I-x` without `B-x`, or after a span of another type);
+  `O` ends a span; two adjacent `B-x` are two spans. Tags that are no chunk
+  tag (`''`, the padding of a served batch) read as `O`.
+
+  Example: `iob_to_spans(['O', 'B-artist', 'I-artist', 'I-city'])` is
+  `[('artist', 1, 3), ('city', 3, 4)]`.
+
+  Returns:
+    (type, start, end) of each span, in word indices, `end` exclusive,
+    ordered by `start`.
+  """
+  tags = [tag if len(tag) > 2 and tag[:2] in _CHUNK_PREFIXES else "O"
+          for tag in tags]
+  chunks = metrics_lib.iob_chunks(tags)
+  return sorted(((kind, start, end + 1) for start, end, kind in chunks),
+                key=lambda span: span[1])
+
+
+def _preview(text, limit=60):
+  text = repr(text)
+  return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _decode(value):
+  return (value.decode("utf-8", "replace") if isinstance(value, bytes)
+          else str(value))
+
+
+def _softmax(logits):
+  logits = np.asarray(logits, np.float64)
+  exp = np.exp(logits - logits.max(axis=-1, keepdims=True))
+  return exp / exp.sum(axis=-1, keepdims=True)
+
+
+def _read_tflite_strings(data: bytes) -> List[bytes]:
+  """The strings of a TFLite string tensor's buffer.
+
+  Layout: int32 count N, N + 1 int32 byte offsets from the buffer's start,
+  then the bytes.
+  """
+  (count,) = struct.unpack_from("<i", data, 0)
+  if count < 0 or 4 * (count + 2) > len(data):
+    raise ValueError(f"Not a string tensor buffer (count {count}).")
+  offsets = struct.unpack_from(f"<{count + 1}i", data, 4)
+  if any(b < a for a, b in zip(offsets, offsets[1:])) or (
+      offsets[-1] > len(data)):
+    raise ValueError("Not a string tensor buffer (offsets out of order).")
+  return [data[offsets[i]:offsets[i + 1]] for i in range(count)]
+
+
+def tflite_label_table(model_content: bytes, output_name: str,
+                       signature_key: str = SIGNATURE
+                      ) -> Optional[List[str]]:
+  """The names a .tflite's string output `output_name` is gathered from.
+
+  The export modules answer label strings as `tf.gather(tf.constant(names),
+  ids)`, which the converter keeps as a GATHER op whose first input is a
+  constant string tensor: that constant is the label list, in id order.
+
+  Args:
+    model_content: the .tflite bytes.
+    output_name: the signature output, e.g. 'label' or 'intent'.
+    signature_key: the signature within the .tflite.
+
+  Returns:
+    The names, or None when the output is not gathered from a constant
+    string table (or the model has no such output).
+  """
+  # Imported here: the schema module is large and only .tflite files need it.
+  from ai_edge_litert import schema_py_generated as schema  # pylint: disable=g-import-not-at-top
+  try:
+    model = schema.Model.GetRootAsModel(model_content, 0)
+    for s in range(model.SignatureDefsLength()):
+      signature = model.SignatureDefs(s)
+      if signature.SignatureKey().decode() != signature_key:
+        continue
+      subgraph = model.Subgraphs(signature.SubgraphIndex())
+      tensor_index = None
+      for j in range(signature.OutputsLength()):
+        if signature.Outputs(j).Name().decode() == output_name:
+          tensor_index = signature.Outputs(j).TensorIndex()
+      if tensor_index is None:
+        return None
+      for i in range(subgraph.OperatorsLength()):
+        operator = subgraph.Operators(i)
+        outputs = [operator.Outputs(k) for k in range(operator.OutputsLength())]
+        if tensor_index not in outputs:
+          continue
+        code = model.OperatorCodes(operator.OpcodeIndex())
+        builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+        if builtin != schema.BuiltinOperator.GATHER:
+          return None
+        table = subgraph.Tensors(operator.Inputs(0))
+        if table.Type() != schema.TensorType.STRING:
+          return None
+        data = model.Buffers(table.Buffer()).DataAsNumpy()
+        if isinstance(data, int):  # No constant data: a computed table.
+          return None
+        return [_decode(name) for name in _read_tflite_strings(
+            data.tobytes())]
+  except (ValueError, IndexError, struct.error, UnicodeDecodeError):
+    return None
+  return None
+
+
+def _labels_from_json(path, key):
+  """The list under `key` of a JSON file, or None (absent or unreadable)."""
+  if not os.path.isfile(path):
+    return None
+  try:
+    with open(path, encoding="utf-8") as f:
+      content = json.load(f)
+  except (OSError, ValueError):
+    return None
+  names = content.get(key) if isinstance(content, dict) else None
+  if isinstance(names, list) and all(isinstance(n, str) for n in names):
+    return names
+  return None
+
+
+class _SavedModelBackend:
+  """Calls a SavedModel's `serving_default` on columns of UTF-8 bytes."""
+
+  def __init__(self, path):
+    try:
+      # Kept: the signature's variables belong to the loaded object.
+      self._loaded = tf.saved_model.load(path)
+    except (tf.errors.OpError, ValueError, OSError) as e:
+      message = str(getattr(e, "message", e)).strip().splitlines()[0]
+      raise ValueError(f"{path} holds a SavedModel that TensorFlow cannot "
+                       f"load: {message}") from None
+    signatures = self._loaded.signatures
+    if SIGNATURE not in signatures:
+      raise ValueError(
+          f"The SavedModel {path} has no {SIGNATURE!r} signature; it has "
+          f"{sorted(signatures)}. Expected an export of mixvocab-export.")
+    self._function = signatures[SIGNATURE]
+    self.input_names = tuple(sorted(
+        self._function.structured_input_signature[1]))
+    self.output_names = tuple(sorted(self._function.structured_outputs))
+
+  def __call__(self, columns):
+    outputs = self._function(**{
+        name: tf.constant(column, tf.string)
+        for name, column in zip(self.input_names, columns)})
+    return {key: value.numpy() for key, value in outputs.items()}
+
+
+class _TFLiteBackend:
+  """Calls a .tflite's signature (`TFLiteRunner`) on columns of bytes."""
+
+  def __init__(self, path):
+    with open(path, "rb") as f:
+      self.content = f.read()
+    # A TFLite flatbuffer's file identifier.
+    if self.content[4:8] != b"TFL3":
+      hint = (" Give the SavedModel's directory instead."
+              if os.path.basename(path) == "saved_model.pb" else "")
+      raise ValueError(
+          f"{path} is neither a SavedModel directory nor a .tflite file (its "
+          f"first bytes are {self.content[:8]!r}, a .tflite has 'TFL3' at "
+          f"byte 4).{hint}")
+    self._runner = tflite_conversion.TFLiteRunner(model_content=self.content)
+    self.input_names = tuple(self._runner.input_names)
+    self.output_names = tuple(sorted(
+        self._runner.runner.get_output_details()))
+
+  def __call__(self, columns):
+    return self._runner(*columns)
+
+
+def _detect_kind(path, input_names, output_names):
+  """'intent_slot' or 'classification', from a signature's names."""
+  if input_names not in _ROW_KEYS:
+    raise ValueError(
+        f"{path}'s {SIGNATURE} takes {list(input_names)}; mixvocab-predict "
+        "serves signatures that take `text`, `sentence`, or `sentence_a` and "
+        "`sentence_b` (exports of mixvocab-export).")
+  names = set(output_names)
+  words = "words" in names or {"word_starts", "word_ends"} <= names
+  if ({"intent", "slot_tags", "num_words"} <= names and words and
+      names & {"intent_probs", "intent_logits"}):
+    return "intent_slot"
+  if "label" in names and names & {"probabilities", "logits"}:
+    return "classification"
+  raise ValueError(
+      f"{path}'s {SIGNATURE} gives {sorted(names)}; mixvocab-predict reads "
+      "intent and slot models (intent, intent_probs, slot_tags, num_words, "
+      "word_starts, word_ends) and classifiers (label, probabilities): the "
+      "export of a fine-tuned SNIPS or GLUE run, not of an encoder.")
+
+
+class Predictor:
+  """An exported model (SavedModel or .tflite) answering rows of text.
+
+  Build one with `load_predictor`.
+
+  Attributes:
+    model_path: the SavedModel directory or .tflite file.
+    input_names: the signature's inputs, sorted: ('text',), ('sentence',) or
+      ('sentence_a', 'sentence_b').
+    kind: 'intent_slot' (the model tags slots) or 'classification'.
+    labels: the label names in id order (intents for 'intent_slot'), or
+      None if the model does not give them (then only `top_k=1` works).
+    labels_source: where `labels` were read.
+    batch_size: examples per call of the model.
+  """
+
+  def __init__(self, backend, model_path, kind, labels=None,
+               labels_source=None, batch_size=BATCH_SIZE):
+    if batch_size < 1:
+      raise ValueError(f"batch_size must be at least 1; received "
+                       f"{batch_size}.")
+    self._backend = backend
+    self.model_path = model_path
+    self.input_names = tuple(backend.input_names)
+    self.output_names = tuple(backend.output_names)
+    self.kind = kind
+    self.labels = tuple(labels) if labels is not None else None
+    self.labels_source = labels_source
+    self.batch_size = int(batch_size)
+    self._keys = _OUTPUTS[kind]
+    self.text_keys = _ROW_KEYS[self.input_names]
+
+  @property
+  def pair(self) -> bool:
+    return len(self.input_names) == 2
+
+  def parse_row(self, row: Row, where: str = "row") -> Tuple[str, ...]:
+    """The texts of one example, one per input.
+
+    Args:
+      row: a string (for a pair model, text_a and text_b separated by one
+        tab) or a dict with `text` (pairs: `text_a`, `text_b`) or the
+        model's input names.
+      where: how errors name the row (e.g. 'line 3 of queries.txt').
+
+    Raises:
+      ValueError: the row does not give the model's inputs.
+    """
+    if isinstance(row, str):
+      if not self.pair:
+        return (row,)
+      parts = row.split("\t")
+      if len(parts) != 2:
+        raise ValueError(
+            f"{where}: this sentence-pair model takes text_a and text_b "
+            f"separated by one tab; received {len(parts) - 1} tabs in "
+            f"{_preview(row)}. Write 'text_a<TAB>text_b', or a JSON object "
+            "with \"text_a\" and \"text_b\".")
+      return tuple(parts)
+    if isinstance(row, dict):
+      texts = []
+      for key, name in zip(self.text_keys, self.input_names):
+        value = row.get(key, row.get(name))
+        if not isinstance(value, str):
+          wanted = " and ".join(f'"{k}"' for k in self.text_keys)
+          raise ValueError(
+              f"{where}: this model takes {wanted} (strings) per example; "
+              f"received a JSON object with keys {sorted(row)}"
+              + ("" if value is None else
+                 f" and {key}={_preview(value)}") + ".")
+        texts.append(value)
+      return tuple(texts)
+    raise ValueError(f"{where}: expected a string or a dict; received "
+                     f"{type(row).__name__}.")
+
+  def check_top_k(self, top_k: int) -> None:
+    """Raises ValueError unless `predict` can rank `top_k` labels."""
+    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)):
+      raise ValueError(f"top_k must be an integer; received {top_k!r}.")
+    if top_k < 1:
+      raise ValueError(f"top_k must be at least 1; received {top_k}.")
+    if top_k > 1 and self.labels is None:
+      if os.path.isdir(self.model_path):
+        labels = os.path.join(self.model_path,
+                              saved_model_export.LABELS_FILE)
+        where = f"{labels} is missing"
+      else:
+        where = (f"its label output is not gathered from a constant table "
+                 f"and there is no {self.model_path}{TFLITE_LABELS_SUFFIX} "
+                 "beside it (mixvocab-convert writes it: copy the "
+                 "SavedModel's assets.extra/labels.json there)")
+      raise ValueError(
+          f"top_k={top_k} needs the model's label names, which "
+          f"{self.model_path} does not give: {where}. Use top_k=1.")
+
+  def predict(self, rows: Sequence[Row], top_k: int = 1) -> List[dict]:
+    """One record (module docstring) per row, in order.
+
+    Args:
+      rows: strings or dicts (`parse_row`).
+      top_k: how many labels `top_k` ranks (at most the model's number).
+
+    Raises:
+      ValueError: a row that does not give the model's inputs, top_k < 1,
+        or top_k > 1 for a model without label names.
+    """
+    self.check_top_k(top_k)
+    examples = [self.parse_row(row, f"row {i}")
+                for i, row in enumerate(rows, 1)]
+    return list(self.predict_examples(examples, top_k))
+
+  def predict_examples(self, examples: Iterable[Tuple[str, ...]],
+                       top_k: int = 1) -> Iterator[dict]:
+    """Records of parsed examples (`parse_row`), `batch_size` per call."""
+    self.check_top_k(top_k)
+    batch = []
+    for example in examples:
+      batch.append(example)
+      if len(batch) == self.batch_size:
+        yield from self._predict_batch(batch, top_k)
+        batch = []
+    if batch:
+      yield from self._predict_batch(batch, top_k)
+
+  def _predict_batch(self, batch, top_k):
+    # Bytes, so that a lone surrogate (a JSON "\ud800") reaches the model as
+    # the invalid UTF-8 it serves, and offsets index the same bytes.
+    encoded = [[text.encode("utf-8", "surrogatepass") for text in texts]
+               for texts in batch]
+    outputs = self._backend([list(column) for column in zip(*encoded)])
+    keys = self._keys
+    if keys["probs"] in outputs:
+      probs = np.asarray(outputs[keys["probs"]], np.float64)
+    else:
+      probs = _softmax(outputs[keys["logits"]])
+    ids = (np.asarray(outputs[keys["label_id"]]) if keys["label_id"] in
+           outputs else probs.argmax(axis=-1))
+    names = outputs[keys["label"]]
+    if self.labels is not None and len(self.labels) != probs.shape[-1]:
+      raise ValueError(
+          f"{self.labels_source} names {len(self.labels)} labels but "
+          f"{self.model_path} scores {probs.shape[-1]}; the label list does "
+          "not belong to this model.")
+    k = min(top_k, probs.shape[-1])
+    records = []
+    for i, texts in enumerate(batch):
+      label, label_id = _decode(names[i]), int(ids[i])
+      if self.labels is not None and self.labels[label_id] != label:
+        raise ValueError(
+            f"{self.labels_source} does not match {self.model_path}: label "
+            f"id {label_id} is {self.labels[label_id]!r} there but "
+            f"{label!r} in the model's output.")
+      # The model's own label first, then by probability.
+      order = [label_id] + [int(j) for j in np.argsort(-probs[i],
+                                                       kind="stable")
+                            if j != label_id]
+      ranked = [{"label": label if j == label_id else self.labels[j],
+                 "score": float(probs[i, j])} for j in order[:k]]
+      record = dict(zip(self.text_keys, texts))
+      record[keys["record"]] = label
+      record["score"] = float(probs[i, label_id])
+      record["top_k"] = ranked
+      if self.kind == "intent_slot":
+        record.update(self._words_and_slots(outputs, i, encoded[i][0]))
+      records.append(record)
+    return records
+
+  def _words_and_slots(self, outputs, i, text):
+    """`words`, `tags` and `slots` of example i, whose query is `text`."""
+    count = int(outputs["num_words"][i])
+    tags = [_decode(tag) for tag in outputs["slot_tags"][i][:count]]
+    offsets = None
+    if "word_starts" in outputs and "word_ends" in outputs:
+      offsets = list(zip(outputs["word_starts"][i][:count].tolist(),
+                         outputs["word_ends"][i][:count].tolist()))
+    if "words" in outputs:
+      words = [_decode(word) for word in outputs["words"][i][:count]]
+    else:  # A .tflite: the words' byte offsets in the query.
+      words = [_decode(text[start:end]) for start, end in offsets]
+    slots = []
+    for kind, start, end in iob_to_spans(tags):
+      span = (_decode(text[offsets[start][0]:offsets[end - 1][1]])
+              if offsets else " ".join(words[start:end]))
+      slots.append({"type": kind, "text": span, "start_word": start,
+                    "end_word": end})
+    return {"words": words, "tags": tags, "slots": slots}
+
+
+def load_predictor(model_path: str, batch_size: int = BATCH_SIZE
+                  ) -> Predictor:
+  """A `Predictor` of a SavedModel directory or a .tflite file.
+
+  The signature's inputs (`text`, `sentence`, or `sentence_a` and
+  `sentence_b`) and outputs (intent and slots, or a label) decide how rows
+  are read and what records hold; label names come from the model (module
+  docstring).
+
+  Raises:
+    FileNotFoundError: `model_path` does not exist.
+    ValueError: it is neither a SavedModel directory nor a .tflite file, or
+      its signature is not one of an intent and slot model or a classifier.
+  """
+  path = os.fspath(model_path)
+  if not os.path.exists(path):
+    raise FileNotFoundError(
+        f"The model {path} does not exist; expected a SavedModel directory "
+        "(the --export_dir of mixvocab-export) or a .tflite file (the "
+        "--output of mixvocab-convert).")
+  if os.path.isdir(path):
+    if not tf.saved_model.contains_saved_model(path):
+      raise ValueError(
+          f"{path} is a directory but not a SavedModel (it has no "
+          "saved_model.pb); expected the --export_dir of mixvocab-export, "
+          "or a .tflite file.")
+    backend = _SavedModelBackend(path)
+  else:
+    backend = _TFLiteBackend(path)
+  kind = _detect_kind(path, backend.input_names, backend.output_names)
+  key = _OUTPUTS[kind]["labels_json"]
+  labels = source = None
+  if isinstance(backend, _SavedModelBackend):
+    for name in (saved_model_export.LABELS_FILE,
+                 saved_model_export.EXPORT_INFO_FILE):
+      labels = _labels_from_json(os.path.join(path, name), key)
+      if labels is not None:
+        source = os.path.join(path, name)
+        break
+  else:
+    labels = tflite_label_table(backend.content, _OUTPUTS[kind]["label"])
+    source = f"the label table inside {path}"
+    if labels is None:
+      source = path + TFLITE_LABELS_SUFFIX
+      labels = _labels_from_json(source, key)
+  return Predictor(backend, path, kind, labels,
+                   source if labels is not None else None, batch_size)
+
+
+# The command.
+
+
+def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
+  """Defines the command's flags (`run` does; importing this module does
+  not, so that the library loads beside any other command's flags)."""
+  flags.DEFINE_string(
+      "model", None, "A SavedModel directory (mixvocab-export) or a .tflite "
+      "file (mixvocab-convert).", flag_values=flag_values)
+  flags.DEFINE_string(
+      "input", None, "UTF-8 text, one example per line (a tab between the "
+      "texts of a pair), or JSON lines with \"text\" (\"text_a\", "
+      "\"text_b\"); '-' reads stdin.", flag_values=flag_values)
+  flags.DEFINE_string("output", "-", "Where to write JSON lines; '-' is "
+                      "stdout.", flag_values=flag_values)
+  flags.DEFINE_integer("top_k", 1, "How many labels each record ranks.",
+                       lower_bound=1, flag_values=flag_values)
+  flags.DEFINE_integer("batch_size", BATCH_SIZE, "Examples per call of the "
+                       "model.", lower_bound=1, flag_values=flag_values)
+
+
+def read_rows(lines: Iterable[bytes], source: str
+             ) -> Iterator[Tuple[str, Row]]:
+  """(where, row) of each non-blank line: a dict for a line starting with
+  '{' (JSON), else the line's text.
+
+  Raises:
+    ValueError: a line that is not UTF-8, or not JSON though it starts with
+      '{'.
+  """
+  for number, raw in enumerate(lines, 1):
+    where = f"line {number} of {source}"
+    try:
+      line = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+      raise ValueError(
+          f"{where} is not UTF-8 text (byte {e.start}: "
+          f"{raw[e.start:e.start + 1]!r}); expected UTF-8 text, one example "
+          "per line.") from None
+    if number == 1:
+      line = line.removeprefix("\ufeff")  # A byte-order mark.
+    line = line.rstrip("\n").rstrip("\r")
+    if not line.strip():
+      continue
+    if line.lstrip().startswith("{"):
+      try:
+        row = json.loads(line)
+      except json.JSONDecodeError as e:
+        raise ValueError(
+            f"{where} starts with '{{' but is not a JSON object ({e.msg} at "
+            f"column {e.colno}); a line starting with '{{' is read as JSON "
+            "with \"text\" (or \"text_a\" and \"text_b\").") from None
+      yield where, row
+    else:
+      yield where, line
+
+
+def _open_input(path):
+  if path == "-":
+    return sys.stdin.buffer, "stdin"
+  try:
+    return open(path, "rb"), path
+  except OSError as e:
+    raise type(e)(
+        f"Cannot read --input={path}: {e.strerror}; expected a UTF-8 text "
+        "file, one example per line, or - for stdin.") from None
+
+
+def _open_output(path):
+  if path == "-":
+    return sys.stdout.buffer
+  try:
+    return open(path, "wb")
+  except OSError as e:
+    raise type(e)(f"Cannot write --output={path}: {e.strerror}.") from None
+
+
+def _run(values):
+  if not values.model:
+    raise ValueError("--model is required: a SavedModel directory "
+                     "(mixvocab-export) or a .tflite file "
+                     "(mixvocab-convert).")
+  if not values.input:
+    raise ValueError("--input is required: a UTF-8 text file, one example "
+                     "per line, or - for stdin.")
+  stream, source = _open_input(values.input)
+  try:
+    predictor = load_predictor(values.model, values.batch_size)
+    predictor.check_top_k(values.top_k)
+    examples = (predictor.parse_row(row, where)
+                for where, row in read_rows(stream, source))
+    records = predictor.predict_examples(examples, values.top_k)
+    out = _open_output(values.output)
+    try:
+      for count, record in enumerate(records, 1):
+        # A lone surrogate (from a JSON escape) is written as its JSON
+        # escape again; everything else as UTF-8.
+        out.write((json.dumps(record, ensure_ascii=False) + "\n").encode(
+            "utf-8", "backslashreplace"))
+        if count % predictor.batch_size == 0:
+          out.flush()
+      out.flush()
+    except BrokenPipeError:
+      # The reader of stdout left (e.g. `| head`): stop quietly, without
+      # another error when Python flushes stdout at exit.
+      os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+      sys.exit(1)
+    finally:
+      if out is not sys.stdout.buffer:
+        out.close()
+  finally:
+    if stream is not sys.stdin.buffer:
+      stream.close()
+
+
+def main(argv: Sequence[str],
+         flag_values: Optional[flags.FlagValues] = None) -> None:
+  """The absl main of `mixvocab-predict`.
+
+  Args:
+    argv: what absl leaves of the command line (no positional arguments).
+    flag_values: parsed flags of `define_flags` (default: absl's `FLAGS`).
+  """
+  values = flags.FLAGS if flag_values is None else flag_values
+  # OSError: an input that cannot be read, an output that cannot be written.
+  cli.run_tool(argv, lambda: _run(values), (ValueError, OSError))
+
+
+def run():
+  """The `mixvocab-predict` console script."""
+  define_flags()
+  cli_entry.run_main(main, __name__)
+
+
+if __name__ == "__main__":
+  run()

@@ -1,0 +1,124 @@
+"""The own-data job end to end, tiny: a user's intent-and-slot dataset (with
+labels in validation that train lacks) and a user's CSV, each through the
+data check, the teacher, the student, the export to .tflite, the report and
+the test predictions; a broken file stops the job before anything trains."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_FAST = ["Trainer.train_steps = 2", "Trainer.evaluate_every = 2",
+         "Trainer.checkpoint_every = 2", "Trainer.log_every = 1",
+         "Trainer.early_stopping_patience = None"]
+
+
+def _train(args, timeout=900):
+  result = subprocess.run([sys.executable, "-m", "mixvocab_tf.train"] + args,
+                          capture_output=True, text=True, timeout=timeout,
+                          cwd=_ROOT)
+  return result
+
+
+@pytest.fixture(scope="module")
+def tiny_student(tmp_path_factory):
+  """A 1 x 32 NoKD student trained for 2 steps (a pretrained student run)."""
+  run = str(tmp_path_factory.mktemp("student"))
+  result = _train([
+      "--gin_file=nokd_cpu.gin", f"--model_dir={run}",
+      "--gin_bindings=Trainer.train_steps = 2",
+      "--gin_bindings=StudentSpec.preset = None",
+      "--gin_bindings=StudentSpec.num_layers = 1",
+      "--gin_bindings=StudentSpec.hidden_size = 32",
+      "--gin_bindings=StudentSpec.num_attention_heads = 2"])
+  assert result.returncode == 0, result.stderr[-3000:]
+  return run
+
+
+def _own_data(data_dir, student, model_dir):
+  return _train([
+      "--gin_file=own_data.gin", f"--model_dir={model_dir}",
+      f"--gin_bindings=DATA_DIR = '{data_dir}'",
+      f"--gin_bindings=STUDENT = '{student}'",
+      f"--gin_bindings=own_data_steps.teacher_bindings = {_FAST!r}",
+      f"--gin_bindings=own_data_steps.student_bindings = {_FAST!r}"])
+
+
+def _write_goo(directory, rows):
+  os.makedirs(directory)
+  for index, name in enumerate(("seq.in", "seq.out", "label")):
+    with open(os.path.join(directory, name), "w", encoding="utf-8") as f:
+      f.write("\n".join(row[index] for row in rows) + "\n")
+
+
+def test_intent_and_slot_data_to_tflite_report_and_predictions(
+    tiny_student, tmp_path):
+  data = tmp_path / "data"
+  train = [("play some jazz", "O O B-genre", "PlayMusic"),
+           ("play rock music", "O B-genre O", "PlayMusic"),
+           ("book a table for two", "O O O O B-count", "BookRestaurant"),
+           ("book a room", "O O O", "BookRestaurant")] * 8
+  _write_goo(str(data / "train"), train)
+  # A new intent and a new slot type in dev, as real data has them.
+  _write_goo(str(data / "dev"), [
+      ("play jazz", "O B-genre", "PlayMusic"),
+      ("rate this book five", "O O O B-rating", "RateBook")])
+  _write_goo(str(data / "test"), train[:4])
+  job = tmp_path / "job"
+  result = _own_data(str(data), tiny_student, str(job))
+  assert result.returncode == 0, result.stderr[-4000:]
+  report = (job / "report.md").read_text(encoding="utf-8")
+  assert "| teacher | test |" in report and "| student | test |" in report
+  assert "| student .tflite (dynamic) | validation |" in report
+  assert "RateBook" in report  # listed in the unseen-label warning
+  with open(job / "test_predictions.jsonl", encoding="utf-8") as f:
+    predictions = [json.loads(line) for line in f]
+  assert len(predictions) == 4
+  assert predictions[0]["words"] == ["play", "some", "jazz"]
+  assert len(predictions[0]["tags"]) == 3
+  assert predictions[0]["intent"] in ("PlayMusic", "BookRestaurant")
+  assert os.path.getsize(job / "export" / "model_dynamic.tflite") > 10_000
+  # Rerunning resumes: every step is done, nothing trains again.
+  again = _own_data(str(data), tiny_student, str(job))
+  assert again.returncode == 0, again.stderr[-3000:]
+  assert "done already, skipped" in again.stderr
+
+
+def test_text_classification_csv_to_tflite_report_and_predictions(
+    tiny_student, tmp_path):
+  data = tmp_path / "data"
+  data.mkdir()
+  rows = [("what a wonderful film", "positive"),
+          ("a dull , lifeless mess", "negative"),
+          ("I loved every minute", "positive"),
+          ("never again , awful", "negative")] * 8
+  for name, part in (("train", rows), ("validation", rows[:6]),
+                     ("test", rows[:5])):
+    with open(data / f"{name}.csv", "w", encoding="utf-8") as f:
+      f.write("text,label\n" + "".join(f'"{t}",{l}\n' for t, l in part))
+  job = tmp_path / "job"
+  result = _own_data(str(data), tiny_student, str(job))
+  assert result.returncode == 0, result.stderr[-4000:]
+  report = (job / "report.md").read_text(encoding="utf-8")
+  assert "| teacher | validation |" in report
+  assert "floor: train's most frequent label" in report
+  with open(job / "test_predictions.jsonl", encoding="utf-8") as f:
+    predictions = [json.loads(line) for line in f]
+  assert [p["text"] for p in predictions] == [t for t, _ in rows[:5]]
+  assert all(p["label"] in ("positive", "negative") for p in predictions)
+
+
+def test_a_broken_file_stops_the_job_before_training(tiny_student, tmp_path):
+  data = tmp_path / "data"
+  train = [("play some jazz", "O O B-genre", "PlayMusic"),
+           ("book a table", "O O", "BookRestaurant")]  # 3 words, 2 tags
+  _write_goo(str(data / "train"), train)
+  _write_goo(str(data / "valid"), train[:1])
+  job = tmp_path / "job"
+  result = _own_data(str(data), tiny_student, str(job))
+  assert result.returncode != 0
+  assert "line 2" in result.stderr and "seq.out" in result.stderr
+  assert not (job / "teacher").exists()

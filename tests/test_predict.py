@@ -1,0 +1,448 @@
+"""End to end: `mixvocab_tf.predict` (`mixvocab-predict`) on tiny exports.
+
+A SNIPS intent and slot model and a GLUE sentence-pair classifier (one
+layer, hidden 16, the shipped student vocabulary, random weights scaled up
+so that labels vary and are far from ties) are exported as SavedModels and
+converted to fp32 .tflite files, as `test_serving_contract.py` builds them.
+Checked: the SavedModel and the .tflite give the same labels, slot tags,
+words and spans; top-k ordering and length; the label names of a .tflite
+(its own table, else `<model>.labels.json`, else only top-1); IOB spans;
+batching; the command on stdin / stdout and on files; the one-line errors.
+"""
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+from absl import flags
+import pytest
+import tf_keras
+
+from mixvocab_tf import data as data_lib
+from mixvocab_tf import export
+from mixvocab_tf import predict
+from mixvocab_tf.export import tflite_conversion
+from mixvocab_tf.models import joint_intent_slot_model
+from mixvocab_tf.models import sentence_classifier
+from mixvocab_tf.networks import student_encoder
+from mixvocab_tf.tasks.finetuning import glue_data
+from mixvocab_tf.tasks.finetuning import glue_export_module
+from mixvocab_tf.tasks.finetuning import snips_data
+from mixvocab_tf.tasks.finetuning import snips_export_module
+
+SEQ_LENGTH = 16
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+INTENTS = ["AddToPlaylist", "GetWeather", "PlayMusic", "RateBook"]
+SLOTS = ["O", "B-artist", "I-artist", "B-city", "I-city"]
+QUERIES = [
+    "play norah jones on spotify",
+    "what is the weather in  new   york city",  # Runs of spaces.
+    "add this song to my playlist",
+    "rate this book 5 stars 😀",
+    "",
+    "Москва weather tomorrow",
+    "play " * 20,  # More words than the model tags.
+]
+PAIRS = [("A man is playing a guitar.", "Someone plays music."),
+         ("it rains", "the street is wet"),
+         ("", "nothing"),
+         ("The cat sat on the mat.", "A dog barks.")]
+
+
+def _encoder(seed):
+  tf_keras.utils.set_random_seed(seed)
+  vocab_size = len(open(data_lib.default_student_vocab(),
+                        encoding="utf-8").read().splitlines())
+  return student_encoder.build_student_encoder(
+      None, vocab_size=vocab_size, num_layers=1, hidden_size=16,
+      num_attention_heads=2, max_sequence_length=SEQ_LENGTH)
+
+
+def _spread(model):
+  """Random kernels scaled from std 0.02 to 0.5 (transformer layers) and 2
+  (pooler, heads): logits units apart that vary with the query, no near-ties
+  to flip."""
+  for weight in model.weights:
+    if weight.name.endswith("kernel:0"):
+      scale = 25.0 if "/transformer/" in weight.name else 100.0
+      weight.assign(scale * weight.numpy())
+
+
+def _export(module, directory, convert=True):
+  export_dir = str(directory / "saved_model")
+  export.export_saved_model(module, export_dir)
+  if not convert:
+    return export_dir, None
+  tflite = str(directory / "model.tflite")
+  with open(tflite, "wb") as f:
+    f.write(tflite_conversion.convert_saved_model(export_dir))
+  return export_dir, tflite
+
+
+@pytest.fixture(scope="module")
+def snips(tmp_path_factory):
+  model = joint_intent_slot_model.JointIntentSlotModel(
+      _encoder(3), num_intents=len(INTENTS), num_slots=len(SLOTS))
+  _spread(model)
+  module = snips_export_module.SnipsExportModule(
+      model, snips_data.SnipsLabels(INTENTS, SLOTS),
+      data_lib.default_student_vocab(), seq_length=SEQ_LENGTH)
+  return _export(module, tmp_path_factory.mktemp("snips"))
+
+
+@pytest.fixture(scope="module")
+def glue(tmp_path_factory):
+  model = sentence_classifier.SentenceClassifier(_encoder(3), num_classes=3)
+  _spread(model)
+  module = glue_export_module.GlueExportModule(
+      model, glue_data.LABEL_NAMES["mnli"], data_lib.default_student_vocab(),
+      pair=True, seq_length=SEQ_LENGTH)
+  return _export(module, tmp_path_factory.mktemp("glue"))
+
+
+def _without_scores(records):
+  """Records with scores dropped (they agree to 1e-4, checked apart)."""
+  return [{k: ([e["label"] for e in v] if k == "top_k" else v)
+           for k, v in r.items() if k != "score"} for r in records]
+
+
+def _assert_same_predictions(got, want):
+  assert _without_scores(got) == _without_scores(want)
+  for g, w in zip(got, want):
+    assert g["score"] == pytest.approx(w["score"], abs=1e-4)
+    assert [e["score"] for e in g["top_k"]] == pytest.approx(
+        [e["score"] for e in w["top_k"]], abs=1e-4)
+
+
+# IOB spans.
+
+
+@pytest.mark.parametrize("tags, spans", [
+    ([], []),
+    (["O", "O"], []),
+    (["O", "B-artist", "I-artist", "O"], [("artist", 1, 3)]),
+    # A span running to the end.
+    (["O", "B-city", "I-city", "I-city"], [("city", 1, 4)]),
+    # I-x without B-x starts a span, also after another type's span.
+    (["I-artist", "I-artist", "O", "I-city"],
+     [("artist", 0, 2), ("city", 3, 4)]),
+    (["B-artist", "I-city", "I-city"], [("artist", 0, 1), ("city", 1, 3)]),
+    # Adjacent spans of the same type stay two spans.
+    (["B-artist", "B-artist", "I-artist"],
+     [("artist", 0, 1), ("artist", 1, 3)]),
+    # Padding ('') and other non-chunk tags read as 'O'.
+    (["B-city", "", "I-city", "x"], [("city", 0, 1), ("city", 2, 3)]),
+])
+def test_iob_to_spans(tags, spans):
+  assert predict.iob_to_spans(tags) == spans
+
+
+# The library.
+
+
+def test_intent_slot_saved_model_and_tflite_agree(snips):
+  saved_model = predict.load_predictor(snips[0])
+  tflite = predict.load_predictor(snips[1])
+  for predictor in (saved_model, tflite):
+    assert predictor.kind == "intent_slot"
+    assert predictor.input_names == ("text",)
+    assert predictor.labels == tuple(INTENTS)
+  assert saved_model.labels_source.endswith("labels.json")
+  assert "label table inside" in tflite.labels_source
+  want = saved_model.predict(QUERIES, top_k=3)
+  got = tflite.predict(QUERIES, top_k=3)
+  _assert_same_predictions(got, want)
+  # The heads are far from ties: the models answer more than one intent,
+  # tag some slots.
+  assert len({r["intent"] for r in want}) > 1
+  assert any(r["slots"] for r in want)
+  for query, record in zip(QUERIES, want):
+    assert record["text"] == query
+    assert record["words"] == query.split()[:SEQ_LENGTH - 2]
+    assert len(record["tags"]) == len(record["words"])
+    for slot in record["slots"]:
+      assert slot["type"] in ("artist", "city")
+      words = record["words"][slot["start_word"]:slot["end_word"]]
+      # The span of the query itself (its own spacing).
+      assert slot["text"].split() == words
+      assert slot["text"] in query
+      assert record["tags"][slot["start_word"]].endswith(slot["type"])
+    assert [(s["type"], s["start_word"], s["end_word"])
+            for s in record["slots"]] == predict.iob_to_spans(record["tags"])
+
+
+def test_pair_classifier_saved_model_and_tflite_agree(glue):
+  rows = ["\t".join(pair) for pair in PAIRS]
+  saved_model = predict.load_predictor(glue[0])
+  tflite = predict.load_predictor(glue[1])
+  assert saved_model.kind == tflite.kind == "classification"
+  assert saved_model.input_names == ("sentence_a", "sentence_b")
+  assert tflite.labels == tuple(glue_data.LABEL_NAMES["mnli"])
+  want = saved_model.predict(rows, top_k=3)
+  _assert_same_predictions(tflite.predict(rows, top_k=3), want)
+  assert len({r["label"] for r in want}) > 1
+  assert [(r["text_a"], r["text_b"]) for r in want] == PAIRS
+  assert set(want[0]) == {"text_a", "text_b", "label", "score", "top_k"}
+  # JSON rows, with our keys or the model's input names, answer the same.
+  as_dicts = ([{"text_a": a, "text_b": b} for a, b in PAIRS[:2]] +
+              [{"sentence_a": a, "sentence_b": b} for a, b in PAIRS[2:]])
+  _assert_same_predictions(saved_model.predict(as_dicts, top_k=3), want)
+
+
+def test_single_sentence_classifier_takes_sentence(tmp_path):
+  model = sentence_classifier.SentenceClassifier(_encoder(7), num_classes=2)
+  module = glue_export_module.GlueExportModule(
+      model, ["negative", "positive"], data_lib.default_student_vocab(),
+      pair=False, seq_length=SEQ_LENGTH)
+  export_dir, _ = _export(module, tmp_path, convert=False)
+  predictor = predict.load_predictor(export_dir)
+  assert predictor.input_names == ("sentence",)
+  records = predictor.predict(["a fine film", {"text": "dull"},
+                               {"sentence": "so dull"}], top_k=2)
+  assert [r["text"] for r in records] == ["a fine film", "dull", "so dull"]
+  assert all(r["label"] in ("negative", "positive") for r in records)
+
+
+def test_top_k_is_ordered_and_cut_to_the_labels(glue):
+  predictor = predict.load_predictor(glue[1])
+  rows = ["\t".join(pair) for pair in PAIRS]
+  for k, length in ((1, 1), (2, 2), (3, 3), (10, 3)):
+    for record in predictor.predict(rows, top_k=k):
+      ranked = record["top_k"]
+      assert len(ranked) == length
+      assert ranked[0] == {"label": record["label"],
+                           "score": record["score"]}
+      scores = [entry["score"] for entry in ranked]
+      assert scores == sorted(scores, reverse=True)
+      assert len({entry["label"] for entry in ranked}) == length
+      if length == 3:
+        assert sum(scores) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_batches_give_the_same_records(snips):
+  one_call = predict.load_predictor(snips[1]).predict(QUERIES, top_k=2)
+  in_pairs = predict.load_predictor(snips[1], batch_size=2)
+  assert in_pairs.predict(QUERIES, top_k=2) == one_call
+  assert in_pairs.predict([]) == []
+
+
+def test_tflite_labels_from_the_file_beside_it(snips, tmp_path, monkeypatch):
+  # A .tflite whose label table cannot be read: only its label output,
+  # then the label list beside it.
+  monkeypatch.setattr(predict, "tflite_label_table", lambda *args: None)
+  path = str(tmp_path / "snips.tflite")
+  shutil.copy(snips[1], path)
+  want = predict.load_predictor(snips[0]).predict(QUERIES, top_k=2)
+  alone = predict.load_predictor(path)
+  assert alone.labels is None
+  top_1 = alone.predict(QUERIES)
+  assert [r["intent"] for r in top_1] == [r["intent"] for r in want]
+  assert [len(r["top_k"]) for r in top_1] == [1] * len(QUERIES)
+  with pytest.raises(ValueError, match=r"top_k=2 needs the model's label "
+                     r"names.*snips\.tflite\.labels\.json"):
+    alone.predict(QUERIES, top_k=2)
+
+  labels = path + predict.TFLITE_LABELS_SUFFIX
+  shutil.copy(os.path.join(snips[0], "assets.extra", "labels.json"), labels)
+  beside = predict.load_predictor(path)
+  assert beside.labels_source == labels
+  _assert_same_predictions(beside.predict(QUERIES, top_k=2), want)
+
+  # A list that is not the model's is refused, not trusted.
+  for names, message in ((["a", "b", "c", "d"], "does not match"),
+                         (INTENTS[:3], "names 3 labels but .* scores 4")):
+    with open(labels, "w", encoding="utf-8") as f:
+      json.dump({"intents": names, "slots": SLOTS}, f)
+    with pytest.raises(ValueError, match=message):
+      predict.load_predictor(path).predict(QUERIES, top_k=2)
+
+
+def test_the_label_table_inside_a_tflite(glue, snips):
+  with open(snips[1], "rb") as f:
+    content = f.read()
+  assert predict.tflite_label_table(content, "intent") == INTENTS
+  # The tag table has the '' that padding reads.
+  assert predict.tflite_label_table(content, "slot_tags") == SLOTS + [""]
+  assert predict.tflite_label_table(content, "intent_probs") is None
+  assert predict.tflite_label_table(content, "no_such_output") is None
+  with open(glue[1], "rb") as f:
+    assert predict.tflite_label_table(f.read(), "label") == list(
+        glue_data.LABEL_NAMES["mnli"])
+
+
+def test_library_errors_say_what_was_expected(glue, tmp_path):
+  with pytest.raises(FileNotFoundError, match=r"nope does not exist; "
+                     "expected a SavedModel directory"):
+    predict.load_predictor(str(tmp_path / "nope"))
+  with pytest.raises(ValueError, match="is a directory but not a SavedModel"):
+    predict.load_predictor(str(tmp_path))
+  text = tmp_path / "model.txt"
+  text.write_text("hello, not a model")
+  with pytest.raises(ValueError, match="neither a SavedModel directory nor "
+                     "a .tflite file"):
+    predict.load_predictor(str(text))
+  predictor = predict.load_predictor(glue[1])
+  with pytest.raises(ValueError, match=r"row 2: this sentence-pair model "
+                     r"takes text_a and text_b separated by one tab; "
+                     r"received 0 tabs"):
+    predictor.predict(["a\tb", "no tab here"])
+  with pytest.raises(ValueError, match="received 2 tabs"):
+    predictor.predict(["a\tb\tc"])
+  with pytest.raises(ValueError, match=r'takes "text_a" and "text_b".*'
+                     r"keys \['text'\]"):
+    predictor.predict([{"text": "a"}])
+  with pytest.raises(ValueError, match="top_k must be at least 1"):
+    predictor.predict(["a\tb"], top_k=0)
+
+
+def test_read_rows_tells_text_from_json_and_refuses_bad_lines():
+  lines = [b"\xef\xbb\xbfplay jazz\r\n", b"\n", b"   \n",
+           b'{"text": "add {this}"}\n', "  caf\u00e9\tnoir".encode(),
+           b"{not json\n", b"\xff\xfe\n"]
+  rows = predict.read_rows(lines, "q.txt")
+  assert next(rows) == ("line 1 of q.txt", "play jazz")
+  assert next(rows) == ("line 4 of q.txt", {"text": "add {this}"})
+  assert next(rows) == ("line 5 of q.txt", "  caf\u00e9\tnoir")
+  with pytest.raises(ValueError, match=r"line 6 of q.txt starts with '\{' "
+                     "but is not a JSON object"):
+    next(rows)
+  rows = predict.read_rows(lines[-1:], "q.txt")
+  with pytest.raises(ValueError, match=r"line 1 of q.txt is not UTF-8 text"):
+    next(rows)
+
+
+# The command.
+
+
+def _command(tmp_path, *argv):
+  """(exit status, stdout, stderr) of the command run in this process."""
+  values = flags.FlagValues()
+  predict.define_flags(values)
+  values(["mixvocab-predict", *argv])
+  stdout, stderr = tmp_path / "stdout", tmp_path / "stderr"
+  with open(stdout, "w") as out, open(stderr, "w") as err:
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+      try:
+        predict.main(["mixvocab-predict"], values)
+        status = 0
+      except SystemExit as e:
+        status = e.code
+  return status, stdout.read_text(), stderr.read_text()
+
+
+def _start(*args):
+  env = dict(os.environ, PYTHONPATH=_ROOT, TF_CPP_MIN_LOG_LEVEL="2")
+  return subprocess.Popen(
+      [sys.executable, "-m", "mixvocab_tf.predict", *args],
+      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+      env=env, cwd=_ROOT)
+
+
+def _finish(process, stdin=""):
+  stdout, stderr = process.communicate(stdin.encode("utf-8"), timeout=600)
+  return process.returncode, stdout.decode("utf-8"), stderr.decode("utf-8")
+
+
+def test_command_on_stdin_and_stdout_and_its_errors(snips, glue, tmp_path):
+  """`python -m mixvocab_tf.predict` as a process: stdin to stdout, a
+  one-line error, --help (absl's: exit status 1)."""
+  pairs = tmp_path / "pairs.txt"
+  pairs.write_text("a man sleeps\tnobody sleeps\njust one sentence\n")
+  # Started together: each spends its time importing TensorFlow.
+  processes = [
+      _start(f"--model={snips[1]}", "--input=-", "--top_k=2"),
+      _start(f"--model={glue[1]}", f"--input={pairs}"),
+      _start("--help"),
+  ]
+  # Text and JSON lines and a blank line (skipped).
+  stdin = "\n".join([QUERIES[0], json.dumps({"text": QUERIES[1]}), "",
+                     QUERIES[3]]) + "\n"
+  status, stdout, stderr = _finish(processes[0], stdin)
+  assert status == 0, stderr
+  got = [json.loads(line) for line in stdout.splitlines()]
+  assert got == predict.load_predictor(snips[1]).predict(
+      [QUERIES[0], QUERIES[1], QUERIES[3]], top_k=2)
+
+  status, stdout, stderr = _finish(processes[1])
+  assert status == 1 and not stdout
+  assert "Traceback" not in stderr, stderr
+  assert stderr.strip().splitlines()[-1] == (
+      f"error: ValueError: line 2 of {pairs}: this sentence-pair model takes "
+      "text_a and text_b separated by one tab; received 0 tabs in 'just one "
+      "sentence'. Write 'text_a<TAB>text_b', or a JSON object with "
+      '"text_a" and "text_b".')
+
+  _, stdout, _ = _finish(processes[2])
+  assert "JSON lines out" in stdout
+  for flag in ("--model", "--input", "--output", "--top_k"):
+    assert flag in stdout
+
+
+def test_command_reads_a_file_and_writes_a_file(glue, tmp_path):
+  pairs = tmp_path / "pairs.tsv"
+  pairs.write_text("".join(f"{a}\t{b}\n" for a, b in PAIRS),
+                   encoding="utf-8")
+  output = tmp_path / "pairs.jsonl"
+  status, stdout, stderr = _command(
+      tmp_path, f"--model={glue[0]}", f"--input={pairs}",
+      f"--output={output}", "--top_k=3", "--batch_size=3")
+  assert (status, stdout) == (0, ""), stderr
+  got = [json.loads(line)
+         for line in output.read_text(encoding="utf-8").splitlines()]
+  assert got == predict.load_predictor(glue[0]).predict(
+      ["\t".join(pair) for pair in PAIRS], top_k=3)
+
+
+def test_command_errors_are_one_line(snips, glue, tmp_path):
+  no_tab = tmp_path / "no_tab.txt"
+  no_tab.write_text("a man sleeps\tnobody sleeps\njust one sentence\n")
+  latin1 = tmp_path / "latin1.txt"
+  latin1.write_bytes("caf\u00e9 noir\n".encode("latin-1"))
+  cases = {  # flags: message.
+      (f"--model={tmp_path / 'missing'}", "--input=-"):
+          r"FileNotFoundError: The model .*missing does not exist; "
+          "expected a SavedModel directory",
+      (f"--model={tmp_path}", "--input=-"):
+          r"ValueError: .* is a directory but not a SavedModel",
+      (f"--model={glue[1]}", f"--input={no_tab}"):
+          r"ValueError: line 2 of .*no_tab.txt: this sentence-pair model "
+          r"takes text_a and text_b separated by one tab; received 0 tabs",
+      (f"--model={snips[0]}", f"--input={tmp_path / 'no_input.txt'}"):
+          r"FileNotFoundError: Cannot read --input=.*no_input.txt: "
+          "No such file or directory; expected a UTF-8 text file",
+      (f"--model={snips[0]}", f"--input={tmp_path}"):
+          r"IsADirectoryError: Cannot read --input=",
+      (f"--model={snips[0]}", f"--input={latin1}"):
+          r"ValueError: line 1 of .*latin1.txt is not UTF-8 text",
+      (f"--model={glue[1]}", f"--input={no_tab}", "--top_k=0"):
+          r"top_k must be at least 1|flag --top_k=0",
+      (f"--model={snips[0]}",):
+          r"ValueError: --input is required",
+  }
+  for argv, message in cases.items():
+    try:
+      status, stdout, stderr = _command(tmp_path, *argv)
+    except flags.IllegalFlagValueError as e:  # absl refuses --top_k=0.
+      assert re.search(message, str(e)), (argv, e)
+      continue
+    assert (status, stdout) == (1, ""), (argv, stderr)
+    assert "Traceback" not in stderr
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ") and re.search(message, last), (argv,
+                                                                     last)
+
+
+def test_console_script_help():
+  script = shutil.which("mixvocab-predict")
+  if script is None:
+    pytest.skip("mixvocab-predict is not installed (pip install -e .).")
+  result = subprocess.run([script, "--help"], capture_output=True, text=True,
+                          timeout=300,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+  assert "JSON lines out" in result.stdout
+  assert "--top_k" in result.stdout
