@@ -14,6 +14,7 @@ As a pipeline step: `('package', 'package_student', [], ["run = 'stage2'",
 "destination = 'mixvocab_tf/data/pretrained_student'"])`.
 """
 
+import dataclasses
 import json
 import os
 import shutil
@@ -23,6 +24,7 @@ import tensorflow as tf
 from mixvocab_tf.core import checkpointing
 from mixvocab_tf.core import gin_utils
 from mixvocab_tf.jobs import heldout_steps
+from mixvocab_tf.text import heldout
 
 METRICS_JSON = "metrics.json"
 VOCAB_FILE = "student_vocab.txt"
@@ -50,6 +52,10 @@ def package_student(run_dir: str, destination: str) -> dict:
     metadata = checkpointing.make_metadata(
         task.task_name, {"student": task.vocab_fingerprints()["student"]})
     describe = task.describe()
+    preset = getattr(task, "student_preset", None)
+    inputs = {k: v for k, v in dataclasses.asdict(task.inputs).items()
+              if k not in ("input_files", "tfds_name", "tfds_split",
+                           "tfds_text_key")}
   if os.path.isdir(destination):
     shutil.rmtree(destination)
   os.makedirs(destination)
@@ -67,7 +73,18 @@ def package_student(run_dir: str, destination: str) -> dict:
     f.write("\n".join(vocab) + "\n")
   step = int(path.rsplit("-", 1)[1])
   metrics = {"source_run": os.path.abspath(run_dir), "step": step,
-             "task": task.task_name, "description": describe}
+             "task": task.task_name, "preset": preset, "inputs": inputs,
+             "description": describe}
+  split = os.path.join(os.path.dirname(os.path.abspath(run_dir)), "split",
+                       heldout.SUMMARY_JSON)
+  if os.path.exists(split):
+    # Where the held-out blocks come from, so that a test can cut them again.
+    with open(split, encoding="utf-8") as f:
+      summary = json.load(f)
+    metrics["split"] = {
+        "corpus": [os.path.basename(p) for p in summary["input_files"]],
+        "heldout_every": summary["heldout_every"],
+        "block_lines": summary["block_lines"]}
   curve = os.path.join(run_dir, heldout_steps.MLM_CURVE_FILE)
   if os.path.exists(curve):
     with open(curve, encoding="utf-8") as f:
