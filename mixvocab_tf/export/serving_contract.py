@@ -2,7 +2,7 @@
 
 Every export module of the package (SNIPS, GLUE, the bare encoder, a task's
 own) serves raw text through signatures built on this module, so the contract
-is written once (README, "Serving contract"; docs/RELIABILITY.md):
+is written once (docs/SERVING.md, "Serving contract"; docs/RELIABILITY.md):
 
 - Each string input is a `tf.string` tensor of shape [batch], one string per
   example; a pair model's two inputs have the same batch. A single string is
