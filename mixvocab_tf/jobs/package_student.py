@@ -11,7 +11,8 @@ other: fine-tuning reads it with `INIT_CHECKPOINT`, `tools/evaluate.py` and
 `mlm_eval` score it.
 
 As a pipeline step: `('package', 'package_student', [], ["run = 'stage2'",
-"destination = 'mixvocab_tf/data/pretrained_student'"])`.
+"destination = 'mixvocab_tf/data/pretrained_student'"])`; the whole recipe
+that made the shipped student is `gin_configs/pretrained_student.gin`.
 """
 
 import dataclasses
@@ -19,6 +20,7 @@ import json
 import os
 import shutil
 
+import gin
 import tensorflow as tf
 
 from mixvocab_tf.core import checkpointing
@@ -107,3 +109,40 @@ def package_step(step_dir, output_dir, bindings):
 
 def step_functions():
   return {"package_student": package_step}
+
+
+@gin.configurable(module="mixvocab_tf")
+def pretrained_student_steps(corpus=None,
+                             stage1_steps: int = 200,
+                             student_steps: int = 9000,
+                             curve_points: int = 10,
+                             eval_batches: int = 50,
+                             destination=None,
+                             stage1_bindings=(),
+                             student_bindings=()):
+  """Steps that make a pretrained student and package it (`pretrained_student.gin`).
+
+  Split `corpus` (None: the built-in one) into train and held-out blocks,
+  stage I on the train part, stage II, the held-out curve of stage II
+  beside the unigram floor, then `package_student` to `destination`
+  (default: `<model_dir>/package/pretrained_student`).
+  """
+  train = "MlmInputs.input_files = '{output_dir}/split/train.txt'"
+  every = max(1, student_steps // curve_points)
+  return [
+      ("split", "heldout_split", [], [f"corpus = {corpus!r}"]),
+      ("stage1", "train", ["stage1_cpu.gin"], [
+          train, f"Trainer.train_steps = {stage1_steps}"] +
+       list(stage1_bindings)),
+      ("stage2", "train", ["stage2_cpu.gin"], [
+          train, "STAGE1_DIR = '{output_dir}/stage1'",
+          f"Trainer.train_steps = {student_steps}",
+          f"Trainer.checkpoint_every = {every}",
+          f"Trainer.keep_checkpoints = {curve_points + 1}",
+          f"Trainer.log_every = {max(1, student_steps // 50)}"] +
+       list(student_bindings)),
+      ("heldout", "heldout_mlm", [], ["runs = ['stage2']",
+                                      f"batches = {eval_batches}"]),
+      ("package", "package_student", [], [
+          "run = 'stage2'", f"destination = {destination!r}"]),
+  ]
