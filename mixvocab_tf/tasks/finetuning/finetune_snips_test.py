@@ -1,5 +1,7 @@
 """Tests of the SNIPS fine-tuning task: first-piece loss, decoding, init."""
 
+import os
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -239,3 +241,17 @@ def test_a_users_data_with_labels_train_lacks_trains_and_evaluates(tmp_path):
   # evaluation loss stays finite.
   assert results["intent_accuracy"] <= 2 / 3
   assert np.isfinite(results["intent/loss"])
+
+
+def test_snips_as_a_users_directory_is_the_built_in_snips():
+  # One path: SNIPS given as a user's Goo-layout directory reads the same
+  # examples, labels and ids as the built-in copy, so it trains the same.
+  shared = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..",
+                        "shared", "data", "snips")
+  if not os.path.isdir(shared):
+    pytest.skip("../shared/data/snips is not here")
+  user, built_in = _task(data_dir=shared), _task()
+  assert user.labels == built_in.labels
+  for split in ("train", "valid"):
+    a, b = user.examples(split), built_in.examples(split)
+    assert (a.words, a.tags, a.intents) == (b.words, b.tags, b.intents)
