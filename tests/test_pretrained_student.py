@@ -1,0 +1,82 @@
+"""The pretrained student the package ships: it loads, fine-tuning starts
+from it, and on the held-out text it was measured on it gives the held-out
+masked-word accuracy and loss written beside it (`metrics.json`)."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from mixvocab_tf import data
+from mixvocab_tf.core import evaluation
+from mixvocab_tf.tasks import student_spec
+from mixvocab_tf.tasks.finetuning import finetune_snips
+from mixvocab_tf.tasks.pretraining import mlm_eval
+from mixvocab_tf.tasks.pretraining import mlm_inputs
+from mixvocab_tf.tasks.pretraining import nokd
+from mixvocab_tf.text import heldout
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_CORPUS_DIR = os.path.join(_ROOT, "..", "shared", "data", "corpus")
+
+
+@pytest.fixture(scope="module")
+def shipped():
+  path = data.pretrained_student_dir()
+  assert path is not None, "the package ships no pretrained student"
+  with open(os.path.join(path, "metrics.json"), encoding="utf-8") as f:
+    return path, json.load(f)
+
+
+def _task(path, metrics, input_files):
+  inputs = dict(metrics["inputs"], input_files=input_files)
+  return nokd.NoKDTask(
+      student=student_spec.StudentSpec(
+          preset=metrics["preset"],
+          vocab=os.path.join(path, "student_vocab.txt")),
+      inputs=mlm_inputs.MlmInputs(**inputs))
+
+
+def test_it_is_small_and_says_how_it_was_made(shipped):
+  path, metrics = shipped
+  size = sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path))
+  assert size <= 5 * 2**20
+  held = metrics["heldout"]
+  # Below the unigram floor: it learned more than word frequencies.
+  assert held["loss"] < held["unigram_loss"]
+  assert held["accuracy"] > held["unigram_accuracy"]
+
+
+def test_fine_tuning_starts_from_it(shipped):
+  path, _ = shipped
+  task = finetune_snips.FinetuneSnipsTask(
+      init_checkpoint=path, vocab=os.path.join(path, "student_vocab.txt"),
+      seq_length=32)
+  assert task.missing_files() == {}
+  model = task.build_model()
+  task.initialize(model)
+  assert model.encoder_network.get_config()["num_layers"] == 6
+
+
+def test_it_gives_its_held_out_accuracy(shipped, tmp_path):
+  path, metrics = shipped
+  split = metrics["split"]
+  corpus = [os.path.join(_CORPUS_DIR, name) for name in split["corpus"]]
+  if not all(os.path.exists(c) for c in corpus):
+    pytest.skip("the corpus it was measured on is not here (../shared)")
+  heldout.split_files(corpus, str(tmp_path), split["heldout_every"],
+                      split["block_lines"])
+  task = _task(path, metrics, [str(tmp_path / heldout.TRAIN_TEXT)])
+  model = task.build_model()
+  evaluation.restore_model(task, model, path)
+  results = mlm_eval.masked_word_accuracy(
+      task, model, 50, input_files=[str(tmp_path / heldout.HELDOUT_TEXT)])
+  held = metrics["heldout"]
+  assert results["student_mlm/masked_tokens"] == held["masked_tokens"]
+  assert results["student_mlm/accuracy"] == pytest.approx(held["accuracy"],
+                                                          abs=0.003)
+  assert results["student_mlm/loss"] == pytest.approx(held["loss"], abs=0.02)
+  assert results["student_mlm/unigram_loss"] == pytest.approx(
+      held["unigram_loss"], abs=1e-4)
+  assert np.isfinite(results["student_mlm/loss"])
