@@ -29,6 +29,12 @@ The trainer is `python -m mixvocab_tf.train` (not imported here).
 
 import importlib
 
+# Before anything imports TensorFlow: its C++ start-up lines (CPU features,
+# "failed call to cuInit" on machines without a GPU) stay off the console
+# unless --tf_verbose is given or TF_CPP_MIN_LOG_LEVEL is set.
+from mixvocab_tf import quiet as _quiet
+_quiet.quiet()
+
 # Kept equal to `version` in setup.cfg (tests/test_readme.py checks it).
 __version__ = "0.1.0"
 

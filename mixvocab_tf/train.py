@@ -20,7 +20,15 @@ import signal
 import sys
 import traceback
 
-from absl import app
+# Keeps TensorFlow's C++ start-up lines off the console unless --tf_verbose
+# (`mixvocab_tf/quiet.py`). TensorFlow reads the level when it loads, and
+# `python -m` runs the package's __init__, which imports it, before this line:
+# here it sets the level for the processes this one starts (the pipeline's
+# steps); for this process it must run from the package's __init__.
+from mixvocab_tf import quiet
+quiet.quiet()
+
+from absl import app  # pylint: disable=g-import-not-at-top,wrong-import-position
 from absl import flags
 from absl import logging
 import tensorflow as tf
@@ -29,7 +37,6 @@ import tensorflow as tf
 # tasks' names (`Trainer.task = "stage1"`), before any gin file is parsed.
 import mixvocab_tf.tasks  # pylint: disable=unused-import
 from mixvocab_tf.jobs import pipeline
-from mixvocab_tf.jobs import replication  # pylint: disable=unused-import
 from mixvocab_tf.core import base_task
 from mixvocab_tf.core import checkpointing
 from mixvocab_tf.core import distribute
@@ -54,6 +61,11 @@ flags.DEFINE_bool("dry_run", False,
                   "operative config and a parameter summary, and exit.")
 flags.DEFINE_bool("traceback", False,
                   "On an error, also print the Python traceback.")
+flags.DEFINE_bool("list_configurables", False,
+                  "Print every gin configurable of the package with its "
+                  "parameters and defaults (markdown, docs/CONFIG.md) and "
+                  "exit.")
+quiet.define_flag()
 
 # Errors whose message says everything: printed without a traceback.
 _CLEAR_ERRORS = (ValueError, pipeline.PipelineError, FileNotFoundError,
@@ -65,6 +77,10 @@ _CLEAR_ERRORS = (ValueError, pipeline.PipelineError, FileNotFoundError,
 
 
 def _run():
+  if FLAGS.list_configurables:
+    # What a gin file can set, from the registry this binary fills.
+    sys.stdout.write(gin_utils.configurables_markdown())
+    return
   gin_utils.parse(FLAGS.gin_file, FLAGS.gin_bindings)
   if pipeline.configured_steps():
     # A pipeline config (e.g. quickstart.gin) chains trainer runs and tools.

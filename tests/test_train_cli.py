@@ -2,11 +2,17 @@
 checkpoint, and clear one-paragraph errors for bad configurations."""
 
 import os
+import re
 import subprocess
+import sys
+from unittest import mock
 
+import pytest
 import tensorflow as tf
 
+from mixvocab_tf import quiet
 from mixvocab_tf.core import testing
+from mixvocab_tf.jobs import pipeline
 
 
 def _start(model_dir, gin_files=(), bindings=(), flags=()):
@@ -76,3 +82,85 @@ def test_bad_configurations_end_with_clear_errors(tmp_path):
   assert latest.endswith(f"ckpt-{bad_step - 2}"), (latest, bad_step)
   assert os.path.exists(tmp_path / "c" / "diverged" /
                         f"ckpt-{bad_step - 1}.index")
+
+
+# TensorFlow's C++ log lines: "2026-11-26 01:20:13.799474: I tensorflow/...".
+_TF_CPP_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] ",
+                          re.MULTILINE)
+
+
+def _env_without_level():
+  env = dict(os.environ)
+  env.pop(quiet.LEVEL_VARIABLE, None)  # Another test's import may set it.
+  return env
+
+
+def test_the_pipeline_starts_its_steps_quietly_unless_tf_verbose(tmp_path):
+  command = testing.train_command(str(tmp_path / "r"), ["nokd_cpu.gin"],
+                                  extra_flags=["--dry_run"])
+  # The environment the pipeline gives a step, and the one of --tf_verbose.
+  with mock.patch.dict(os.environ, _env_without_level(), clear=True):
+    child_env = quiet.child_env(verbose=False)
+  processes = [
+      subprocess.Popen(command, env=child_env, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True),
+      subprocess.Popen(command + [quiet.VERBOSE_FLAG],
+                       env=_env_without_level(), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)]
+  (code, out, err), (verbose_code, _, verbose_err) = (
+      _finish(p) for p in processes)
+  assert code == 0 and verbose_code == 0, (err[-3000:], verbose_err[-3000:])
+  assert "Parameters:" in out
+  for noise in ("cuInit", "cpu_feature_guard", "oneDNN", "cuda drivers"):
+    assert noise not in err, err[-3000:]
+  assert not _TF_CPP_LINE.search(err), err[-3000:]
+  assert "system_path_file_exists" not in err, err[-3000:]
+  # --tf_verbose brings TensorFlow's lines back.
+  assert _TF_CPP_LINE.search(verbose_err), verbose_err[-3000:]
+
+
+def test_the_trainer_itself_starts_quietly(tmp_path):
+  process = subprocess.run(
+      testing.train_command(str(tmp_path / "r"), ["nokd_cpu.gin"],
+                            extra_flags=["--dry_run"]),
+      env=_env_without_level(), capture_output=True, text=True, timeout=600,
+      check=False)
+  assert process.returncode == 0, process.stderr[-3000:]
+  assert "cuInit" not in process.stderr
+  assert "cpu_feature_guard" not in process.stderr
+
+
+class _FakeStep:
+  """A step's process: prints what a trainer prints, records how it started."""
+
+  started = []
+
+  def __init__(self, command, env=None, **unused_kwargs):
+    self.started.append((command, env))
+    self.stdout = iter([
+        "2026-11-26 01:20:17.249829: E external/local_xla/xla/stream_executor"
+        "/cuda/cuda_platform.cc:51] failed call to cuInit: INTERNAL: CUDA "
+        "error\n",
+        "I1126 01:20:17.249996 1 resource_reader.py:50] some info\n",
+        "W1126 01:20:18.000000 1 trainer.py:9] a real warning\n",
+        "I1126 01:20:19.000000 1 trainer.py:9] step 5/10 loss 1.0 ETA 3s\n"])
+
+  def wait(self):
+    return 0
+
+
+def test_the_job_passes_tf_verbose_on_and_shows_progress_and_warnings(
+    tmp_path, capsys):
+  for argv, verbose in ((["train"], False), (["train", "--tf_verbose"], True)):
+    _FakeStep.started.clear()
+    with mock.patch.object(pipeline.subprocess, "Popen", _FakeStep), \
+         mock.patch.object(sys, "argv", argv), \
+         mock.patch.dict(os.environ, _env_without_level(), clear=True):
+      pipeline._run_train("s", str(tmp_path), ["nokd_cpu.gin"], [],  # pylint: disable=protected-access
+                          str(tmp_path))
+    (command, env), = _FakeStep.started
+    shown = capsys.readouterr().err
+    assert (quiet.VERBOSE_FLAG in command) == verbose
+    assert (quiet.LEVEL_VARIABLE in env) == (not verbose)
+    assert "[s] W1126" in shown and "step 5/10" in shown, shown
+    assert ("some info" in shown) == verbose, shown

@@ -29,6 +29,8 @@ from typing import Callable, Optional, Sequence
 from absl import app
 from absl import flags
 
+from mixvocab_tf import quiet
+
 
 def run_main(main: Callable[[Sequence[str]], None], module_name: str,
              argv: Optional[Sequence[str]] = None) -> None:
@@ -52,4 +54,7 @@ def run_main(main: Callable[[Sequence[str]], None], module_name: str,
     program = sys.argv[0] if argv is None else argv[0]
     for flag in flags.FLAGS.get_key_flags_for_module(module_name):
       flags.FLAGS.register_key_flag_for_module(program, flag)
+  # Every command takes --tf_verbose, which `quiet` reads from the command
+  # line before TensorFlow loads; absl must know it to accept it.
+  quiet.define_flag()
   app.run(main, argv=argv)

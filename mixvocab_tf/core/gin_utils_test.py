@@ -155,3 +155,24 @@ class CopyVocabulariesTest(tf.test.TestCase):
 
 if __name__ == "__main__":
   tf.test.main()
+
+
+@gin.configurable(module="mixvocab_tf.tasks")
+def _listing_test_configurable(width=3):
+  """Registered by a test module: not part of the package's listing."""
+  return width
+
+
+class ConfigurablesMarkdownTest(tf.test.TestCase):
+
+  def test_lists_parameters_and_defaults_but_not_denied_or_test_ones(self):
+    page = gin_utils.configurables_markdown()
+    trainer_section = page.split("## `mixvocab_tf.trainer.Trainer`")[1]
+    trainer_section = trainer_section.split("\n## ")[0]
+    self.assertIn("Trains a task", trainer_section)
+    self.assertIn("| `train_steps` | required |", trainer_section)
+    self.assertIn("| `log_every` | `100` |", trainer_section)
+    # Set by the binary, not by gin (the configurable's denylist).
+    self.assertNotIn("`model_dir`", trainer_section)
+    self.assertNotIn("_listing_test_configurable", page)
+    self.assertIn(gin_utils.CONFIG_DOC_COMMAND, page)

@@ -1,10 +1,10 @@
 r"""Held-out masked-word accuracy of every kept checkpoint of a student run.
 
-The scaling study's low-noise measure (`jobs/scaling.py`): for each
-checkpoint of a stage II or NoKD run, the share of masked student-vocabulary
-tokens of held-out text predicted exactly, and their mean cross-entropy,
-against the tokens the run has trained on. Run in its own process by the
-pipeline (the run's gin configuration is parsed here):
+The scaling study's low-noise measure (`projects/scaling/scaling.py`): for
+each checkpoint of a stage II or NoKD run, the share of masked student-
+vocabulary tokens of held-out text predicted exactly, and their mean
+cross-entropy, against the tokens the run has trained on. Run in its own
+process by the pipeline (the run's gin configuration is parsed here):
 
   python -m mixvocab_tf.jobs.mlm_curve --run_dir=runs/scaling/nokd_b1 \
       --input_files=runs/scaling/split/heldout.txt --max_batches=50 \

@@ -8,8 +8,14 @@ files, with its model_dir under DIR, so each stage is exactly what a user
 would run by hand, shows its own progress line with ETA, and resumes from its
 own checkpoints. A finished step leaves a `DONE` marker and is skipped when the
 job is run again; an interrupted one resumes where its checkpoints left off.
-The "results" step is the exception: it summarises every finished run in DIR,
-which other jobs sharing DIR may have added to, so it runs every time.
+A step kind registered with `rerun=True` (a summary of every finished run in
+DIR, which other jobs sharing DIR may have added to) is the exception: it runs
+every time.
+
+Studies outside the library (`projects/<name>/`) add their own in-process
+step kinds with `register_step_kind(name, fn)` when their module is imported,
+e.g. by an `import projects.<name>.<module>` line in their gin file; kinds are
+checked when the job runs, so the study's kinds are known by then.
 
 In the bindings of a step, `{output_dir}` stands for DIR.
 
@@ -22,6 +28,7 @@ be given the same step: the second would find its directory locked and stop.
 import fnmatch
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -29,24 +36,61 @@ import time
 from absl import logging
 import gin
 
+from mixvocab_tf import quiet
 from mixvocab_tf.jobs import heldout_steps
 from mixvocab_tf.jobs import own_data
 from mixvocab_tf.jobs import package_student
 from mixvocab_tf.jobs import quickstart
-from mixvocab_tf.jobs import replication
-from mixvocab_tf.jobs import scaling
 
 DONE = "DONE"
+#: Kinds the runner handles itself.
+_BUILTIN_KINDS = ("vocab", "train")
 #: Steps run in this process: f(step_dir, output_dir, bindings).
 _STEP_FUNCTIONS = {"export": quickstart.export_step,
                    "report": quickstart.report_step,
                    **heldout_steps.step_functions(),
                    **own_data.step_functions(),
-                   **package_student.step_functions(),
-                   **scaling.step_functions()}
-STEP_KINDS = ("vocab", "train", "results") + tuple(_STEP_FUNCTIONS)
+                   **package_student.step_functions()}
 #: Summaries of the whole directory: run every time, never marked done.
-_RERUN_KINDS = ("results", "scaling_results")
+_RERUN_KINDS = set()
+
+
+def register_step_kind(name, fn, rerun=False):
+  """Adds an in-process step kind: `fn(step_dir, output_dir, bindings)`.
+
+  For studies outside the library, which call it when their module is
+  imported. Registering the same function again under a name (also as a
+  reloaded module defines it anew) replaces it.
+
+  Args:
+    name: the kind, as pipeline steps give it.
+    fn: called with the step's directory, the job's directory and the step's
+      bindings (`{output_dir}` already replaced).
+    rerun: run the step every time the job runs, never marking it done (a
+      summary of every finished run in the directory).
+
+  Raises:
+    ValueError: `name` is a built-in kind or already names another function.
+  """
+  known = _STEP_FUNCTIONS.get(name, fn)
+  if name in _BUILTIN_KINDS or _qualified_name(known) != _qualified_name(fn):
+    raise ValueError(f"Step kind {name!r} is registered already, to "
+                     f"{_qualified_name(known)}.")
+  _STEP_FUNCTIONS[name] = fn
+  if rerun:
+    _RERUN_KINDS.add(name)
+  else:
+    _RERUN_KINDS.discard(name)
+
+
+def _qualified_name(fn):
+  return (f"{getattr(fn, '__module__', '?')}."
+          f"{getattr(fn, '__qualname__', repr(fn))}")
+
+
+def step_kinds():
+  """Every step kind known now: the built-in ones, then the registered ones."""
+  return _BUILTIN_KINDS + tuple(_STEP_FUNCTIONS)
 
 
 class PipelineError(RuntimeError):
@@ -59,8 +103,8 @@ def pipeline(steps=None, vocab_size=5000):
 
   Args:
     steps: list of (name, kind, gin_files, bindings) with kind one of
-      `STEP_KINDS`; for "train" steps, gin_files and bindings are the trainer's
-      `--gin_file` and `--gin_bindings`.
+      `step_kinds()`; for "train" steps, gin_files and bindings are the
+      trainer's `--gin_file` and `--gin_bindings`.
     vocab_size: target size of the student vocabulary ("vocab" step).
 
   Returns:
@@ -94,15 +138,17 @@ def _format(value, output_dir):
 
 
 def _validate(steps):
+  kinds = step_kinds()
   names = set()
   for step in steps:
     if len(step) != 4:
       raise ValueError(f"A pipeline step is (name, kind, gin_files, bindings); "
                        f"received {step!r}.")
     name, kind, _, _ = step
-    if kind not in STEP_KINDS:
+    if kind not in kinds:
       raise ValueError(f"Step {name!r} has kind {kind!r}; expected one of "
-                       f"{STEP_KINDS}.")
+                       f"{kinds} (a study's own kinds are registered when "
+                       "its gin file imports its module).")
     if name in names:
       raise ValueError(f"Step name {name!r} appears twice.")
     names.add(name)
@@ -114,22 +160,43 @@ def _run_vocab(step_dir, output_dir, vocab_size):
     json.dump(dict(summary, path=path), f, indent=2)
 
 
+#: An absl warning, error or fatal line: "W1126 01:20:17.249 123 file.py:5] ".
+_ABSL_WARNING = re.compile(r"[WEF]\d{4} \d\d:\d\d:\d\d")
+
+
+def _shown(line):
+  """Whether a step's output line goes to the console (all go to its log).
+
+  Its progress (step, ETA), its errors and the package's warnings: what the
+  user acts on, without the rest of each step's INFO lines.
+  """
+  return ("step " in line or "ETA" in line or "rror" in line or
+          bool(_ABSL_WARNING.match(line)))
+
+
 def _run_train(name, step_dir, gin_files, bindings, output_dir):
   command = [sys.executable, "-m", "mixvocab_tf.train",
              f"--model_dir={step_dir}"]
   command += [f"--gin_file={_format(f, output_dir)}" for f in gin_files]
   command += [f"--gin_bindings={_format(b, output_dir)}" for b in bindings]
+  # The job's --tf_verbose goes on to its steps; without it, each step's
+  # TensorFlow would print its C++ start-up lines (the child reads the level
+  # when TensorFlow loads, so it is set in the environment it starts with).
+  verbose = quiet.verbose_requested()
+  if verbose:
+    command.append(quiet.VERBOSE_FLAG)
   logging.info("Running: %s", " ".join(command))
-  # The child's output goes to the console (its progress line and ETA) and to
-  # a log file next to its checkpoints.
+  # The child's output goes to a log file next to its checkpoints, and its
+  # progress lines, warnings and errors to the console.
   log_path = os.path.join(step_dir, "log.txt")
   with open(log_path, "a", encoding="utf-8") as log:
     process = subprocess.Popen(command, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
+                               stderr=subprocess.STDOUT, text=True,
+                               env=quiet.child_env(verbose))
     for line in process.stdout:
       log.write(line)
       log.flush()
-      if "step " in line or "rror" in line or "ETA" in line:
+      if verbose or _shown(line):
         sys.stderr.write(f"[{name}] {line}")
     code = process.wait()
   if code != 0:
@@ -167,8 +234,6 @@ def run(output_dir):
       _run_vocab(step_dir, output_dir, vocab_size)
     elif kind == "train":
       _run_train(name, step_dir, gin_files, bindings, output_dir)
-    elif kind == "results":
-      replication.results_step(step_dir, output_dir)
     else:
       _STEP_FUNCTIONS[kind](step_dir, output_dir,
                             [_format(b, output_dir) for b in bindings])

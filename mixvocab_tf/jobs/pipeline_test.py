@@ -1,13 +1,13 @@
 """Tests for the step runner of `python -m mixvocab_tf.train` jobs."""
 
 import os
+import subprocess
+import sys
 
 import gin
 import tensorflow as tf
 
 from mixvocab_tf.jobs import pipeline
-from mixvocab_tf.jobs import replication
-from mixvocab_tf.core import metrics_io
 
 
 class PipelineTest(tf.test.TestCase):
@@ -16,14 +16,6 @@ class PipelineTest(tf.test.TestCase):
     super().setUp()
     gin.clear_config()
     self.output_dir = self.get_temp_dir()
-
-  def _finish_run(self, name, accuracy):
-    metrics_io.write_metrics_json(
-        os.path.join(self.output_dir, name, "best", "metrics.json"),
-        {"accuracy": accuracy}, parameters=1_000, size_bytes=4_000, step=500)
-    with open(os.path.join(self.output_dir, name, pipeline.DONE), "w",
-              encoding="utf-8") as f:
-      f.write("1 seconds\n")
 
   def _record_report_steps(self):
     """Makes "report" steps record (step_dir, bindings) instead of running."""
@@ -35,20 +27,51 @@ class PipelineTest(tf.test.TestCase):
     self.addCleanup(pipeline._STEP_FUNCTIONS.__setitem__, "report", saved)  # pylint: disable=protected-access
     return seen
 
-  def test_results_step_reruns_and_sees_runs_added_since(self):
-    # Two jobs sharing one directory (as docs/RESULTS.md's grid is run): the
-    # summary must cover what the other job finished after this one's last
-    # run, not stay as it was when the step first ran.
-    gin.bind_parameter("pipeline.steps", [("results", "results", [], [])])
-    results = os.path.join(self.output_dir, replication.RESULTS_FILE)
-    self._finish_run("ft_sst2_nokd_L6-H96_seed0", 0.75)
+  def _register(self, name, fn, rerun=False):
+    """Registers a step kind for one test (a study's module does it)."""
+    def forget():
+      pipeline._STEP_FUNCTIONS.pop(name, None)  # pylint: disable=protected-access
+      pipeline._RERUN_KINDS.discard(name)  # pylint: disable=protected-access
+    self.addCleanup(forget)
+    pipeline.register_step_kind(name, fn, rerun=rerun)
+
+  def test_registered_step_kinds_run_and_rerun_kinds_run_every_time(self):
+    # A study outside the library registers its kinds when its module is
+    # imported (after this module): the kinds are checked when the job
+    # runs, not when the pipeline is imported.
+    seen = []
+    self._register("study_count", lambda d, o, b: seen.append(
+        ("count", os.path.basename(d), b)))
+    self._register("study_summary", lambda d, o, b: seen.append(
+        ("summary", os.path.basename(d), b)), rerun=True)
+    self.assertIn("study_summary", pipeline.step_kinds())
+    gin.bind_parameter("pipeline.steps", [
+        ("count", "study_count", [], ["n = 1"]),
+        ("summary", "study_summary", [], [])])
     pipeline.run(self.output_dir)
-    with open(results, encoding="utf-8") as f:
-      self.assertIn("75.0 (n=1)", f.read())
-    self._finish_run("ft_sst2_nokd_L6-H96_seed1", 0.85)
     pipeline.run(self.output_dir)
-    with open(results, encoding="utf-8") as f:
-      self.assertIn("80.0 ± 7.1 (n=2)", f.read())
+    # The ordinary kind is done after the first run; the summary reruns.
+    self.assertEqual(seen, [("count", "count", ["n = 1"]),
+                            ("summary", "summary", []),
+                            ("summary", "summary", [])])
+
+  def test_a_kind_cannot_be_taken_twice(self):
+    with self.assertRaisesRegex(ValueError, "'train' is registered already"):
+      pipeline.register_step_kind("train", lambda d, o, b: None)
+    with self.assertRaisesRegex(ValueError, "'report' is registered already"):
+      pipeline.register_step_kind("report", lambda d, o, b: None)
+
+  def test_the_trainer_does_not_import_the_studies(self):
+    # Studies live in projects/ and register their kinds themselves; the
+    # trainer knows only the library's kinds.
+    code = ("import sys; import mixvocab_tf.train; "
+            "from mixvocab_tf.jobs import pipeline; "
+            "print(sorted(m for m in sys.modules if m.startswith('projects')),"
+            " [k for k in ('split', 'mlm_eval', 'scaling_results', 'results')"
+            " if k in pipeline.step_kinds()])")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                            text=True, check=True)
+    self.assertEqual(result.stdout.strip().splitlines()[-1], "[] []")
 
   def test_done_steps_are_skipped(self):
     # A finished vocabulary step is not redone (it would need the corpus and
@@ -95,8 +118,8 @@ class PipelineTest(tf.test.TestCase):
     gin.bind_parameter("pipeline.steps", [("x", "train_stage1", [], [])])
     with self.assertRaisesRegex(ValueError, "has kind 'train_stage1'"):
       pipeline.run(self.output_dir)
-    gin.bind_parameter("pipeline.steps", [("x", "results", [], []),
-                                          ("x", "results", [], [])])
+    gin.bind_parameter("pipeline.steps", [("x", "report", [], []),
+                                          ("x", "report", [], [])])
     with self.assertRaisesRegex(ValueError, "appears twice"):
       pipeline.run(self.output_dir)
 

@@ -1,9 +1,12 @@
 r"""The sweep's table: each arm's held-out loss and accuracy beside the floor.
 
-  python projects/pretraining_recipe/table.py runs/sweep [--markdown]
+  python projects/pretraining_recipe/table.py runs/sweep [--plot=curves.png]
 
 Reads `<arm>/mlm_curve.json` (the `heldout_mlm` step's output) and
-`<arm>/DONE` (the arm's training wall time) of every arm in the directory.
+`<arm>/DONE` (the arm's training wall time; an arm resumed after an
+interruption records only its last part) of every arm in the directory: a
+sweep's run directory, or `projects/pretraining_recipe/results`, where the
+finished arms' small files are archived.
 """
 
 import argparse
@@ -50,11 +53,26 @@ def markdown(arms):
   return "\n".join(lines)
 
 
+def plot(arms, path):
+  """Held-out loss against training step, one line per student arm."""
+  from mixvocab_tf.jobs import report  # pylint: disable=g-import-not-at-top
+  students = [a for a in arms if not a["name"].startswith("s1_")]
+  return report.plot_lines(
+      {a["name"]: a["curve"] for a in students}, path, "training step",
+      "held-out masked-token loss (nats)",
+      "Recipe sweep, 6 x 96 students, beside the unigram floor",
+      hlines={"unigram floor": students[0]["floor"]} if students else None)
+
+
 def main():
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   parser.add_argument("sweep_dir")
+  parser.add_argument("--plot", default=None, help="Also draw the curves.")
   args = parser.parse_args()
-  print(markdown(read_arms(args.sweep_dir)))
+  arms = read_arms(args.sweep_dir)
+  print(markdown(arms))
+  if args.plot:
+    plot(arms, args.plot)
 
 
 if __name__ == "__main__":

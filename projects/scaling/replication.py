@@ -1,6 +1,8 @@
 """A scaled replication of Zhao et al. (EACL 2021), Tables 1 and 2, as one job.
 
-`gin_configs/replication_cpu.gin` sets `pipeline.steps = @replication_steps()`:
+`projects/scaling/replication_cpu.gin` imports this module (which registers
+its `results` step kind with the pipeline) and sets `pipeline.steps =
+@replication_steps()`:
 the quickstart's vocabulary and 6 x 96 runs, the same stage I / stage II /
 NoKD runs for wider students, the DistilBERT and TinyBERT 6 x 96 baselines
 over the teacher's 30K vocabulary, then every model fine-tuned on every task
@@ -10,7 +12,11 @@ standard deviation over seeds) from the runs' `best/metrics.json` files.
 Steps are ordered so that a job cut short still yields complete rows: the
 6 x 96 models first, then each task over all seeds, then wider students.
 Every step is an ordinary trainer run (see `mixvocab_tf.jobs.pipeline`), so
-rerunning the job resumes it.
+rerunning the job resumes it. The `results` step runs every time.
+
+  python -m mixvocab_tf.train \
+      --gin_file=projects/scaling/replication_cpu.gin \
+      --model_dir=runs/quickstart
 """
 
 import json
@@ -20,6 +26,7 @@ from typing import Optional, Sequence
 
 import gin
 
+from mixvocab_tf.jobs import pipeline
 from mixvocab_tf.jobs import report
 
 # Method names as the tables show them; "mixed" is the paper's method.
@@ -131,7 +138,7 @@ def _finetune_step(method, preset, task, seed, glue_dir, teacher_vocab,
           bindings)
 
 
-@gin.configurable(module="mixvocab_tf")
+@gin.configurable(module="projects")
 def replication_steps(
     presets: Sequence[str] = ("L6-H96", "L6-H192", "L6-H256"),
     methods: Sequence[str] = ("mixed", "nokd", "distilbert", "tinybert"),
@@ -297,8 +304,9 @@ def per_seed_table(output_dir):
       ["model", "size", "metric"] + [f"seed {s}" for s in seeds], rows) + "\n"
 
 
-def results_step(step_dir, output_dir):
+def results_step(step_dir, output_dir, bindings=()):
   """Writes `results.md` into `output_dir` and prints it."""
+  del bindings
   table = results_table(output_dir)
   text = ("Fine-tuning results (best evaluation of each run, % on SNIPS "
           "valid, SST-2 dev, MRPC dev, MNLI sample dev; mean ± sample std "
@@ -310,3 +318,7 @@ def results_step(step_dir, output_dir):
             encoding="utf-8") as f:
     json.dump({"results": os.path.join(output_dir, RESULTS_FILE)}, f)
   print(text)
+
+
+# A summary of every finished run in the directory: rerun by every job.
+pipeline.register_step_kind("results", results_step, rerun=True)

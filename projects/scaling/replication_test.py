@@ -1,14 +1,14 @@
-"""Tests for the replication job's steps and results table."""
+"""Tests for the replication job's steps, results table and results step."""
 
 import os
 
 import gin
 import tensorflow as tf
 
-from mixvocab_tf.jobs import pipeline  # pylint: disable=unused-import  # registers `pipeline` for quickstart.gin
-from mixvocab_tf.jobs import replication
-from mixvocab_tf.core import metrics_io
 from mixvocab_tf.core import gin_utils
+from mixvocab_tf.core import metrics_io
+from mixvocab_tf.jobs import pipeline
+from projects.scaling import replication
 
 
 class ReplicationStepsTest(tf.test.TestCase):
@@ -95,6 +95,46 @@ class ReplicationStepsTest(tf.test.TestCase):
         "| 70.0 |",
         "| NoKD | 6x192 | SST-2 acc. | 75.0 |  |  |",
     ])
+
+
+class ResultsStepTest(tf.test.TestCase):
+
+  def setUp(self):
+    super().setUp()
+    gin.clear_config()
+    self.addCleanup(gin.clear_config)
+    self.output_dir = self.get_temp_dir()
+
+  def _finish_run(self, name, accuracy):
+    metrics_io.write_metrics_json(
+        os.path.join(self.output_dir, name, "best", "metrics.json"),
+        {"accuracy": accuracy}, parameters=1_000, size_bytes=4_000, step=500)
+    with open(os.path.join(self.output_dir, name, pipeline.DONE), "w",
+              encoding="utf-8") as f:
+      f.write("1 seconds\n")
+
+  def test_results_kind_is_registered_by_this_module(self):
+    self.assertIn("results", pipeline.step_kinds())
+
+  def test_results_step_reruns_and_sees_runs_added_since(self):
+    # Two jobs sharing one directory (as docs/RESULTS.md's grid is run): the
+    # summary must cover what the other job finished after this one's last
+    # run, not stay as it was when the step first ran.
+    gin.bind_parameter("pipeline.steps", [("results", "results", [], [])])
+    results = os.path.join(self.output_dir, replication.RESULTS_FILE)
+    self._finish_run("ft_sst2_nokd_L6-H96_seed0", 0.75)
+    pipeline.run(self.output_dir)
+    with open(results, encoding="utf-8") as f:
+      self.assertIn("75.0 (n=1)", f.read())
+    self._finish_run("ft_sst2_nokd_L6-H96_seed1", 0.85)
+    pipeline.run(self.output_dir)
+    with open(results, encoding="utf-8") as f:
+      self.assertIn("80.0 ± 7.1 (n=2)", f.read())
+
+  def test_config_parses(self):
+    gin_utils.parse(["projects/scaling/replication_cpu.gin"], [])
+    steps, _ = pipeline.pipeline()
+    self.assertEqual(steps[-1][:2], ("results", "results"))
 
 
 if __name__ == "__main__":

@@ -2,12 +2,12 @@
 
 Zhao et al. (EACL 2021, Tables 1-2) find that a student whose embeddings come
 from mixed-vocabulary stage I beats the same student trained from scratch
-(NoKD). `gin_configs/scaling_cpu.gin` sets `pipeline.steps =
-@scaling_steps()`: the 6 x 96 student's stage I, stage II and NoKD at budgets
-of 1x, 4x and 16x the main job's (stage I 200 steps of 16 x 64 tokens,
-students 300 steps of 32 x 64), plus at each budget a *compute-matched* NoKD
-that also gets stage I's FLOPs as extra steps, on the train part of a corpus
-whose held-out documents no run reads. Then:
+(NoKD). `projects/scaling/scaling_cpu.gin` imports this module and sets
+`pipeline.steps = @scaling_steps()`: the 6 x 96 student's stage I, stage II and
+NoKD at budgets of 1x, 4x and 16x the main job's (stage I 200 steps of 16 x 64
+tokens, students 300 steps of 32 x 64), plus at each budget a *compute-matched*
+NoKD that also gets stage I's FLOPs as extra steps, on the train part of a
+corpus whose held-out documents no run reads. Then:
 
 - `mlm_b<B>`: masked-word accuracy and loss in the student vocabulary on the
   held-out documents, for every kept checkpoint of each student run (a curve
@@ -16,16 +16,25 @@ whose held-out documents no run reads. Then:
   (`finetune_snips_cpu.gin`, its epoch budget and early stopping), seeds 0-2;
   at the largest budget also SST-2 and MRPC (`finetune_glue_cpu.gin`);
 - `results`: `scaling.md`, `scaling_gap.png` and `scaling_mlm.png`
-  (`results_step`; `tools/scaling_table.py` does the same from any run
-  directory).
+  (`results_step`; `projects/scaling/scaling_table.py` does the same from any
+  run directory).
 
 Arms: `stage2` (stage I -> stage II), `nokd` (same student steps),
 `nokd_matched` (student steps plus stage I's FLOPs as steps). Steps are ordered
 so that a job cut short leaves complete budgets: all of 1x (pretraining, held-
 out curves, SNIPS) first, then 4x, then 16x, then the GLUE runs. Every step is
 an ordinary pipeline step, so rerunning the job resumes it.
+
+Importing this module registers the study's in-process step kinds with the
+pipeline (`split` and `mlm_eval`, the library's held-out split and curves
+under the names the study's runs have always used, and `scaling_results`),
+and, through `replication`, the `results` kind.
+
+  python -m mixvocab_tf.train --gin_file=projects/scaling/scaling_cpu.gin \
+      --model_dir=runs/scaling
 """
 
+import glob
 import json
 import os
 import re
@@ -37,8 +46,11 @@ import gin
 
 from mixvocab_tf.core import flops as flops_lib
 from mixvocab_tf.jobs import heldout_steps
-from mixvocab_tf.jobs import replication
+from mixvocab_tf.jobs import pipeline
+from mixvocab_tf.jobs import report
+from mixvocab_tf.text import heldout as heldout_lib
 from mixvocab_tf.text import pretraining_input
+from projects.scaling import replication
 
 ARMS = ("stage2", "nokd", "nokd_matched")
 ARM_LABELS = {
@@ -64,9 +76,15 @@ COMPARISONS = (("stage2", "nokd"), ("stage2", "nokd_matched"),
 #: Table headings: each task and the split its numbers are on.
 TASK_TITLES = {"snips": "SNIPS valid", "sst2": "SST-2 dev", "mrpc": "MRPC dev"}
 SPLIT_DIR = "split"
-TRAIN_TEXT = "train.txt"
-HELDOUT_TEXT = "heldout.txt"
-MLM_CURVE_FILE = "mlm_curve.json"
+TRAIN_TEXT = heldout_lib.TRAIN_TEXT
+HELDOUT_TEXT = heldout_lib.HELDOUT_TEXT
+MLM_CURVE_FILE = heldout_steps.MLM_CURVE_FILE
+#: `block_lines` of the study's split: larger than any document, so whole
+#: documents are held out, as in every run of the study so far (the library's
+#: default cuts documents into blocks of 100 lines first).
+WHOLE_DOCUMENTS = 10**9
+#: Scalars of a training run the trainer logs but does not show as terms.
+_NOT_TERMS = ("learning_rate", "examples_per_second")
 RESULTS_FILE = "scaling.md"
 GAP_PLOT = "scaling_gap.png"
 MLM_PLOT = "scaling_mlm.png"
@@ -107,7 +125,7 @@ def finetune_name(task, arm, budget, seed):
   return f"ft_{task}_{arm}_b{budget}_seed{seed}"
 
 
-@gin.configurable(module="mixvocab_tf")
+@gin.configurable(module="projects")
 def scaling_steps(corpus: str = gin.REQUIRED,
                   budgets: Sequence[int] = (1, 4, 16),
                   seeds: Sequence[int] = (0, 1, 2),
@@ -216,21 +234,11 @@ def scaling_steps(corpus: str = gin.REQUIRED,
 
 
 def split_step(step_dir, output_dir, bindings):
-  """Writes the corpus's train part and its held-out documents."""
-  del output_dir
-  options = _parse_bindings(bindings)
-  train, heldout = split_documents(options["corpus"],
-                                   options.get("heldout_every", 10))
-  for name, documents in ((TRAIN_TEXT, train), (HELDOUT_TEXT, heldout)):
-    with open(os.path.join(step_dir, name), "w", encoding="utf-8") as f:
-      f.write("\n\n".join("\n".join(d) for d in documents) + "\n")
-  summary = {"corpus": options["corpus"], "train_documents": len(train),
-             "heldout_documents": len(heldout),
-             "train_lines": sum(map(len, train)),
-             "heldout_lines": sum(map(len, heldout))}
-  with open(os.path.join(step_dir, "summary.json"), "w",
-            encoding="utf-8") as f:
-    json.dump(summary, f, indent=1)
+  """The library's held-out split (`heldout_split`) of whole documents."""
+  options = heldout_steps.parse_bindings(bindings)
+  options.setdefault("block_lines", WHOLE_DOCUMENTS)
+  heldout_steps.split_step(step_dir, output_dir,
+                           [f"{k} = {v!r}" for k, v in options.items()])
 
 
 def split_documents(path, heldout_every):
@@ -239,25 +247,15 @@ def split_documents(path, heldout_every):
   Documents are separated by blank lines; every `heldout_every`-th one (the
   1st, the (k+1)-th, ...) is held out.
   """
-  if heldout_every < 2:
-    raise ValueError(f"heldout_every must be at least 2; received "
-                     f"{heldout_every}.")
   documents = pretraining_input.read_documents(path)
-  if len(documents) < 2:
-    raise ValueError(f"{path} has {len(documents)} document(s); the split "
-                     "needs blank lines between documents.")
-  heldout = documents[::heldout_every]
-  train = [d for i, d in enumerate(documents) if i % heldout_every]
-  return train, heldout
+  return heldout_lib.split_documents(documents, heldout_every,
+                                     block_lines=WHOLE_DOCUMENTS)
 
 
-def mlm_eval_step(step_dir, output_dir, bindings):
-  """Held-out masked-word accuracy of every kept checkpoint of each run."""
-  # The split step writes where the library's held-out step reads.
-  heldout_steps.mlm_step(step_dir, output_dir, bindings)
-
-
-_parse_bindings = heldout_steps.parse_bindings
+#: Held-out masked-word accuracy of every kept checkpoint of each run: the
+#: library's `heldout_mlm` (it reads `split/heldout.txt`, as the split step
+#: writes it).
+mlm_eval_step = heldout_steps.mlm_step
 
 
 # -----------------------------------------------------------------------------
@@ -328,33 +326,59 @@ def collect(output_dir):
   return result
 
 
+def _terms_of_scalars(scalars):
+  """{"first_step", "first", "last_step", "last"} of {tag: [(step, value)]}."""
+  by_step = {}
+  for tag, points in scalars.items():
+    if tag in _NOT_TERMS:
+      continue
+    for step, value in points:
+      # As the trainer's progress line shows them.
+      by_step.setdefault(step, {})[tag] = f"{value:.4g}"
+  if not by_step:
+    return None
+  first, last = min(by_step), max(by_step)
+  return {"first_step": first, "first": by_step[first],
+          "last_step": last, "last": by_step[last]}
+
+
 _PROGRESS = re.compile(r"step (\d+)/\d+ \(\d+%\) \| (.*?) \| lr ")
 
 
-def distill_terms(run_dir):
-  """The loss terms of a run's first and last progress lines (its log.txt).
-
-  Returns:
-    {"first_step", "first": {name: value}, "last_step", "last"}, or None
-    without a log.
-  """
-  path = os.path.join(run_dir, "log.txt")
-  if not os.path.exists(path):
-    return None
-  found = []
+def _terms_of_log(path):
+  """The same from the trainer's progress lines in `path` (old archives)."""
+  # Fallback for archives made before the scalars were archived: the 16x
+  # distillation arm in projects/scaling/scaling_runs/ kept only its log.txt
+  # (no event files), and its table must still regenerate from the archive.
+  scalars = {}
   with open(path, encoding="utf-8") as f:
     for line in f:
       match = _PROGRESS.search(line)
       if match:
-        fields = {}
         for field in match.group(2).split(" | "):
           name, _, value = field.rpartition(" ")
-          fields[name] = value
-        found.append((int(match.group(1)), fields))
-  if not found:
-    return None
-  return {"first_step": found[0][0], "first": found[0][1],
-          "last_step": found[-1][0], "last": found[-1][1]}
+          scalars.setdefault(name, []).append((int(match.group(1)),
+                                               float(value)))
+  return _terms_of_scalars(scalars)
+
+
+def distill_terms(run_dir):
+  """The loss terms of a run at its first and last logged step.
+
+  Reads the TensorBoard scalars the trainer writes (`<run>/train/`); an
+  archive without them falls back to the run's `log.txt`.
+
+  Returns:
+    {"first_step", "first": {name: value}, "last_step", "last"} (values as
+    the trainer's progress line formats them), or None without either.
+  """
+  train_dir = os.path.join(run_dir, "train")
+  if glob.glob(os.path.join(train_dir, "events.out.tfevents.*")):
+    return _terms_of_scalars(report.read_scalars(train_dir))
+  path = os.path.join(run_dir, "log.txt")
+  if os.path.exists(path):
+    return _terms_of_log(path)
+  return None
 
 
 def _mean_std(values):
@@ -521,7 +545,7 @@ def plot_results(output_dir, gap_path, mlm_path):
   return written
 
 
-#: What `collect` and `distill_terms` read, relative to a run's directory.
+#: What `collect` reads, relative to a run's directory.
 RESULT_FILES = ("DONE", MLM_CURVE_FILE, os.path.join("best", "metrics.json"))
 
 
@@ -529,10 +553,12 @@ def archive_results(output_dir, archive_dir):
   """Copies the files the tables and plots read into `archive_dir`.
 
   The copy keeps the run directory's layout, so `results_markdown` and
-  `plot_results` (and `tools/scaling_table.py`) give the same tables from
-  it; it is a few hundred KB where the run directory holds gigabytes of
-  checkpoints, small enough to keep with the docs. Also copied: the held-out
-  split's summary and the cross-vocabulary arm's log (its loss terms).
+  `plot_results` (and `projects/scaling/scaling_table.py`) give the same
+  tables from it; it is a few hundred KB where the run directory holds
+  gigabytes of checkpoints, small enough to keep with the study. Also
+  copied: the held-out split's summary and the cross-vocabulary arm's
+  TensorBoard scalars (`train/events.out.tfevents.*`: its loss terms), or its
+  log where a run has no scalars.
 
   Returns:
     The relative paths copied.
@@ -544,9 +570,12 @@ def archive_results(output_dir, archive_dir):
       continue
     wanted = list(RESULT_FILES)
     if name == SPLIT_DIR:
-      wanted.append("summary.json")
+      wanted += [heldout_lib.SUMMARY_JSON, "summary.json"]
     if name.startswith("stage2_distill_b"):
-      wanted.append("log.txt")
+      events = sorted(glob.glob(os.path.join(run_dir, "train",
+                                             "events.out.tfevents.*")))
+      wanted += ([os.path.relpath(e, run_dir) for e in events] if events else
+                 ["log.txt"])
     for relative in wanted:
       source = os.path.join(run_dir, relative)
       if os.path.isfile(source):
@@ -571,4 +600,8 @@ def step_functions() -> Dict[str, object]:
   """The pipeline step kinds this module adds."""
   return {"split": split_step, "mlm_eval": mlm_eval_step,
           "scaling_results": results_step}
+
+
+for _kind, _fn in step_functions().items():
+  pipeline.register_step_kind(_kind, _fn, rerun=_kind == "scaling_results")
 

@@ -1,17 +1,21 @@
 r"""Prints the scaling study's tables and writes its plots from a run directory.
 
-Reads what `gin_configs/scaling_cpu.gin` leaves in the directory (finished or
-not): held-out masked-word curves (`<arm>_b<B>/mlm_curve.json`), fine-tuning
-results (`ft_<task>_<arm>_b<B>_seed<S>/best/metrics.json`) and step times
-(`DONE`).
+Reads what `projects/scaling/scaling_cpu.gin` leaves in the directory
+(finished or not): held-out masked-word curves (`<arm>_b<B>/mlm_curve.json`),
+fine-tuning results (`ft_<task>_<arm>_b<B>_seed<S>/best/metrics.json`), step
+times (`DONE`) and the distillation arm's TensorBoard scalars
+(`stage2_distill_b<B>/train/`). From the repository root:
 
-  python tools/scaling_table.py runs/scaling
-  python tools/scaling_table.py runs/scaling --output_dir=docs   # md + PNGs
+  python projects/scaling/scaling_table.py runs/scaling
+  python projects/scaling/scaling_table.py runs/scaling \
+      --output_dir=projects/scaling   # md + PNGs
   # Also keep the small files the tables read (a few hundred KB), so that
   # the tables can be made again without the run directory:
-  python tools/scaling_table.py runs/scaling --output_dir=docs \
-      --archive_dir=docs/scaling_runs
-  python tools/scaling_table.py docs/scaling_runs   # the same tables
+  python projects/scaling/scaling_table.py runs/scaling \
+      --output_dir=projects/scaling --archive_dir=projects/scaling/scaling_runs
+  # The committed tables, again, from that archive:
+  python projects/scaling/scaling_table.py projects/scaling/scaling_runs \
+      --output_dir=projects/scaling
 """
 
 import os
@@ -20,7 +24,13 @@ import sys
 from absl import app
 from absl import flags
 
-from mixvocab_tf.jobs import scaling
+# Run as a script, the repository root (for `projects`) is not on the path.
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+if _ROOT not in sys.path:
+  sys.path.insert(0, _ROOT)
+
+from projects.scaling import scaling  # pylint: disable=wrong-import-position
 
 _OUTPUT_DIR = flags.DEFINE_string(
     "output_dir", None, "Write scaling.md and the PNGs here (default: the "
@@ -28,12 +38,14 @@ _OUTPUT_DIR = flags.DEFINE_string(
 
 _ARCHIVE_DIR = flags.DEFINE_string(
     "archive_dir", None, "Also copy the files the tables read (DONE, "
-    "mlm_curve.json, best/metrics.json) here, in the run directory's layout.")
+    "mlm_curve.json, best/metrics.json, the distillation arm's scalars) "
+    "here, in the run directory's layout.")
 
 
 def main(argv):
   if len(argv) != 2:
-    sys.exit("usage: python tools/scaling_table.py RUN_DIR [--output_dir=DIR]")
+    sys.exit("usage: python projects/scaling/scaling_table.py RUN_DIR "
+             "[--output_dir=DIR] [--archive_dir=DIR]")
   run_dir = argv[1]
   if not os.path.isdir(run_dir):
     sys.exit(f"No run directory {run_dir}.")

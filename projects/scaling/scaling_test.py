@@ -1,4 +1,4 @@
-"""Tests for the scaling study's steps, split and results (jobs/scaling.py)."""
+"""Tests for the scaling study's steps, split and results (scaling.py)."""
 
 import json
 import os
@@ -8,7 +8,9 @@ import pytest
 
 from mixvocab_tf.core import gin_utils
 from mixvocab_tf.jobs import pipeline
-from mixvocab_tf.jobs import scaling
+from projects.scaling import scaling
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def test_compute_matched_nokd_gets_stage1_flops_as_steps():
@@ -75,10 +77,18 @@ def test_distillation_arm_at_the_largest_budget_with_balanced_weights():
   assert by_name["mlm_distill_b4"][3][0] == "runs = ['stage2_distill_b4']"
 
 
+def test_the_study_registers_its_step_kinds():
+  kinds = pipeline.step_kinds()
+  for kind in ("split", "mlm_eval", "scaling_results", "results"):
+    assert kind in kinds
+  # The held-out curves are the library's step under the study's name.
+  assert scaling.mlm_eval_step is pipeline._STEP_FUNCTIONS["heldout_mlm"]  # pylint: disable=protected-access
+
+
 def test_scaling_config_parses():
   gin.clear_config()
   try:
-    gin_utils.parse(["scaling_cpu.gin"], [])
+    gin_utils.parse([os.path.join(_HERE, "scaling_cpu.gin")], [])
     steps, _ = pipeline.pipeline()
     # 3 budgets x 3 arms x 3 seeds, and the distillation arm's 3 seeds.
     assert len([s for s in steps if s[0].startswith("ft_snips_")]) == 30
@@ -99,8 +109,9 @@ def test_split_holds_out_whole_documents(tmp_path):
                      [f"corpus = '{corpus}'", "heldout_every = 10"])
   text = (step_dir / "heldout.txt").read_text()
   assert "doc 10 line 2" in text and "doc 11" not in text
-  assert json.loads((step_dir / "summary.json").read_text())[
-      "heldout_documents"] == 3
+  # The library's split, of whole documents: each is one block.
+  assert json.loads((step_dir / "split.json").read_text())[
+      "heldout_blocks"] == 3
   with pytest.raises(ValueError, match="at least 2"):
     scaling.split_documents(str(corpus), 1)
 
@@ -170,6 +181,54 @@ def test_results_tables_and_plots_from_a_run_directory(tmp_path):
     assert os.path.getsize(path) > 1000, name
   with open(os.path.join(root, scaling.GAP_PLOT), "rb") as f:
     assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def _write_scalars(train_dir, records):
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  writer = tf.summary.create_file_writer(train_dir)
+  with writer.as_default():
+    for step, scalars in records:
+      for name, value in scalars.items():
+        tf.summary.scalar(name, value, step=step)
+  writer.flush()
+  writer.close()
+
+
+def test_distillation_terms_come_from_the_runs_scalars(tmp_path):
+  root = str(tmp_path / "run")
+  _fake_run_dir(root)
+  run_dir = os.path.join(root, "stage2_distill_b4")
+  _write_scalars(os.path.join(run_dir, "train"), [
+      (25, {"loss": 9.1, "distill/attention_mse": 335.0,
+            "learning_rate": 1e-4, "examples_per_second": 9.0}),
+      (1200, {"loss": 6.2, "distill/attention_mse": 120.25,
+              "learning_rate": 0.0, "examples_per_second": 9.0})])
+  # A console line saying otherwise is not read when there are scalars.
+  _write(os.path.join(run_dir, "log.txt"),
+         "step 25/1200 (2%) | loss 1 | distill/attention_mse 1 | lr 0 |\n")
+  table = scaling.results_markdown(root)
+  assert "| step 25 | step 1200 |" in table
+  assert "| distill/attention_mse | 335 | 120.2 |" in table
+  assert "| loss | 9.1 | 6.2 |" in table
+  assert "learning_rate" not in table and "examples_per_second" not in table
+  # The archive keeps the scalars, not the log, and gives the same tables.
+  archive = str(tmp_path / "archive")
+  copied = scaling.archive_results(root, archive)
+  assert not any(c.endswith("log.txt") for c in copied)
+  assert any(c.startswith(os.path.join("stage2_distill_b4", "train",
+                                       "events.out.tfevents."))
+             for c in copied)
+  assert (scaling.results_markdown(archive).split("\n", 3)[3] ==
+          table.split("\n", 3)[3])
+
+
+def test_the_committed_archive_gives_the_committed_tables():
+  # scaling_table.py scaling_runs --output_dir=. makes scaling.md again.
+  archive = os.path.join(_HERE, "scaling_runs")
+  with open(os.path.join(_HERE, scaling.RESULTS_FILE), encoding="utf-8") as f:
+    committed = f.read()
+  assert (scaling.results_markdown(archive).split("\n", 3)[3] ==
+          committed.split("\n", 3)[3])
 
 
 def test_empty_run_directory_gives_headers_only(tmp_path):

@@ -9,16 +9,18 @@ import subprocess
 import sys
 
 from mixvocab_tf import data
-from mixvocab_tf.jobs import scaling
+from projects.scaling import scaling
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_ROOT = os.path.dirname(os.path.dirname(_HERE))
 
 
 def test_tiny_scaling_job_resumes_and_writes_its_results(tmp_path):
   corpus = data.builtin_corpus_files()[0]
   command = [
       sys.executable, "-m", "mixvocab_tf.train",
-      "--gin_file=scaling_cpu.gin", f"--model_dir={tmp_path}",
+      "--gin_file=projects/scaling/scaling_cpu.gin",
+      f"--model_dir={tmp_path}",
       f"--gin_bindings=CORPUS = '{corpus}'",
       "--gin_bindings=scaling_steps.budgets = [1]",
       "--gin_bindings=scaling_steps.seeds = [0]",

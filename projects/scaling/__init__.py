@@ -1,0 +1,1 @@
+"""The scaling study: mixed-vocabulary pretraining against NoKD by budget."""
