@@ -269,8 +269,8 @@ def report_step(step_dir, output_dir, bindings):
       "Built-in data only: the student vocabulary and pretraining text are the "
       "package's public-domain corpus (3 MB); fine-tuning and distillation "
       "read SNIPS train, every metric is on SNIPS valid (700 queries), seed "
-      "0. Budget: see each run's operative_config.gin (a few hundred CPU "
-      "steps of pretraining, against the paper's 500K + 300K TPU steps of "
+      "0. Budget: see each run's operative_config.gin (minutes of CPU "
+      "pretraining, against the paper's 500K + 300K TPU steps of "
       "batch 2048). The paper's rows (Zhao et al., EACL 2021, Table 3) are "
       "on SNIPS test.", "",
   ] + pretraining_lines + [
