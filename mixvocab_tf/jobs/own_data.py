@@ -50,6 +50,8 @@ from mixvocab_tf.jobs import heldout_steps
 from mixvocab_tf.tasks.finetuning import user_data
 
 SUMMARY_JSON = "summary.json"
+#: The batch of the fine-tuning and distillation configs (BATCH_SIZE).
+_BATCH_SIZE = 64
 PREDICTIONS_JSONL = "test_predictions.jsonl"
 TFLITE_FILE = "model_dynamic.tflite"
 REPORT_MD = "report.md"
@@ -69,8 +71,11 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
                    text_column: str = "text",
                    text_b_column: Optional[str] = None,
                    label_column: str = "label",
-                   teacher_epochs: float = 6.0,
-                   student_epochs: float = 20.0,
+                   teacher_epochs: Optional[float] = None,
+                   student_epochs: Optional[float] = None,
+                   min_teacher_steps: int = 1000,
+                   min_student_steps: int = 2000,
+                   min_eval_steps: int = 100,
                    teacher_bindings=(),
                    student_bindings=()):
   """The own-data job's pipeline steps, after checking the dataset.
@@ -83,8 +88,16 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     text_column, text_b_column, label_column: column names of a text
       classification dataset.
     teacher_epochs: most epochs of the teacher's fine-tuning (it stops
-      earlier when validation stops improving).
-    student_epochs: most epochs of the student's distillation.
+      earlier when validation stops improving); None: 6 for intent and
+      slots, 3 for text classification.
+    student_epochs: most epochs of the student's distillation; None: 20
+      for intent and slots, 5 for text classification (their configs').
+    min_teacher_steps, min_student_steps: on a small train split the epoch
+      budgets are raised to at least this many steps of 64 examples (600
+      queries make 10 steps an epoch: 6 epochs left the teacher far below
+      its student).
+    min_eval_steps: evaluations (and early-stopping checks) come once an
+      epoch, but no more often than every this many steps.
     teacher_bindings, student_bindings: extra gin bindings of those steps.
 
   Raises:
@@ -98,6 +111,18 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   summary = dataset.summary()
   logging.info("Dataset %s: %s", data_dir, json.dumps(summary["examples"]))
   data_dir = os.path.abspath(data_dir)
+  examples = summary["examples"]["train"]
+  def epochs(most, min_steps):
+    return round(max(most, min_steps * _BATCH_SIZE / examples), 2)
+  intent_slot = dataset.kind == user_data.INTENT_SLOT
+  teacher_epochs = epochs(teacher_epochs or (6.0 if intent_slot else 3.0),
+                          min_teacher_steps)
+  student_epochs = epochs(student_epochs or (20.0 if intent_slot else 5.0),
+                          min_student_steps)
+  eval_epochs = epochs(1.0, min_eval_steps)
+  # The distillation configs evaluate every 2 (intent and slots) or 1
+  # (text classification) epochs.
+  student_eval = epochs(2.0 if intent_slot else 1.0, 2 * min_eval_steps)
   steps = [("data", "own_data_check", [], [
       f"data_dir = {data_dir!r}", f"text_column = {text_column!r}",
       f"text_b_column = {text_b_column!r}",
@@ -116,13 +141,13 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     init, vocab = repr(student), None
   else:
     init, vocab = _quote(student), student_vocab(student)
-  if dataset.kind == user_data.INTENT_SLOT:
+  if intent_slot:
     task_class = "FinetuneSnipsTask"
     teacher_gin, student_gin = "finetune_snips_cpu.gin", "distill_snips_cpu.gin"
     data = [f"SNIPS_DIR = {data_dir!r}"]
     teacher = data + [
         "TEACHER = 'default'", f"EPOCHS = {teacher_epochs}",
-        "eval/snips_train_steps.epochs = 1",
+        f"eval/snips_train_steps.epochs = {eval_epochs}",
         "Trainer.early_stopping_patience = 2",
         "FinetuneSnipsTask.dropout_rate = 0.1",
         "FinetuneSnipsTask.bucket_boundaries = [9, 11, 13, 15, 18, 22]",
@@ -135,11 +160,14 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
             f"FinetuneGlueTask.text_column = {text_column!r}",
             f"FinetuneGlueTask.text_b_column = {text_b_column!r}",
             f"FinetuneGlueTask.label_column = {label_column!r}"]
-    teacher = data + [f"EPOCHS = {teacher_epochs}"]
+    teacher = data + [f"EPOCHS = {teacher_epochs}",
+                      f"epoch/glue_train_steps.epochs = {eval_epochs}"]
   teacher += [f"{task_class}.model_name = 'teacher all-MiniLM-L6-v2'"]
   students = data + [
       f"INIT_CHECKPOINT = {init}", "TEACHER_RUN = '{output_dir}/teacher'",
-      f"EPOCHS = {student_epochs}", f"{task_class}.model_name = 'student'"]
+      f"EPOCHS = {student_epochs}", f"{task_class}.model_name = 'student'",
+      (f"eval/snips_train_steps.epochs = {student_eval}" if intent_slot else
+       f"epoch/glue_train_steps.epochs = {student_eval}")]
   if vocab:
     students.append(f"{task_class}.vocab = {vocab!r}")
   steps += [
