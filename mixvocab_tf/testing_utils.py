@@ -3,7 +3,7 @@
 Two kinds of helper live here:
 
 * Serialization checks that every Keras layer, network and model of the package
-  must pass (STYLE.md, convention 3): the config survives `get_config` ->
+  must pass: the config survives `get_config` ->
   `from_config` -> `get_config` and JSON, and a model saved in the `.keras` format
   and as a tf_keras SavedModel reloads and gives the same outputs.
 * An independent NumPy BERT (post-LayerNorm, exact-erf or tanh GELU), with writers
@@ -21,10 +21,9 @@ from scipy import special
 import tensorflow as tf
 import tf_keras
 
-#: The development machines' real data (`../shared/data` beside a checkout of
-#: the repository; `MIXVOCAB_SHARED_DATA` overrides it, e.g. with a missing
-#: path to run the suite as a user's clone, which has none, would: the tests
-#: that read it then skip).
+#: Real development data next to a source checkout, if present
+#: (`MIXVOCAB_SHARED_DATA` overrides where; the tests that read it skip
+#: when it is absent, as in a user's clone).
 SHARED_DATA = os.environ.get("MIXVOCAB_SHARED_DATA") or os.path.normpath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                  "shared", "data"))

@@ -168,7 +168,7 @@ class Task(abc.ABC):
     """{name: config} of the encoders a later stage rebuilds from this run.
 
     The trainer writes them as `encoder_config.json` beside every checkpoint
-    (STYLE.md, 14), under the names of `checkpoint_items` (e.g.
+    under the names of `checkpoint_items` (e.g.
     `student_encoder`), so that stage II or fine-tuning builds the encoder
     from its config instead of inferring sizes from variable shapes.
     Default: none.

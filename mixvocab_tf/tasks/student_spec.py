@@ -5,8 +5,8 @@ Zhao et al. (EACL 2021), Section 3: the stage II student is a small BERT
 that stage I trained inside the teacher; the NoKD baseline and the
 single-vocabulary baselines of Section 4 (DistilBERT, TinyBERT, PKD) train the
 same architecture. Every task that trains a student takes a `StudentSpec`
-(STYLE.md, 13) instead of forwarding its size, dropout, vocabulary and init
-checkpoint through its constructor; in a gin file:
+(one spec, one builder) instead of forwarding its size, dropout, vocabulary
+and init checkpoint through its constructor; in a gin file:
 
 ```
 StudentSpec.preset = 'L6-H96'

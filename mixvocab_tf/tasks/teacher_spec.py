@@ -8,7 +8,8 @@ baselines of Section 4 (DistilBERT, TinyBERT, PKD) run that teacher frozen,
 either as pretrained or with the weights of a stage I run. Fine-tuning the
 teacher itself (Section 4.2) reads the same checkpoint.
 
-`TeacherSpec` says where the teacher comes from (STYLE.md, 13); in a gin
+`TeacherSpec` says where the teacher comes from (one spec, one builder); in a
+gin
 file:
 
 ```
@@ -17,13 +18,13 @@ TeacherSpec.stage1_checkpoint = '/tmp/stage1'
 ```
 
 Its architecture comes from, in order: the stage I run's
-`encoder_config.json` (written beside its checkpoints, STYLE.md, 14), the
+`encoder_config.json` (written beside its checkpoints), the
 pretrained checkpoint's config, the `config` file, BERT-LARGE's dimensions.
 The weights come from `models.teacher_loader` (the one loader of
 pretrained BERTs) or from the stage I run. The frozen teacher of a
 distillation task is loaded when the model is built, not in
-`Task.initialize`: it is kept out of the student's checkpoints (STYLE.md,
-8), so a resumed run must load it again.
+`Task.initialize`: it is kept out of the student's checkpoints, so a
+resumed run must load it again.
 """
 
 import os

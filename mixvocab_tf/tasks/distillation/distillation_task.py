@@ -8,7 +8,7 @@ This module holds what they share:
 * `DistillationTask`: the base of those tasks. Its student is one
   `StudentSpec` and its teacher one `TeacherSpec` (`tasks/student_spec.py`,
   `tasks/teacher_spec.py`), each built by its own builder, so the tasks take
-  two specs instead of forwarding a dozen arguments (STYLE.md, 13). The
+  two specs instead of forwarding a dozen arguments. The
   baselines' student reads the teacher's vocabulary (`student_reads =
   'teacher'`, as in the paper's comparison); stage II across vocabularies
   (`stage2_distill.py`) reads the student's.

@@ -8,8 +8,8 @@ one of
 * a trainer checkpoint of a student MLM task (`init_checkpoint`: a stage II,
   NoKD or baseline model_dir or one of its checkpoints): the student encoder
   is read under its stable name `student_encoder`, and its config from the
-  run's `encoder_config.json` (STYLE.md, 14), so any student preset works
-  unchanged; checkpoints without one (older runs) fall back to the sizes of
+  run's `encoder_config.json` (written beside its checkpoints), so any
+  student preset works unchanged; checkpoints without one (older runs) fall back to the sizes of
   the checkpoint's variables (`encoder_config_from_checkpoint`);
 * a pretrained BERT in the Hugging Face or google-research/bert layout
   (`teacher_checkpoint`; 'default' is the package's default teacher), read
