@@ -1,0 +1,88 @@
+"""Tests of the paper's-question job: its steps and its results table."""
+
+import json
+import os
+import tempfile
+import unittest
+
+from projects.pretraining_recipe import paper_question
+
+
+class PaperQuestionTest(unittest.TestCase):
+
+  def _steps(self, **kwargs):
+    args = dict(main_run="/runs/qs", long_run="/runs/ps", corpus="c.txt",
+                glue_dir="/glue", main_cm_steps=2060, long_cm_steps=10364)
+    args.update(kwargs)
+    return paper_question.paper_question_steps(**args)
+
+  def test_order_and_students(self):
+    steps = self._steps()
+    names = [s[0] for s in steps]
+    self.assertEqual(names[:3], ["split_long", "split_main", "long_nokd"])
+    self.assertEqual(names[-1], "results")
+    # Seed 0 of SNIPS for every student before any other seed or SST-2.
+    first_seed1 = names.index("ft_snips_main_stage2_seed1")
+    self.assertEqual(
+        sorted(n for n in names[:first_seed1] if n.startswith("ft_")),
+        sorted(f"ft_snips_{b}_{a}_seed0" for b, a in [
+            ("main", "stage2"), ("main", "nokd"), ("main", "nokd_cm"),
+            ("long", "stage2"), ("long", "nokd")]))
+    # The longer compute-matched arm comes last, after its own curve.
+    self.assertLess(names.index("ft_sst2_long_nokd_seed2"),
+                    names.index("long_nokd_cm"))
+    by_name = {s[0]: s for s in steps}
+    nokd = by_name["long_nokd"]
+    self.assertEqual(nokd[2], ["nokd_cpu.gin"])
+    self.assertIn("Trainer.train_steps = 9000", nokd[3])
+    self.assertIn("MlmInputs.input_files = '{output_dir}/split_long/train.txt'",
+                  nokd[3])
+    self.assertIn("split = 'split_long'", by_name["eval_long_nokd"][3])
+    snips = by_name["ft_snips_long_stage2_seed1"]
+    self.assertEqual(snips[2], ["finetune_snips_cpu.gin"])
+    self.assertIn("INIT_CHECKPOINT = '/runs/ps/stage2'", snips[3])
+    self.assertIn("Trainer.seed = 1", snips[3])
+    self.assertIn("FinetuneSnipsTask.vocab = "
+                  "'/runs/ps/package/pretrained_student/student_vocab.txt'",
+                  snips[3])
+    sst2 = by_name["ft_sst2_main_nokd_cm_seed0"]
+    self.assertIn("GLUE_DIR = '/glue'", sst2[3])
+    self.assertIn("INIT_CHECKPOINT = '{output_dir}/main_nokd_cm'", sst2[3])
+    self.assertIn("FinetuneGlueTask.vocab = '/runs/qs/student_vocab.txt'",
+                  sst2[3])
+
+  def test_without_compute_matched_arms_and_sst2(self):
+    names = [s[0] for s in self._steps(main_cm_steps=None, long_cm_steps=None,
+                                       tasks=["snips"], seeds=[0])]
+    self.assertNotIn("main_nokd_cm", names)
+    self.assertNotIn("long_nokd_cm", names)
+    self.assertEqual(len([n for n in names if n.startswith("ft_")]), 4)
+
+  def test_bad_arguments(self):
+    with self.assertRaisesRegex(ValueError, "glue_dir is required"):
+      self._steps(glue_dir=None)
+    with self.assertRaisesRegex(ValueError, "mrpc"):
+      self._steps(tasks=["snips", "mrpc"])
+
+  def test_results_table(self):
+    with tempfile.TemporaryDirectory() as d:
+      for name, metrics in [
+          ("ft_snips_main_stage2_seed0", {"intent_accuracy": 0.98,
+                                          "slot_f1": 0.90}),
+          ("ft_snips_main_stage2_seed1", {"intent_accuracy": 0.96,
+                                          "slot_f1": 0.88}),
+          ("ft_sst2_long_nokd_cm_seed0", {"accuracy": 0.80,
+                                          "majority_accuracy": 0.509}),
+      ]:
+        os.makedirs(os.path.join(d, name, "best"))
+        with open(os.path.join(d, name, "best", "metrics.json"), "w") as f:
+          json.dump({"metrics": metrics}, f)
+      table = paper_question.results_table(d)
+    self.assertIn("| snips | main | stage II | SNIPS intent | 97.00 ± 1.41 "
+                  "(n=2) | 0: 98.00, 1: 96.00 |", table)
+    self.assertIn("| sst2 | long | NoKD, compute-matched | SST-2 acc. | "
+                  "80.00 (n=1) | 0: 80.00 | 50.90 |", table)
+
+
+if __name__ == "__main__":
+  unittest.main()
