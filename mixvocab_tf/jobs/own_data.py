@@ -123,10 +123,14 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   # The distillation configs evaluate every 2 (intent and slots) or 1
   # (text classification) epochs.
   student_eval = epochs(2.0 if intent_slot else 1.0, 2 * min_eval_steps)
-  steps = [("data", "own_data_check", [], [
-      f"data_dir = {data_dir!r}", f"text_column = {text_column!r}",
-      f"text_b_column = {text_b_column!r}",
-      f"label_column = {label_column!r}"])]
+  # Every step that reads the files gets the same column names: the check,
+  # the export and report here, and in the trainers both the task and the
+  # epoch budget (`glue_train_steps` counts the train split itself).
+  columns = [f"text_column = {text_column!r}",
+             f"text_b_column = {text_b_column!r}",
+             f"label_column = {label_column!r}"]
+  read = [f"data_dir = {data_dir!r}"] + columns
+  steps = [("data", "own_data_check", [], read)]
   if student == "pretrain" or (student is None and
                                data_lib.pretrained_student_dir() is None):
     steps += pretraining_steps()
@@ -156,10 +160,9 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     task_class = "FinetuneGlueTask"
     teacher_gin, student_gin = ("finetune_glue_teacher_cpu.gin",
                                 "distill_glue_cpu.gin")
-    data = ["GLUE_TASK = None", f"GLUE_DIR = {data_dir!r}",
-            f"FinetuneGlueTask.text_column = {text_column!r}",
-            f"FinetuneGlueTask.text_b_column = {text_b_column!r}",
-            f"FinetuneGlueTask.label_column = {label_column!r}"]
+    data = (["GLUE_TASK = None", f"GLUE_DIR = {data_dir!r}"] +
+            [f"{configurable}.{column}" for configurable in (
+                "FinetuneGlueTask", "glue_train_steps") for column in columns])
     teacher = data + [f"EPOCHS = {teacher_epochs}",
                       f"epoch/glue_train_steps.epochs = {eval_epochs}"]
   teacher += [f"{task_class}.model_name = 'teacher all-MiniLM-L6-v2'"]
@@ -173,8 +176,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   steps += [
       ("teacher", "train", [teacher_gin], teacher + list(teacher_bindings)),
       ("student", "train", [student_gin], students + list(student_bindings)),
-      ("export", "own_data_export", [], [f"data_dir = {data_dir!r}"]),
-      ("report", "own_data_report", [], [f"data_dir = {data_dir!r}"]),
+      ("export", "own_data_export", [], read),
+      ("report", "own_data_report", [], read),
   ]
   return steps
 
