@@ -27,21 +27,25 @@ finished writing.
 Faults a run survives (docs/RELIABILITY.md): a checkpoint whose files were
 truncated or corrupted is named, moved to `damaged/` and the newest intact one
 before it is restored instead; the `ckpt-N_temp` directory of a save that
-failed (full disk) is removed on the next start; a second process on the same
-model_dir is refused while the first one lives (`RunLock`).
+failed (full disk) is removed on the next start (both in
+`damaged_checkpoints`); a second process on the same model_dir is refused
+while the first one lives (`run_lock.RunLock`). Their names are re-exported
+here, where the trainer and the tasks import them from.
+
+Every file operation goes through `tf.io.gfile`, so a model_dir may be on any
+file system TensorFlow reads (`gs://`, `ram://`, a local disk).
 """
 
-import glob
 import json
 import os
 import re
-import shutil
-import socket
-import time
 from typing import Any, Dict, List, Mapping, Optional
 
 from absl import logging
 import tensorflow as tf
+
+from mixvocab_tf.core import damaged_checkpoints
+from mixvocab_tf.core import run_lock
 
 #: Prefix of checkpoint files inside a model_dir.
 CHECKPOINT_PREFIX = "ckpt"
@@ -50,127 +54,26 @@ METADATA_KEY = "metadata"
 _METADATA_FIELDS = ("task", "teacher_vocab", "student_vocab")
 #: The encoders' configs beside a run's checkpoints: {name: config}.
 ENCODER_CONFIG_FILE = "encoder_config.json"
-#: Where damaged checkpoints are moved (kept for inspection, never resumed).
-DAMAGED_DIR = "damaged"
-#: The lock file of a run directory (`RunLock`).
-LOCK_FILE = "RUN_LOCK"
 
-# What reading a truncated or corrupted checkpoint raises: TensorFlow's data
-# loss and out-of-range errors, or Python's IndexError ("Read less bytes than
-# requested") from the checkpoint reader.
-_DAMAGE_ERRORS = (tf.errors.DataLossError, tf.errors.OutOfRangeError,
-                  tf.errors.InternalError, IndexError)
+# The run lock and the handling of damaged checkpoints live in their own
+# modules; their names stay importable from here.
+DAMAGED_DIR = damaged_checkpoints.DAMAGED_DIR
+LOCK_FILE = run_lock.LOCK_FILE
+RunDirectoryBusyError = run_lock.RunDirectoryBusyError
+RunLock = run_lock.RunLock
 
 
 class VocabularyMismatchError(ValueError):
   """A checkpoint was trained with vocabularies other than this run's."""
 
 
-class RunDirectoryBusyError(RuntimeError):
-  """Another live process owns the run directory."""
+def _is_checkpoint_prefix(path: str) -> bool:
+  """Whether `path` names a checkpoint (`path.index` exists).
 
-
-def _process_alive(pid: int) -> bool:
-  try:
-    os.kill(pid, 0)
-  except ProcessLookupError:
-    return False
-  except PermissionError:  # Alive, another user's.
-    return True
-  return True
-
-
-class RunLock:
-  """Ownership of a run directory by one process, for the length of a run.
-
-  Two trainers writing one model_dir would overwrite each other's
-  checkpoints; the lock refuses the second. The lock file records the
-  holder's host and pid: a lock left by a process that died (SIGKILL, a lost
-  session) is taken over with a warning, a live holder's is refused.
-
-  Example:
-  ```python
-  with RunLock(model_dir):
-    trainer.train()
-  ```
+  Asked before `tf.io.gfile.isdir`: ram:// calls `.../ckpt-5` a directory
+  because files named `ckpt-5.*` exist.
   """
-
-  def __init__(self, directory: str):
-    self.directory = directory
-    self.path = os.path.join(directory, LOCK_FILE)
-    self._held = False
-
-  def _holder(self) -> Optional[Dict[str, Any]]:
-    try:
-      with open(self.path, encoding="utf-8") as f:
-        return json.load(f)
-    except (OSError, ValueError):
-      return None
-
-  def acquire(self) -> "RunLock":
-    try:
-      os.makedirs(self.directory, exist_ok=True)
-    except OSError as e:
-      raise PermissionError(
-          f"Cannot create the run directory {self.directory!r}: {e}. Give a "
-          "writable --model_dir.") from e
-    record = {"host": socket.gethostname(), "pid": os.getpid(),
-              "since": time.strftime("%Y-%m-%d %H:%M:%S")}
-    for _ in range(2):
-      try:
-        fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-      except FileExistsError:
-        holder = self._holder() or {}
-        same_host = holder.get("host") == record["host"]
-        pid = holder.get("pid")
-        if pid == os.getpid() and same_host:
-          break  # Held by this process already (a trainer run twice).
-        if same_host and isinstance(pid, int) and _process_alive(pid):
-          raise RunDirectoryBusyError(
-              f"{self.directory} is in use by process {pid} (since "
-              f"{holder.get('since')}): two runs on one model_dir would "
-              "overwrite each other's checkpoints. Wait for it to finish, "
-              "stop it, or use another --model_dir.") from None
-        if not same_host and holder:
-          raise RunDirectoryBusyError(
-              f"{self.directory} is locked by process {pid} on host "
-              f"{holder.get('host')} (since {holder.get('since')}), which "
-              f"this machine cannot check. If that run is over, delete "
-              f"{self.path}.") from None
-        logging.warning("Taking over %s: its holder (process %s, since %s) "
-                        "is no longer running.", self.path, pid,
-                        holder.get("since"))
-        try:
-          os.remove(self.path)
-        except FileNotFoundError:
-          pass
-        continue
-      except OSError as e:
-        raise PermissionError(
-            f"Cannot write in the run directory {self.directory!r}: {e}. "
-            "Give a writable --model_dir.") from e
-      with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(record, f)
-      break
-    self._held = True
-    return self
-
-  def release(self) -> None:
-    if not self._held:
-      return
-    holder = self._holder() or {}
-    if holder.get("pid") == os.getpid():
-      try:
-        os.remove(self.path)
-      except FileNotFoundError:
-        pass
-    self._held = False
-
-  def __enter__(self):
-    return self.acquire()
-
-  def __exit__(self, *unused):
-    self.release()
+  return tf.io.gfile.exists(path + ".index")
 
 
 def resolve_checkpoint(path: str, what: str = "checkpoint") -> str:
@@ -192,6 +95,8 @@ def resolve_checkpoint(path: str, what: str = "checkpoint") -> str:
   path = os.fspath(path)
   if path.endswith(".index"):
     path = path[:-len(".index")]
+  if _is_checkpoint_prefix(path):
+    return path
   if tf.io.gfile.isdir(path):
     latest = tf.train.latest_checkpoint(path)
     if latest is None:
@@ -199,8 +104,6 @@ def resolve_checkpoint(path: str, what: str = "checkpoint") -> str:
           f"The {what} directory {path} holds no checkpoint (no `checkpoint` "
           "state file with a complete ckpt-N). Did the earlier run save one?")
     return latest
-  if tf.io.gfile.exists(path + ".index"):
-    return path
   raise FileNotFoundError(
       f"{what.capitalize()} not found: {path} is neither a directory with "
       "checkpoints nor a checkpoint prefix with an .index file.")
@@ -233,7 +136,10 @@ def read_metadata(checkpoint_path: str) -> Dict[str, str]:
   Reads the checkpoint file alone, without building any model. Missing fields
   (checkpoints written by other tools) are empty strings.
   """
-  reader = tf.train.load_checkpoint(checkpoint_path)
+  if _is_checkpoint_prefix(checkpoint_path):
+    reader = tf.compat.v1.train.NewCheckpointReader(checkpoint_path)
+  else:  # A directory: its latest checkpoint.
+    reader = tf.train.load_checkpoint(checkpoint_path)
   keys = reader.get_variable_to_dtype_map()
   out = {}
   for field in _METADATA_FIELDS:
@@ -320,7 +226,8 @@ def read_encoder_config(path: str, name: str) -> Optional[Dict[str, Any]]:
     (checkpoints of older runs and of other tools) or it names no such
     encoder.
   """
-  directory = path if tf.io.gfile.isdir(path) else os.path.dirname(path)
+  directory = (path if not _is_checkpoint_prefix(path) and
+               tf.io.gfile.isdir(path) else os.path.dirname(path))
   config_path = os.path.join(directory, ENCODER_CONFIG_FILE)
   if not tf.io.gfile.exists(config_path):
     return None
@@ -344,19 +251,9 @@ def _steps_in(directory: str):
 def remove_failed_saves(directory: str) -> List[str]:
   """Removes the `ckpt-N_temp*` leftovers of saves that did not finish.
 
-  TensorFlow writes a checkpoint's shards into a temporary directory and
-  renames them when complete; a save that failed (full disk, a kill) leaves
-  the directory behind. Returns the paths removed.
+  See `damaged_checkpoints.remove_failed_saves`. Returns the paths removed.
   """
-  removed = []
-  for path in glob.glob(os.path.join(directory,
-                                     f"{CHECKPOINT_PREFIX}-*_temp*")):
-    shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else (
-        os.remove(path))
-    logging.warning("Removed %s, left by a checkpoint save that did not "
-                    "finish.", path)
-    removed.append(path)
-  return removed
+  return damaged_checkpoints.remove_failed_saves(directory, CHECKPOINT_PREFIX)
 
 
 def has_checkpoint(model_dir: str) -> bool:
@@ -461,28 +358,15 @@ class RunCheckpoint:
             f"{self.num_workers} workers finished saving; delete the run's "
             "directory or restore the missing worker directories.")
       return None
-    damaged = []
-    for step in sorted(common, reverse=True):
-      path = os.path.join(self.directory, f"{CHECKPOINT_PREFIX}-{step}")
-      try:
-        self._restore(path)
-      except _DAMAGE_ERRORS as e:
-        reason = str(getattr(e, "message", e)).splitlines()[0][:200]
-        damaged.append(f"{path} ({type(e).__name__}: {reason})")
-        self._set_aside(path, DAMAGED_DIR)
-        continue
-      if damaged:
-        logging.warning(
-            "Damaged checkpoint(s), moved to %s: %s. Resumed from the newest "
-            "intact one, %s; the steps after it are trained again.",
-            os.path.join(self.directory, DAMAGED_DIR), "; ".join(damaged),
-            path)
-        self._forget_missing()
-      return step
-    raise FileNotFoundError(
-        f"No checkpoint of {self.directory} can be read: " +
-        "; ".join(damaged) + ". They were moved to "
-        f"{os.path.join(self.directory, DAMAGED_DIR)}; rerun to start over.")
+    paths = {self._path(step): step for step in sorted(common, reverse=True)}
+    path, damaged = damaged_checkpoints.restore_newest_intact(
+        self.directory, list(paths), self._restore)
+    if damaged:
+      self._forget_missing()
+    return paths[path]
+
+  def _path(self, step):
+    return os.path.join(self.directory, f"{CHECKPOINT_PREFIX}-{step}")
 
   def _restore(self, path):
     check_vocab_fingerprints(path, self.vocab_fingerprints,
@@ -522,35 +406,24 @@ class RunCheckpoint:
     status.expect_partial()
 
   def set_aside_from(self, step: int, subdir: str) -> List[str]:
-    """Moves the checkpoints of `step` and later into `subdir`; their paths."""
+    """Moves the checkpoints of `step` and later into `subdir`; their paths.
+
+    The trainer sets aside checkpoints whose weights diverged, so that a
+    rerun resumes from the latest good one.
+    """
     moved = []
     for number in sorted(_steps_in(self.directory)):
       if number >= step:
-        path = os.path.join(self.directory, f"{CHECKPOINT_PREFIX}-{number}")
-        self._set_aside(path, subdir)
+        path = self._path(number)
+        damaged_checkpoints.set_aside(self.directory, path, subdir)
         moved.append(path)
     if moved:
       self._forget_missing()
     return moved
 
-  def _set_aside(self, path, subdir):
-    """Moves a checkpoint's files into `subdir` (kept, never resumed)."""
-    target = os.path.join(self.directory, subdir)
-    tf.io.gfile.makedirs(target)
-    for name in tf.io.gfile.glob(path + ".*"):
-      tf.io.gfile.rename(name, os.path.join(target, os.path.basename(name)),
-                         overwrite=True)
-
   def _forget_missing(self):
     """Drops checkpoints moved aside from the state file and the manager."""
-    state = tf.train.get_checkpoint_state(self.directory)
-    kept = [p for p in (state.all_model_checkpoint_paths if state else [])
-            if tf.io.gfile.exists(p + ".index")]
-    if kept:
-      tf.compat.v1.train.update_checkpoint_state(
-          self.directory, kept[-1], all_model_checkpoint_paths=kept)
-    elif tf.io.gfile.exists(os.path.join(self.directory, "checkpoint")):
-      tf.io.gfile.remove(os.path.join(self.directory, "checkpoint"))
+    damaged_checkpoints.forget_missing(self.directory)
     # A new manager reads the corrected state (what it keeps and deletes).
     self.manager = tf.train.CheckpointManager(
         self.checkpoint, self.directory, max_to_keep=self._max_to_keep,

@@ -1,6 +1,7 @@
 """Tests of run checkpoints: metadata, vocabulary checks, multi-worker steps."""
 
 import os
+import uuid
 
 import tensorflow as tf
 import tf_keras
@@ -113,6 +114,36 @@ class EncoderConfigTest(tf.test.TestCase):
     self.assertEqual(
         checkpointing.read_encoder_config(model_dir, "student_encoder"), read)
     self.assertIsNone(checkpointing.read_encoder_config(path, "teacher"))
+
+  def test_a_run_directory_on_another_file_system(self):
+    # ram:// stands for gs://: nothing may go through a local path.
+    model_dir = f"ram://{uuid.uuid4().hex}/run"
+    run = checkpointing.RunCheckpoint(
+        model_dir, {"weights": tf.Variable([1.0])}, task_name="stage2",
+        vocab_fingerprints={"student": _A},
+        encoder_configs={"student_encoder": {"hidden_size": 3}})
+    self.assertFalse(checkpointing.has_checkpoint(model_dir))
+    path = run.save(5)
+    self.assertTrue(checkpointing.has_checkpoint(model_dir))
+    self.assertEqual(checkpointing.resolve_checkpoint(model_dir), path)
+    self.assertEqual(checkpointing.read_metadata(path),
+                     {"task": "stage2", "teacher_vocab": "",
+                      "student_vocab": _A})
+    checkpointing.check_vocab_fingerprints(path, {"student": _A}, "testing")
+    for where in (model_dir, path):
+      self.assertEqual(
+          checkpointing.read_encoder_config(where, "student_encoder"),
+          {"hidden_size": 3})
+    self.assertCountEqual(tf.io.gfile.listdir(model_dir),
+                          ["checkpoint", "ckpt-5.index",
+                           "ckpt-5.data-00000-of-00001",
+                           checkpointing.ENCODER_CONFIG_FILE])
+    variable = tf.Variable([0.0])
+    resumed = checkpointing.RunCheckpoint(
+        model_dir, {"weights": variable}, task_name="stage2",
+        vocab_fingerprints={"student": _A})
+    self.assertEqual(resumed.restore_latest(), 5)
+    self.assertAllEqual(variable.numpy(), [1.0])
 
   def test_absent_for_runs_that_wrote_none(self):
     path = _save(self.get_temp_dir(), 1, {})
