@@ -1,148 +1,49 @@
-"""Loads pretrained BERT teachers from Hugging Face and google-research checkpoints.
+"""Loads pretrained BERT teachers, whatever the checkpoint's format.
 
 Zhao et al., "Extremely Small BERT Models from Mixed-Vocabulary Training" (EACL
 2021), Section 4, distil from BERT-LARGE, released by google-research/bert as a
-TF1 checkpoint (`bert_config.json` + `bert_model.ckpt`). The package's default
-teacher, all-MiniLM-L6-v2, is a Hugging Face `BertModel` (`config.json` +
-`model.safetensors`). Both are read into one form (google variable names, [in,
-out] kernels, NumPy arrays; safetensors are read with `safetensors.numpy`, so
-torch is not needed) and assigned to the Keras networks by the names that
-`mixvocab_tf.networks.bert_variables` gives their weights.
+TF1 checkpoint; the package's default teacher, all-MiniLM-L6-v2, is a Hugging
+Face `BertModel`. Each format has its reader in `models.teacher_formats`
+(`huggingface`, `google_research`), which brings it into one form
+(`BertCheckpoint`: google variable names, [in, out] kernels, NumPy arrays).
+This module tells the formats apart and builds the Keras teachers from that
+form; callers never name a format.
 
 A pretrained teacher has no student table: the student table, the up-projection
 and the student-vocabulary MLM head are created fresh. The teacher-vocabulary MLM
 head is loaded when the checkpoint has one (HF `cls.predictions.*`, google
 `cls/predictions/*`) and created fresh otherwise (MiniLM has none).
-
-Activations: Hugging Face's "gelu" is the exact (erf) GELU, its "gelu_new" /
-"gelu_pytorch_tanh" the tanh approximation; google-research/bert's "gelu" is the
-tanh approximation. Keras "gelu" is exact and Model Garden's "Text>gelu" is the
-tanh approximation, and each checkpoint gets the one it was trained with.
 """
 
-import dataclasses
-import glob
 import json
 import os
-import re
 
-from absl import logging
-import numpy as np
 import tensorflow as tf
-import tf_keras
 
 from mixvocab_tf.models import dual_vocab_pretrainer
 from mixvocab_tf.models import mlm_pretrainer
-from mixvocab_tf.networks import bert_variables
+from mixvocab_tf.models.teacher_formats import bert_checkpoint
+from mixvocab_tf.models.teacher_formats import google_research
+from mixvocab_tf.models.teacher_formats import huggingface
 from mixvocab_tf.networks import dual_vocab_bert_encoder
 from mixvocab_tf.networks import plain_bert_encoder
 
-HUGGINGFACE = "huggingface"
-GOOGLE = "google"
+# The formats' names, importable from here as they were before each format
+# had its own module.
+HUGGINGFACE = huggingface.FORMAT
+GOOGLE = google_research.FORMAT
+BERT_LARGE_CONFIG = google_research.BERT_LARGE_CONFIG
+BertCheckpoint = bert_checkpoint.BertCheckpoint
+assign_encoder_weights = bert_checkpoint.assign_encoder_weights
+assign_masked_lm_weights = bert_checkpoint.assign_masked_lm_weights
 
-_HF_ACTIVATIONS = {
-    "gelu": "gelu",
-    "gelu_new": "Text>gelu",
-    "gelu_pytorch_tanh": "Text>gelu",
-    "gelu_fast": "Text>gelu",
-    "relu": "relu",
-    "silu": "swish",
-    "swish": "swish",
-    "tanh": "tanh",
-}
-_GOOGLE_ACTIVATIONS = {
-    # google-research/bert modeling.gelu is the tanh approximation.
-    "gelu": "Text>gelu",
-    "relu": "relu",
-    "tanh": "tanh",
-    "linear": "linear",
-}
-# BertEncoderV2 fixes every LayerNorm epsilon at 1e-12 (BERT's value).
-_LAYER_NORM_EPS = 1e-12
-
-#: google-research/bert's uncased_L-24_H-1024_A-16 (BERT-LARGE), the paper's
-#: teacher (Section 4); the dimensions of last resort when neither the
-#: checkpoint nor a config file is reachable (dry runs of the TPU configs).
-BERT_LARGE_CONFIG = {
-    "vocab_size": 30522,
-    "hidden_size": 1024,
-    "num_hidden_layers": 24,
-    "num_attention_heads": 16,
-    "intermediate_size": 4096,
-    "hidden_act": "gelu",
-    "hidden_dropout_prob": 0.1,
-    "attention_probs_dropout_prob": 0.1,
-    "max_position_embeddings": 512,
-    "type_vocab_size": 2,
-    "initializer_range": 0.02,
-}
+# The format modules, in the order `detect_checkpoint_format` tries them (a
+# directory with both a safetensors and a google checkpoint is Hugging Face's).
+_FORMATS = {HUGGINGFACE: huggingface, GOOGLE: google_research}
 
 # Encoder arguments a caller may change without changing any weight's shape.
 _ALLOWED_OVERRIDES = ("return_attention_scores", "return_word_embeddings",
                       "output_dropout", "attention_dropout")
-
-
-@dataclasses.dataclass
-class BertCheckpoint:
-  """A BERT checkpoint read into memory.
-
-  Attributes:
-    path: Where it was read from.
-    format: "huggingface" or "google".
-    encoder_config: Keyword arguments of `BertEncoderV2` for this model.
-    weights: google-research/bert name -> float32 array ([in, out] kernels).
-  """
-  path: str
-  format: str
-  encoder_config: dict
-  weights: dict
-
-  @property
-  def has_mlm_head(self):
-    return any(name.startswith("cls/predictions/") for name in self.weights)
-
-  @property
-  def has_pooler(self):
-    return "bert/pooler/dense/kernel" in self.weights
-
-
-def _read_json(path):
-  with open(path) as f:
-    return json.load(f)
-
-
-def _encoder_config(config, activations, what):
-  """BertEncoderV2 arguments from a BERT config in HF or google spelling."""
-  model_type = config.get("model_type", "bert")
-  if model_type != "bert":
-    raise ValueError(f"Only BERT checkpoints can be loaded; {what} has "
-                     f"model_type {model_type!r}.")
-  position_type = config.get("position_embedding_type", "absolute")
-  if position_type != "absolute":
-    raise ValueError(f"Only absolute position embeddings are supported; {what} "
-                     f"has position_embedding_type {position_type!r}.")
-  eps = float(config.get("layer_norm_eps", _LAYER_NORM_EPS))
-  if not np.isclose(eps, _LAYER_NORM_EPS, rtol=1e-3, atol=0):
-    raise ValueError(f"layer_norm_eps must be 1e-12 (BertEncoderV2 fixes it); "
-                     f"{what} has {eps}.")
-  hidden_act = config.get("hidden_act", "gelu")
-  if hidden_act not in activations:
-    raise ValueError(f"Unsupported hidden_act {hidden_act!r} in {what}; expected "
-                     f"one of {sorted(activations)}.")
-  return dict(
-      vocab_size=int(config["vocab_size"]),
-      hidden_size=int(config["hidden_size"]),
-      num_layers=int(config["num_hidden_layers"]),
-      num_attention_heads=int(config["num_attention_heads"]),
-      max_sequence_length=int(config.get("max_position_embeddings", 512)),
-      type_vocab_size=int(config.get("type_vocab_size", 2)),
-      inner_dim=int(config["intermediate_size"]),
-      inner_activation=activations[hidden_act],
-      output_dropout=float(config.get("hidden_dropout_prob", 0.1)),
-      attention_dropout=float(config.get("attention_probs_dropout_prob", 0.1)),
-      initializer=tf_keras.initializers.TruncatedNormal(
-          stddev=float(config.get("initializer_range", 0.02))),
-  )
 
 
 def encoder_config_from_bert_config(config, checkpoint_format=HUGGINGFACE,
@@ -163,116 +64,15 @@ def encoder_config_from_bert_config(config, checkpoint_format=HUGGINGFACE,
   if checkpoint_format not in (HUGGINGFACE, GOOGLE):
     raise ValueError(f"checkpoint_format must be {HUGGINGFACE!r} or {GOOGLE!r}; "
                      f"received {checkpoint_format!r}.")
-  activations = _HF_ACTIVATIONS if checkpoint_format == HUGGINGFACE else (
-      _GOOGLE_ACTIVATIONS)
-  return _encoder_config(config, activations, source)
-
-
-def _hf_name_to_google(name):
-  """`encoder.layer.0.attention.self.query.weight` -> google name, or None."""
-  if name.startswith("bert."):
-    name = name[len("bert."):]
-  if name in ("cls.predictions.bias", "cls.predictions.decoder.bias"):
-    return "cls/predictions/output_bias"
-  if name.startswith("cls.") and not name.startswith("cls.predictions.transform"):
-    return None  # The tied decoder, NSP: checked or not used.
-  match = re.fullmatch(r"embeddings\.(\w+_embeddings)\.weight", name)
-  if match:
-    return "bert/embeddings/" + match.group(1)
-  if not re.match(r"(embeddings|encoder|pooler|cls)\.", name):
-    return None
-  path, leaf = name.rsplit(".", 1)
-  path = re.sub(r"layer\.(\d+)", r"layer_\1", path).replace(".", "/")
-  if path.endswith("LayerNorm"):
-    leaf = {"weight": "gamma", "gamma": "gamma", "bias": "beta",
-            "beta": "beta"}.get(leaf)
-  else:
-    leaf = {"weight": "kernel", "bias": "bias"}.get(leaf)
-  if leaf is None:
-    return None
-  return path + "/" + leaf if path.startswith("cls/") else (
-      "bert/" + path + "/" + leaf)
-
-
-def _read_huggingface(directory):
-  from safetensors import numpy as safetensors_numpy  # pylint: disable=g-import-not-at-top
-  index = os.path.join(directory, "model.safetensors.index.json")
-  if os.path.isfile(index):
-    files = sorted(set(_read_json(index)["weight_map"].values()))
-  else:
-    files = ["model.safetensors"]
-  state = {}
-  for name in files:
-    state.update(safetensors_numpy.load_file(os.path.join(directory, name)))
-  weights = {}
-  for name, value in state.items():
-    google_name = _hf_name_to_google(name)
-    if google_name is None:
-      continue
-    value = np.asarray(value, np.float32)
-    if google_name.endswith("/kernel"):
-      value = value.T  # torch Linear stores [out, in].
-    weights[google_name] = np.ascontiguousarray(value)
-  decoder = state.get("cls.predictions.decoder.weight")
-  word = weights.get("bert/embeddings/word_embeddings")
-  if decoder is not None and word is not None and not np.array_equal(
-      np.asarray(decoder, np.float32), word):
-    raise ValueError(
-        f"{directory}: cls.predictions.decoder.weight differs from the word "
-        "embeddings; MLM heads here tie their output to the input table.")
-  config = _read_json(os.path.join(directory, "config.json"))
-  return weights, _encoder_config(config, _HF_ACTIVATIONS,
-                                  os.path.join(directory, "config.json"))
-
-
-def _google_checkpoint_prefix(path):
-  if tf.io.gfile.isdir(path):
-    prefix = os.path.join(path, "bert_model.ckpt")
-    if tf.io.gfile.exists(prefix + ".index"):
-      return prefix
-    latest = tf.train.latest_checkpoint(path)
-    if latest:
-      return latest
-    indexes = sorted(glob.glob(os.path.join(path, "*.index")))
-    if len(indexes) == 1:
-      return indexes[0][:-len(".index")]
-    raise ValueError(f"No TF checkpoint found in {path}; expected "
-                     "bert_model.ckpt.index or a `checkpoint` file.")
-  return path
-
-
-def _read_google(path):
-  prefix = _google_checkpoint_prefix(path)
-  config_path = os.path.join(os.path.dirname(prefix), "bert_config.json")
-  reader = tf.train.load_checkpoint(prefix)
-  weights = {}
-  for name in reader.get_variable_to_shape_map():
-    # Optimizer slots (adam_m, adam_v) and NSP weights are not model weights
-    # here.
-    if not (name.startswith("bert/") or name.startswith("cls/predictions/")):
-      continue
-    if re.search(r"adam_[mv]$|/Adam(_1)?$", name):
-      continue
-    weights[name] = np.asarray(reader.get_tensor(name), np.float32)
-  config = _read_json(config_path)
-  return weights, _encoder_config(config, _GOOGLE_ACTIVATIONS, config_path)
+  return _FORMATS[checkpoint_format].encoder_config(config, source)
 
 
 def detect_checkpoint_format(path):
   """"huggingface" or "google" for a checkpoint directory (or google prefix)."""
-  if tf.io.gfile.isdir(path):
-    names = set(tf.io.gfile.listdir(path))
-    if "config.json" in names and ({"model.safetensors",
-                                    "model.safetensors.index.json"} & names):
-      return HUGGINGFACE
-    if "bert_config.json" in names:
-      return GOOGLE
-    if "config.json" in names and "pytorch_model.bin" in names:
-      raise ValueError(f"{path} holds a torch pickle (pytorch_model.bin); only "
-                       "model.safetensors can be read without torch.")
-  elif tf.io.gfile.exists(path + ".index") and tf.io.gfile.exists(
-      os.path.join(os.path.dirname(path), "bert_config.json")):
-    return GOOGLE
+  for checkpoint_format, module in _FORMATS.items():
+    if module.is_checkpoint(path):
+      return checkpoint_format
+  huggingface.check_not_torch_pickle(path)
   raise ValueError(
       f"Cannot tell the checkpoint format of {path!r}: expected a directory with "
       "config.json + model.safetensors (Hugging Face) or bert_config.json + "
@@ -287,14 +87,7 @@ def read_bert_config(path):
   """
   path = os.fspath(path)
   checkpoint_format = detect_checkpoint_format(path)
-  if checkpoint_format == HUGGINGFACE:
-    config_path = os.path.join(path, "config.json")
-    return checkpoint_format, _encoder_config(_read_json(config_path),
-                                              _HF_ACTIVATIONS, config_path)
-  prefix = _google_checkpoint_prefix(path)
-  config_path = os.path.join(os.path.dirname(prefix), "bert_config.json")
-  return checkpoint_format, _encoder_config(_read_json(config_path),
-                                            _GOOGLE_ACTIVATIONS, config_path)
+  return checkpoint_format, _FORMATS[checkpoint_format].read_config(path)
 
 
 def read_bert_checkpoint(path):
@@ -309,54 +102,7 @@ def read_bert_checkpoint(path):
     A `BertCheckpoint`.
   """
   path = os.fspath(path)
-  checkpoint_format = detect_checkpoint_format(path)
-  if checkpoint_format == HUGGINGFACE:
-    weights, config = _read_huggingface(path)
-  else:
-    weights, config = _read_google(path)
-  return BertCheckpoint(path=path, format=checkpoint_format,
-                        encoder_config=config, weights=weights)
-
-
-def _assign(variables, checkpoint, required):
-  """Assigns checkpoint weights to `variables` ({google name: variable})."""
-  missing = [name for name in variables if name not in checkpoint.weights]
-  if missing and required:
-    raise ValueError(
-        f"{checkpoint.path} lacks {len(missing)} weight(s) the model needs, e.g. "
-        f"{missing[:3]}.")
-  for name, variable in variables.items():
-    if name in missing:
-      continue
-    value = checkpoint.weights[name]
-    expected = bert_variables.canonical_shape(name, variable.shape)
-    if tuple(value.shape) != expected:
-      raise ValueError(f"{name} in {checkpoint.path} has shape "
-                       f"{list(value.shape)}; the model expects {list(expected)}.")
-    variable.assign(value.reshape(variable.shape))
-  return missing
-
-
-def assign_encoder_weights(encoder, checkpoint):
-  """Loads `checkpoint` into a `PlainBertEncoder`/`BertEncoderV2` or the teacher
-  side of a `DualVocabBertEncoder`. A missing pooler is left as initialized."""
-  variables = bert_variables.encoder_variables(encoder)
-  pooler = {k: variables.pop(k) for k in list(variables) if "/pooler/" in k}
-  _assign(variables, checkpoint, required=True)
-  if _assign(pooler, checkpoint, required=False):
-    logging.warning("%s has no pooler; pooler_transform keeps its fresh "
-                    "initialization.", checkpoint.path)
-
-
-def assign_masked_lm_weights(masked_lm, checkpoint):
-  """Loads `cls/predictions/*` into a MaskedLM head; returns whether it did."""
-  if not checkpoint.has_mlm_head:
-    logging.info("%s has no MLM head; %s keeps its fresh initialization.",
-                 checkpoint.path, masked_lm.name)
-    return False
-  _assign(bert_variables.masked_lm_variables(masked_lm), checkpoint,
-          required=True)
-  return True
+  return _FORMATS[detect_checkpoint_format(path)].read_checkpoint(path)
 
 
 def _exists(path):

@@ -23,8 +23,9 @@ the soft term's gradients comparable across temperatures (Hinton et al., 2015); 
 cross-entropy: the same gradients, and 0 for a student equal to its teacher.
 
 The teacher's logits over the training split are computed once, in inference
-mode, and cached with a fingerprint of the teacher checkpoint, both
-vocabularies and the data (`teacher_cache.SentenceTeacherOutputs`, in
+mode (`teacher_forward.compute_teacher_logits`), and cached with a
+fingerprint of the teacher checkpoint, both vocabularies and the data
+(`teacher_cache.SentenceTeacherOutputs`, in
 `<teacher run>/teacher_outputs...`); each epoch looks them up by example
 index inside tf.data, so a distillation step costs a fine-tuning step.
 
@@ -53,7 +54,6 @@ Example (gin), see `gin_configs/distill_glue_cpu.gin`:
 
 import hashlib
 import os
-import time
 from typing import Optional
 
 from absl import logging
@@ -66,14 +66,16 @@ from mixvocab_tf.core import base_task
 from mixvocab_tf.tasks.distillation import losses
 from mixvocab_tf.tasks.distillation import finetuned_teacher
 from mixvocab_tf.tasks.distillation import teacher_cache
+from mixvocab_tf.tasks.distillation import teacher_forward
 from mixvocab_tf.tasks.finetuning import finetune_glue
 from mixvocab_tf.tasks.finetuning import finetune_task
 from mixvocab_tf.tasks.finetuning import glue_augment
-from mixvocab_tf.tasks.finetuning import glue_data
 from mixvocab_tf.text import pretraining_input
 
 #: Default cache directory, inside the teacher run's directory.
 CACHE_DIR_NAME = "teacher_outputs"
+#: The teacher's forward pass, now in `teacher_forward`; still importable here.
+compute_teacher_logits = teacher_forward.compute_teacher_logits
 
 
 def glue_data_fingerprint(glue_task, sentences_a, sentences_b, labels):
@@ -86,72 +88,6 @@ def glue_data_fingerprint(glue_task, sentences_a, sentences_b, labels):
   for a, b, label in zip(sentences_a, sentences_b, labels):
     digest.update(f"{a}\t{b}\t{int(label)}\n".encode("utf-8"))
   return digest.hexdigest()
-
-
-def compute_teacher_logits(model, sentences_a, sentences_b, glue_task,
-                           teacher_vocab, seq_length=128, batch_size=128,
-                           with_pooled=False, pair=None):
-  """The teacher's class logits (inference mode) for every example, in order.
-
-  Examples are featurized with the teacher's vocabulary, sorted by length and
-  run in batches cut to their longest example (no wasted padding).
-
-  Args:
-    model: the teacher `SentenceClassifier`.
-    sentences_a, sentences_b: the examples' sentences.
-    glue_task: the GLUE task, which says whether examples are pairs; None
-      with `pair` (a user's dataset).
-    teacher_vocab: the teacher's vocabulary.
-    seq_length, batch_size: tokens per example, examples per batch.
-    with_pooled: also return the pooled outputs.
-    pair: whether examples are sentence pairs (None: from `glue_task`).
-
-  Returns:
-    float32 [N, classes]; with `with_pooled`, a pair of it and the pooled
-    outputs the classifier reads, float32 [N, teacher hidden].
-  """
-  if pair is None:
-    pair = glue_data.is_pair_task(glue_task)
-  featurize = glue_data.glue_featurizer(teacher_vocab, seq_length, pair=pair)
-  dataset = tf.data.Dataset.from_tensor_slices({
-      "sentence_a": tf.constant(list(sentences_a), tf.string),
-      "sentence_b": tf.constant(list(sentences_b), tf.string)}).batch(
-          1024).map(featurize)
-  columns = {k: [] for k in glue_data.MODEL_INPUT_KEYS}
-  for batch in dataset:
-    for k in columns:
-      columns[k].append(batch[k].numpy())
-  columns = {k: np.concatenate(v) for k, v in columns.items()}
-  lengths = columns["input_mask"].sum(axis=1)
-  order = np.argsort(lengths, kind="stable")
-  spec = tf.TensorSpec([None, None], tf.int32)
-
-  @tf.function(input_signature=[spec, spec, spec], autograph=False)
-  def forward(ids, mask, types):
-    outputs = model(dict(input_word_ids=ids, input_mask=mask,
-                         input_type_ids=types), training=False)
-    return outputs["logits"], outputs["pooled_output"]
-
-  logits = np.zeros([len(order), model.num_classes], np.float32)
-  pooled = None
-  started, reported = time.time(), time.time()
-  for start in range(0, len(order), batch_size):
-    index = order[start:start + batch_size]
-    length = int(lengths[index].max())
-    batch_logits, batch_pooled = forward(
-        *(tf.constant(columns[k][index, :length])
-          for k in glue_data.MODEL_INPUT_KEYS))
-    logits[index] = batch_logits.numpy()
-    if with_pooled:
-      if pooled is None:
-        pooled = np.zeros([len(order), batch_pooled.shape[-1]], np.float32)
-      pooled[index] = batch_pooled.numpy()
-    done = start + len(index)
-    if time.time() - reported > 30 or done == len(order):
-      reported = time.time()
-      logging.info("Teacher logits: %d/%d examples (%.0f%%), %.0f s.", done,
-                   len(order), 100 * done / len(order), reported - started)
-  return (logits, pooled) if with_pooled else logits
 
 
 def distillation_term(logits, teacher_logits, temperature):
@@ -352,7 +288,7 @@ class DistillGlueTask(
       a, b, _, _ = self.train_examples()
 
       def build():
-        outputs = compute_teacher_logits(
+        outputs = teacher_forward.compute_teacher_logits(
             self.build_teacher(), a, b, self.glue_task,
             self.teacher_vocab_path, self.teacher_seq_length,
             self.teacher_batch_size, with_pooled=self.with_pooled,

@@ -3,7 +3,8 @@
 The teacher (a `finetune_snips` run of the default teacher, 30,522-token
 vocabulary) and the student (a stage II or NoKD run, 5K student vocabulary)
 segment a query differently, but both see the same query and the same words
-(DESIGN.md, "Task distillation across vocabularies"). So the losses align on
+(each vocabulary splits a word into its own pieces, and no piece spans two
+words). So the losses align on
 
 * the query: the intent logits, KL(teacher || student) at temperature T;
 * the word: the slot logits at each word's first piece, each model in its own
@@ -35,12 +36,14 @@ Evaluation, the best checkpoint and export are those of `finetune_snips`: the
 student is an ordinary `JointIntentSlotModel` and its checkpoints hold only
 it.
 
-Example (gin), see `gin_configs/distill_snips_cpu.gin`:
+Example (gin), see `gin_configs/distill_snips_cpu.gin`; the parameters it
+shares with fine-tuning are bound by the name the fine-tuning configs use,
+`FinetuneSnipsTask`, its own by `DistillSnipsTask`:
 
   Trainer.task = 'distill_snips'
   DistillSnipsTask.teacher_run = '/runs/snips_teacher'
-  DistillSnipsTask.init_checkpoint = '/runs/stage2'
-  DistillSnipsTask.vocab = '/runs/student_vocab.txt'
+  FinetuneSnipsTask.init_checkpoint = '/runs/stage2'
+  FinetuneSnipsTask.vocab = '/runs/student_vocab.txt'
 """
 
 import os
@@ -60,6 +63,7 @@ from mixvocab_tf.tasks.finetuning import snips_data
 from mixvocab_tf.tasks.finetuning import snips_padding
 from mixvocab_tf.tasks.distillation import finetuned_teacher
 from mixvocab_tf.tasks.distillation import teacher_cache
+from mixvocab_tf.tasks.distillation import teacher_forward
 
 #: Default cache directory, inside the teacher run's directory.
 CACHE_DIR_NAME = "teacher_outputs"
@@ -236,7 +240,7 @@ class DistillSnipsTask(
 
       def build():
         teacher = self.build_teacher()
-        return teacher_cache.compute_teacher_outputs(
+        return teacher_forward.compute_teacher_outputs(
             teacher, examples, self.labels, self.teacher_vocab_path,
             self.teacher_seq_length, self.teacher_batch_size,
             with_hidden=self.with_hidden)

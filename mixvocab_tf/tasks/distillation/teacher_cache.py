@@ -37,6 +37,11 @@ float32 [N, classes]) with the same fingerprint fields (`base_fingerprint`;
 their `data` digest covers sentences and labels) and the same loading,
 refusal and lookup by example index (`load_cache` / `load_or_build` take the
 outputs' class).
+
+This module holds what is cached, not how it is computed: the teachers'
+forward passes that make the outputs (`compute_teacher_outputs` for SNIPS,
+`compute_teacher_logits` for GLUE) are in `teacher_forward`, and reach
+`load_or_build` as its `build_fn`.
 """
 
 import hashlib
@@ -300,87 +305,6 @@ def load_cache(directory: str, expected: Mapping[str, Any],
   return outputs
 
 
-# -----------------------------------------------------------------------------
-# Computing the outputs.
-
-def compute_teacher_outputs(model, examples, labels, teacher_vocab,
-                            seq_length: int = 128, batch_size: int = 128,
-                            fingerprint=None,
-                            with_hidden: bool = False) -> TeacherOutputs:
-  """Runs the teacher (inference mode) over `examples`; logits per word.
-
-  Queries are featurized with the teacher's vocabulary, sorted by length and
-  run in batches cut to their longest query (no wasted padding); the slot
-  logits are read at each word's first teacher piece.
-
-  Args:
-    model: a `JointIntentSlotModel` over `teacher_vocab` (weights loaded).
-    examples: `SnipsExamples` (the training split).
-    labels: `SnipsLabels` of the model's heads.
-    teacher_vocab: the teacher's vocabulary (path or tokens).
-    seq_length: the teacher's tokens per query (words cut by it get
-      `word_valid` False).
-    batch_size: queries per teacher batch.
-    fingerprint: stored with the outputs.
-    with_hidden: also keep the last hidden state at each word's first piece.
-  """
-  featurize = snips_data.snips_featurizer(teacher_vocab, seq_length)
-  dataset = snips_data.make_snips_dataset(examples, labels).map(
-      featurize, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-  keys = ("input_word_ids", "input_mask", "input_type_ids",
-          "word_start_positions", "num_words")
-  columns = {k: [] for k in keys}
-  for batch in dataset.batch(1024):
-    for k in keys:
-      columns[k].append(batch[k].numpy())
-  columns = {k: np.concatenate(v) for k, v in columns.items()}
-  n = columns["num_words"].shape[0]
-  lengths = columns["input_mask"].sum(axis=1)
-  order = np.argsort(lengths, kind="stable")
-
-  spec = tf.TensorSpec([None, None], tf.int32)
-
-  @tf.function(input_signature=[spec, spec, spec], autograph=False)
-  def forward(ids, mask, types):
-    # The model's call without its (inference-mode: identity) dropout, to
-    # keep the encoder's sequence output too.
-    outputs = model.encoder_network(dict(
-        input_word_ids=ids, input_mask=mask, input_type_ids=types),
-                                    training=False)
-    sequence = outputs["sequence_output"]
-    return (model.intent_classifier(outputs["pooled_output"]),
-            model.slot_classifier(sequence), sequence)
-
-  intent_logits = np.zeros([n, labels.num_intents], np.float32)
-  slot_rows = [None] * n
-  for start in range(0, n, batch_size):
-    index = order[start:start + batch_size]
-    length = int(lengths[index].max())
-    intents, slots, hidden = forward(
-        *(tf.constant(columns[k][index, :length]) for k in keys[:3]))
-    intent_logits[index] = intents.numpy()
-    slots = slots.numpy()
-    hidden = hidden.numpy() if with_hidden else None
-    for row, i in enumerate(index):
-      positions = columns["word_start_positions"][i][:columns["num_words"][i]]
-      # Words beyond max_words have no entry in word_start_positions.
-      positions = np.concatenate([positions, np.full(
-          columns["num_words"][i] - positions.shape[0], -1, positions.dtype)])
-      at = np.maximum(positions, 0)
-      slot_rows[i] = (slots[row, at], positions >= 0,
-                      hidden[row, at].astype(np.float16) if with_hidden
-                      else None)
-  row_lengths = columns["num_words"].astype(np.int64)
-  return TeacherOutputs(
-      intent_logits,
-      np.concatenate([r[0] for r in slot_rows]).astype(np.float32),
-      np.concatenate([[0], np.cumsum(row_lengths)]),
-      np.concatenate([r[1] for r in slot_rows]),
-      fingerprint=fingerprint,
-      word_hidden=(np.concatenate([r[2] for r in slot_rows]) if with_hidden
-                   else None))
-
-
 def load_or_build(directory: str, expected: Mapping[str, Any], build_fn,
                   outputs_class=TeacherOutputs):
   """The cache in `directory`; built with `build_fn()` if there is none.
@@ -453,3 +377,18 @@ def lookup_fn(outputs: TeacherOutputs, max_words: int):
     return looked_up
 
   return lookup
+
+
+# -----------------------------------------------------------------------------
+# Names that moved.
+
+def __getattr__(name: str):
+  """`compute_teacher_outputs`, now in `teacher_forward`, still reads here.
+
+  Resolved on first use rather than imported: `teacher_forward` imports this
+  module for `TeacherOutputs`, so a module-level import would be circular.
+  """
+  if name == "compute_teacher_outputs":
+    from mixvocab_tf.tasks.distillation import teacher_forward  # pylint: disable=g-import-not-at-top
+    return teacher_forward.compute_teacher_outputs
+  raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

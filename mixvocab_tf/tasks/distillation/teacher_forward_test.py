@@ -1,0 +1,124 @@
+"""Tests for the teachers' forward passes that fill the teacher-output cache."""
+
+import numpy as np
+import tensorflow as tf
+
+from mixvocab_tf import models
+from mixvocab_tf.networks import plain_bert_encoder
+from mixvocab_tf.tasks.distillation import distill_glue
+from mixvocab_tf.tasks.distillation import teacher_cache
+from mixvocab_tf.tasks.distillation import teacher_forward
+from mixvocab_tf.tasks.finetuning import glue_data
+from mixvocab_tf.tasks.finetuning import snips_data
+
+_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "play", "some",
+          "jazz", "music", "in", "the", "kitchen", "book", "a", "table", "for",
+          "two", "what", "weather", "like", "##s", "great", "film", "bad"]
+_SEQ_LENGTH = 8
+
+
+def _normal(shape, seed=0):
+  return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def _encoder():
+  encoder = plain_bert_encoder.PlainBertEncoder(
+      vocab_size=len(_VOCAB), hidden_size=16, num_layers=1,
+      num_attention_heads=2, inner_dim=32, max_sequence_length=_SEQ_LENGTH)
+  # Fresh weights (stddev 0.02) give outputs too alike for a mix-up of
+  # examples to show.
+  table = encoder.get_embedding_table()
+  table.assign(_normal(table.shape))
+  return encoder
+
+
+def _randomize_heads(*layers):
+  for seed, layer in enumerate(layers):
+    layer.kernel.assign(_normal(layer.kernel.shape, seed))
+
+
+class TeacherForwardTest(tf.test.TestCase):
+
+  def setUp(self):
+    super().setUp()
+    tf.keras.utils.set_random_seed(0)
+
+  def test_old_names_still_resolve(self):
+    self.assertIs(teacher_cache.compute_teacher_outputs,
+                  teacher_forward.compute_teacher_outputs)
+    self.assertIs(distill_glue.compute_teacher_logits,
+                  teacher_forward.compute_teacher_logits)
+    with self.assertRaises(AttributeError):
+      teacher_cache.no_such_name  # pylint: disable=pointless-statement
+
+  def test_sentence_logits_match_each_example_run_alone(self):
+    model = models.SentenceClassifier(_encoder(), num_classes=3)
+    _randomize_heads(model.classifier)
+    sentences = ["great film", "what a bad film", "film",
+                 "the weather in the kitchen", "play some jazz music",
+                 "a table for two"]
+    featurize = glue_data.glue_featurizer(_VOCAB, _SEQ_LENGTH, pair=False)
+    features = featurize({"sentence_a": tf.constant(sentences),
+                          "sentence_b": tf.constant([""] * len(sentences))})
+    direct = model(features, training=False)
+    # Length-sorted batches of 2, cut to their longest example, written back
+    # in data order.
+    logits, pooled = teacher_forward.compute_teacher_logits(
+        model, sentences, [""] * len(sentences), None, _VOCAB,
+        seq_length=_SEQ_LENGTH, batch_size=2, with_pooled=True, pair=False)
+    self.assertAllClose(logits, direct["logits"], atol=1e-5)
+    self.assertAllClose(pooled, direct["pooled_output"], atol=1e-5)
+    self.assertGreater(np.ptp(logits[:, 0]), 1e-3)
+    only_logits = teacher_forward.compute_teacher_logits(
+        model, sentences, [""] * len(sentences), "sst2", _VOCAB,
+        seq_length=_SEQ_LENGTH, batch_size=4)
+    self.assertAllClose(only_logits, logits, atol=1e-5)
+
+  def test_snips_outputs_are_read_at_each_words_first_piece(self):
+    words = [["play", "jazz"], ["book", "a", "table", "for", "two"],
+             ["what", "weather", "like", "in", "the", "kitchen", "tables"],
+             ["music"]]
+    tags = [["O", "B-genre"], ["O", "O", "O", "O", "B-party"],
+            ["O", "O", "O", "O", "O", "B-room", "I-room"], ["B-genre"]]
+    examples = snips_data.SnipsExamples(
+        words, tags, ["PlayMusic", "Book", "Weather", "PlayMusic"], None)
+    labels = snips_data.SnipsLabels.from_examples(examples)
+    model = models.JointIntentSlotModel(
+        _encoder(), num_intents=labels.num_intents,
+        num_slots=labels.num_slots)
+    _randomize_heads(model.intent_classifier, model.slot_classifier)
+    featurize = snips_data.snips_featurizer(_VOCAB, _SEQ_LENGTH)
+    features = next(iter(snips_data.make_snips_dataset(examples, labels).map(
+        featurize).batch(len(words))))
+    direct = model(features, training=False)
+    sequence = model.encoder_network(features, training=False)[
+        "sequence_output"].numpy()
+
+    outputs = teacher_forward.compute_teacher_outputs(
+        model, examples, labels, _VOCAB, seq_length=_SEQ_LENGTH,
+        batch_size=3, fingerprint={"data": "x"}, with_hidden=True)
+
+    self.assertIsInstance(outputs, teacher_cache.TeacherOutputs)
+    self.assertEqual(outputs.fingerprint, {"data": "x"})
+    self.assertAllClose(outputs.intent_logits, direct["intent_logits"],
+                        atol=1e-5)
+    self.assertGreater(np.ptp(outputs.intent_logits[:, 0]), 1e-3)
+    self.assertAllEqual(outputs.row_splits,
+                        np.cumsum([0] + [len(w) for w in words]))
+    # "tables" (two pieces) no longer fits in 8 tokens: no first piece.
+    self.assertEqual(outputs.word_valid.tolist(),
+                     [True] * 2 + [True] * 5 + [True] * 6 + [False] + [True])
+    slot_logits = direct["slot_logits"].numpy()
+    for i, query in enumerate(words):
+      rows = slice(outputs.row_splits[i], outputs.row_splits[i + 1])
+      valid = outputs.word_valid[rows]
+      positions = features["word_start_positions"][i].numpy()[:len(query)]
+      positions = positions[:valid.sum()]
+      self.assertAllClose(outputs.slot_logits[rows][valid],
+                          slot_logits[i, positions], atol=1e-5)
+      self.assertAllClose(outputs.word_hidden[rows][valid],
+                          sequence[i, positions], atol=1e-2)
+
+
+if __name__ == "__main__":
+  tf.test.main()
