@@ -11,6 +11,11 @@ there, so this works from any directory:
       --model_dir=/tmp/s2
   python -m mixvocab_tf.train --gin_file=stage1_tpu.gin --dry_run
 
+What a gin file cannot know (the stage I run of stage2_cpu.gin, the dataset
+of own_data.gin) it marks `NAME = %gin.REQUIRED` and lists in its header;
+left unbound, the binary stops before anything runs and names the
+--gin_bindings to add.
+
 A run resumes from the latest checkpoint in --model_dir. Errors in the
 configuration, missing files, vocabulary mismatches and a non-finite loss end
 with a one-paragraph message and exit status 1 (--traceback shows the stack).

@@ -1,4 +1,5 @@
-"""Tests of the trainer binary's gin surface: every shipped config parses."""
+"""Tests of the trainer binary's gin surface: every shipped config parses,
+given the values its header says are required, and not without them."""
 
 import os
 
@@ -11,6 +12,16 @@ from mixvocab_tf.core import gin_utils
 _PRETRAINING_CONFIGS = ("stage1_cpu.gin", "stage2_cpu.gin", "nokd_cpu.gin",
                         "dual_cpu.gin", "stage1_tpu.gin", "stage2_tpu.gin",
                         "stage1_gpu.gin", "stage2_gpu.gin")
+
+#: What the stage II configs require (stage2_cpu.gin's STAGE1_DIR).
+_STAGE1 = "STAGE1_DIR = '/runs/stage1'"
+
+
+def _config_text(name):
+  directory = os.path.join(os.path.dirname(gin_utils.__file__), "..",
+                           "gin_configs")
+  with open(os.path.join(directory, name), encoding="utf-8") as f:
+    return f.read()
 
 
 class ShippedConfigsTest(tf.test.TestCase):
@@ -28,7 +39,7 @@ class ShippedConfigsTest(tf.test.TestCase):
     os.chdir(self.get_temp_dir())
     for name in _PRETRAINING_CONFIGS:
       gin.clear_config()
-      gin_utils.parse([name], ["Trainer.train_steps = 7"])
+      gin_utils.parse([name], ["Trainer.train_steps = 7", _STAGE1])
       self.assertEqual(gin.query_parameter("Trainer.train_steps"), 7)
     self.assertIn("stage1_tpu.gin", gin_utils.shipped_configs())
 
@@ -38,12 +49,44 @@ class ShippedConfigsTest(tf.test.TestCase):
     with self.assertNoLogs(level="ERROR"):
       gin_utils.parse(["stage1_cpu.gin"], [])
 
+  def test_every_shipped_config_parses_given_its_required_values(self):
+    os.chdir(self.get_temp_dir())
+    required = {}
+    for name in gin_utils.shipped_configs():
+      gin.clear_config()
+      gin_utils.parse([name], [], require_all=False)
+      required[name] = gin_utils.unbound_required()
+      header = _config_text(name).split("\n\n")[0]
+      for macro in required[name]:
+        # Listed in the header, as t5x's gin files list theirs.
+        self.assertIn("Required to be set:", header, name)
+        self.assertIn(macro, header, name)
+      gin.clear_config()
+      gin_utils.parse([name], [f"{m} = '/given'" for m in required[name]])
+      for macro in required[name]:
+        self.assertEqual(gin.query_parameter(f"{macro}/gin.macro.value"),
+                         "/given")
+      if not required[name]:
+        continue
+      gin.clear_config()
+      with self.assertRaisesRegex(
+          gin_utils.GinConfigError,
+          f"{required[name][0]} .*required.* add "
+          f"--gin_bindings=\"{required[name][0]} = '...'\""):
+        gin_utils.parse([name], [])
+    # The stage I run of the stage II and distillation configs, the dataset
+    # of the own-data job: no placeholder path that might exist.
+    for name in ("stage2_cpu.gin", "stage2_distill_cpu.gin", "pkd_cpu.gin",
+                 "distilbert_cpu.gin"):
+      self.assertEqual(required[name], ["STAGE1_DIR"], name)
+    for name in ("distill_snips_cpu.gin", "distill_glue_cpu.gin"):
+      self.assertEqual(required[name], ["TEACHER_RUN"], name)
+    self.assertEqual(required["own_data.gin"], ["DATA_DIR"])
+    self.assertEqual(required["quickstart.gin"], [])
+
   def test_pretraining_configs_have_a_header_with_command_and_result(self):
-    directory = os.path.join(os.path.dirname(gin_utils.__file__), "..",
-                             "gin_configs")
     for name in _PRETRAINING_CONFIGS:
-      with open(os.path.join(directory, name)) as f:
-        header = f.read().split("\n\n")[0]
+      header = _config_text(name).split("\n\n")[0]
       self.assertIn("python -m mixvocab_tf.train", header, name)
       self.assertIn("Runs on:", header, name)
       self.assertIn("Expect", header, name)

@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 
 from mixvocab_tf.tasks.distillation import distilbert
-from mixvocab_tf.tasks.distillation import distillation_testing
+from mixvocab_testing import distillation_testing
 from mixvocab_tf.tasks import student_spec
 from mixvocab_tf.tasks import teacher_spec
 from mixvocab_tf.tasks.finetuning import finetune_task

@@ -4,7 +4,7 @@ CPU): each trains its student and the learned maps, and only them."""
 import numpy as np
 import pytest
 
-from mixvocab_tf.tasks.distillation import distillation_testing
+from mixvocab_testing import distillation_testing
 from mixvocab_tf.tasks.distillation import pkd
 from mixvocab_tf.tasks.distillation import tinybert
 from mixvocab_tf.tasks import student_spec

@@ -12,7 +12,7 @@ import pytest
 from mixvocab_tf.tasks.finetuning import finetune_glue
 from mixvocab_tf.core import optimization
 from mixvocab_tf.core import trainer as trainer_lib
-from mixvocab_tf import testing_utils
+from mixvocab_testing import testing_utils
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GLUE_DIR = testing_utils.shared_data("glue")

@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 from mixvocab_tf import quiet
-from mixvocab_tf.core import testing
+from mixvocab_testing import trainer_testing as testing
 from mixvocab_tf.jobs import pipeline
 
 
@@ -64,11 +64,17 @@ def test_bad_configurations_end_with_clear_errors(tmp_path):
                       tiny + ["Stage1Task.teacher_checkpoint = '/no/teacher'"])
   diverging = _start(str(tmp_path / "c"), ["nokd_cpu.gin"],
                      tiny + ["optimization_config.learning_rate = 1e30"])
+  no_stage1 = _start(str(tmp_path / "d"), ["stage2_cpu.gin"], tiny)
   _assert_clean_error(*_finish(misspelt)[::2], "GinConfigError",
                       "doesn't have a parameter named 'train_stepz'",
                       "Did you mean: train_steps")
   _assert_clean_error(*_finish(no_teacher)[::2], "FileNotFoundError",
                       "teacher checkpoint: not found: /no/teacher")
+  # A required macro left unbound: one sentence, before anything starts.
+  _assert_clean_error(*_finish(no_stage1)[::2], "GinConfigError",
+                      "STAGE1_DIR is required by the gin files and not set: "
+                      "add --gin_bindings=\"STAGE1_DIR = '...'\"")
+  assert not os.path.exists(tmp_path / "d")
   returncode, _, err = _finish(diverging)
   _assert_clean_error(returncode, err, "NonFiniteLossError",
                       "Non-finite loss or gradient at step",

@@ -7,7 +7,7 @@ import subprocess
 
 import numpy as np
 
-from mixvocab_tf.core import testing
+from mixvocab_testing import trainer_testing as testing
 
 STEPS = 6
 

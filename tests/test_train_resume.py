@@ -9,7 +9,7 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf.core import testing
+from mixvocab_testing import trainer_testing as testing
 
 STEPS = 60
 

@@ -4,7 +4,7 @@ checkpoint made with another student vocabulary."""
 import os
 
 from mixvocab_tf import data
-from mixvocab_tf.core import testing
+from mixvocab_testing import trainer_testing as testing
 
 
 def _other_vocabulary(path):

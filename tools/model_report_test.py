@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from mixvocab_tf import testing_utils
+from mixvocab_testing import testing_utils
 
 _TOOL = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                      "model_report.py")

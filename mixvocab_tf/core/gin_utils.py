@@ -110,15 +110,79 @@ def _suggest(message):
   return message
 
 
-def parse(gin_files: Sequence[str], gin_bindings: Sequence[str]) -> None:
+def _is_required(value):
+  """Whether a bound value is `%gin.REQUIRED` itself (not yet overridden)."""
+  # pylint: disable=protected-access
+  # `%NAME` of a constant is a reference to `gin.constant` in scope NAME.
+  return (isinstance(value, gin.config.ConfigurableReference) and
+          value.configurable.wrapped is gin.config._retrieve_constant and
+          gin.config._CONSTANTS.get("/".join(value.scopes)) is gin.REQUIRED)
+
+
+def unbound_required() -> list:
+  """The macros and bindings still `%gin.REQUIRED` in the parsed config.
+
+  A gin file marks what its user must give (a run directory, a dataset) as
+  `NAME = %gin.REQUIRED`, as t5x does, instead of a placeholder path that
+  might exist. Gin checks them only when a config is finalized, which
+  parsing here does not do (bindings may follow); unchecked, gin's
+  sentinel object would reach the task as the value.
+
+  Returns:
+    Their names as a binding sets them, sorted: `STAGE1_DIR` for a macro,
+    `StudentSpec.init_checkpoint` for a parameter.
+  """
+  # pylint: disable=protected-access
+  names = set()
+  for (scope, selector), params in gin.config._CONFIG.items():
+    for name, value in params.items():
+      if not _is_required(value):
+        continue
+      if selector == "gin.macro":
+        names.add(scope)
+      else:
+        binding = f"{selector.split('.')[-1]}.{name}"
+        names.add(f"{scope}/{binding}" if scope else binding)
+  return sorted(names)
+
+
+def check_required() -> None:
+  """Raises `GinConfigError` naming each required value left unbound.
+
+  Raises:
+    GinConfigError: one sentence naming the macros (or bindings) and the
+      `--gin_bindings` that give them.
+  """
+  names = unbound_required()
+  if not names:
+    return
+  listed = (names[0] if len(names) == 1 else
+            f"{', '.join(names[:-1])} and {names[-1]}")
+  flags = " ".join(f"--gin_bindings=\"{n} = '...'\"" for n in names)
+  raise GinConfigError(
+      f"{listed} {'is' if len(names) == 1 else 'are'} required by the gin "
+      f"files and not set: add {flags} (the gin file's header says what "
+      f"{'it is' if len(names) == 1 else 'they are'}).")
+
+
+def parse(gin_files: Sequence[str], gin_bindings: Sequence[str],
+          require_all: bool = True) -> None:
   """Parses gin files (paths or bare names) and bindings, or raises clearly.
 
   The modules whose configurables the files name must be imported first
   (`mixvocab_tf.train` imports the tasks and the jobs).
 
+  Args:
+    gin_files: paths, or names of shipped configs.
+    gin_bindings: bindings parsed after the files.
+    require_all: raise if a macro or binding the files mark
+      `%gin.REQUIRED` is left unbound (`check_required`); False only to
+      inspect a file's settings without running it.
+
   Raises:
-    GinConfigError: a file is missing or a binding is wrong; the message
-      names the file or binding and, for a misspelt name, the closest names.
+    GinConfigError: a file is missing, a binding is wrong or a required
+      value is not given; the message names the file, binding or macro and,
+      for a misspelt name, the closest names.
   """
   root_logger = logging.getLogger()
   if _SEARCH_PATH_NOISE not in root_logger.filters:
@@ -138,6 +202,8 @@ def parse(gin_files: Sequence[str], gin_bindings: Sequence[str]) -> None:
   except Exception as e:  # pylint: disable=broad-except
     # Gin raises ValueError, KeyError, SyntaxError, tokenize errors, ...
     raise GinConfigError(f"Bad gin configuration: {_suggest(str(e))}") from e
+  if require_all:
+    check_required()
 
 
 #: Where `copy_vocabularies_into_run` puts the run's vocabularies.

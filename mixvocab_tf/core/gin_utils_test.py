@@ -38,6 +38,35 @@ class GinUtilsTest(tf.test.TestCase):
                                 "Bad gin configuration"):
       gin_utils.parse([], ["Trainer.train_steps = ("])
 
+  def test_unbound_required_macro_says_which_binding_to_add(self):
+    required = ["STAGE1_DIR = %gin.REQUIRED"]
+    with self.assertRaises(gin_utils.GinConfigError) as raised:
+      gin_utils.parse([], required)
+    self.assertEqual(
+        str(raised.exception),
+        "STAGE1_DIR is required by the gin files and not set: add "
+        "--gin_bindings=\"STAGE1_DIR = '...'\" (the gin file's header says "
+        "what it is).")
+    gin.clear_config()
+    gin_utils.parse([], required + ["STAGE1_DIR = '/runs/stage1'"])
+    self.assertEqual(gin.query_parameter("STAGE1_DIR/gin.macro.value"),
+                     "/runs/stage1")
+    self.assertEqual(gin_utils.unbound_required(), [])
+
+  def test_every_unbound_required_value_is_named(self):
+    gin_utils.parse([], ["DATA_DIR = %gin.REQUIRED",
+                         "STAGE1_DIR = %gin.REQUIRED",
+                         "Trainer.train_steps = %gin.REQUIRED"],
+                    require_all=False)
+    self.assertEqual(gin_utils.unbound_required(),
+                     ["DATA_DIR", "STAGE1_DIR", "Trainer.train_steps"])
+    with self.assertRaisesRegex(
+        gin_utils.GinConfigError,
+        "^DATA_DIR, STAGE1_DIR and Trainer.train_steps are required .* add "
+        "--gin_bindings=\"DATA_DIR = '...'\" --gin_bindings=\"STAGE1_DIR = "
+        "'...'\" --gin_bindings=\"Trainer.train_steps = '...'\""):
+      gin_utils.check_required()
+
 
 @base_task.register_task("gin_utils_test_task")
 class _RecordedTask(base_task.Task):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from mixvocab_tf import testing_utils
+from mixvocab_testing import testing_utils
 from mixvocab_tf.layers import shared_projection
 
 D_T, D_S = 12, 4

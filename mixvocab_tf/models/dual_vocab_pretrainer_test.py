@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from mixvocab_tf import testing_utils
+from mixvocab_testing import testing_utils
 from mixvocab_tf.models import dual_vocab_pretrainer
 from mixvocab_tf.networks import dual_vocab_bert_encoder
 from mixvocab_tf.networks import student_encoder

@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from mixvocab_tf import testing_utils
+from mixvocab_testing import testing_utils
 from mixvocab_tf.models import joint_intent_slot_model
 from mixvocab_tf.networks import student_encoder
 

@@ -1,13 +1,16 @@
 """Tests for the teacher checkpoint loaders, against a NumPy BERT."""
 
 import os
+import shutil
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from mixvocab_tf import testing_utils
+from mixvocab_testing import testing_utils
 from mixvocab_tf.models import teacher_loader
+from mixvocab_tf.models.teacher_formats import bert_checkpoint
+from mixvocab_tf.models.teacher_formats import google_research
 
 _CONFIG = testing_utils.tiny_bert_config()  # vocab 100, hidden 32, 2 layers.
 
@@ -164,6 +167,36 @@ def test_errors(tmp_path, hf_dir):
       k: v for k, v in testing_utils.random_bert_params(_CONFIG).items()}, bad)
   with pytest.raises(ValueError, match="layer_norm_eps must be 1e-12"):
     teacher_loader.read_bert_checkpoint(str(tmp_path / "eps"))
+
+
+def test_detect_checkpoint_format_dispatches_to_each_reader(
+    tmp_path, hf_dir, google_dir):
+  prefix = os.path.join(google_dir, "bert_model.ckpt")
+  for path, expected in ((hf_dir, "huggingface"), (google_dir, "google"),
+                         (prefix, "google")):
+    assert teacher_loader.detect_checkpoint_format(path) == expected
+    assert teacher_loader.read_bert_checkpoint(path).format == expected
+  # A directory holding both is read as Hugging Face's.
+  both = tmp_path / "both"
+  shutil.copytree(hf_dir, both)
+  shutil.copy(os.path.join(google_dir, "bert_config.json"), both)
+  assert teacher_loader.detect_checkpoint_format(str(both)) == "huggingface"
+  torch = tmp_path / "torch"
+  torch.mkdir()
+  (torch / "config.json").write_text("{}")
+  (torch / "pytorch_model.bin").write_bytes(b"")
+  with pytest.raises(ValueError, match="torch pickle"):
+    teacher_loader.detect_checkpoint_format(str(torch))
+
+
+def test_format_names_stay_importable_here():
+  assert teacher_loader.BertCheckpoint is bert_checkpoint.BertCheckpoint
+  assert teacher_loader.BERT_LARGE_CONFIG is (
+      google_research.BERT_LARGE_CONFIG)
+  assert (teacher_loader.HUGGINGFACE, teacher_loader.GOOGLE) == (
+      "huggingface", "google")
+  assert teacher_loader.assign_encoder_weights is (
+      bert_checkpoint.assign_encoder_weights)
 
 
 def _default_teacher_dir():

@@ -5,7 +5,7 @@ import tensorflow as tf
 
 from official.nlp.modeling import networks as nlp_networks
 
-from mixvocab_tf import testing_utils
+from mixvocab_testing import testing_utils
 from mixvocab_tf.networks import dual_vocab_bert_encoder
 
 _SIZES = dict(hidden_size=32, num_layers=2, num_attention_heads=4, inner_dim=64,

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from mixvocab_tf import testing_utils
+from mixvocab_testing import testing_utils
 from mixvocab_tf.networks import plain_bert_encoder
 
 

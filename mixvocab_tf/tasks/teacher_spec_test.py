@@ -11,7 +11,7 @@ from mixvocab_tf import networks
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import checkpointing
 from mixvocab_tf.tasks import teacher_spec
-from mixvocab_tf.tasks.distillation import distillation_testing
+from mixvocab_testing import distillation_testing
 
 
 def _fingerprint(path):

@@ -12,7 +12,7 @@ import tf_keras
 
 from mixvocab_tf import data
 from mixvocab_tf.text import mixed_vocab_tokenizer
-from mixvocab_tf import testing_utils
+from mixvocab_testing import testing_utils
 
 SHARED = testing_utils.SHARED_DATA
 MixedVocabTokenizer = mixed_vocab_tokenizer.MixedVocabTokenizer

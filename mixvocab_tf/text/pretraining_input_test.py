@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from mixvocab_tf import data
 from mixvocab_tf.text import pretraining_input
-from mixvocab_tf import testing_utils
+from mixvocab_testing import testing_utils
 
 CORPUS = testing_utils.shared_data("corpus", "pretrain_corpus.txt")
 

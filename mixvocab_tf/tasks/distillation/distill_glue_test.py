@@ -14,11 +14,11 @@ import pytest
 import tensorflow as tf
 
 from mixvocab_tf import data as data_lib
-from mixvocab_tf import testing_utils
+from mixvocab_testing import testing_utils
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import checkpointing
 from mixvocab_tf.core import optimization
-from mixvocab_tf.core import testing
+from mixvocab_testing import trainer_testing as testing
 from mixvocab_tf.core import trainer as trainer_lib
 from mixvocab_tf.tasks.distillation import distill_glue
 from mixvocab_tf.tasks.distillation import teacher_cache

@@ -19,7 +19,7 @@ from mixvocab_tf.tasks.finetuning import snips_data
 from mixvocab_tf.text import wordpiece
 from mixvocab_tf.tasks.distillation import teacher_cache
 from mixvocab_tf.core import checkpointing
-from mixvocab_tf.core import testing
+from mixvocab_testing import trainer_testing as testing
 
 SEQ_LENGTH = 32
 #: One WordPiece in the teacher's vocabulary, three in the shipped student's.

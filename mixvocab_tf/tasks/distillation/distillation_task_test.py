@@ -11,7 +11,7 @@ from mixvocab_tf.tasks import student_spec
 from mixvocab_tf.tasks import teacher_spec
 from mixvocab_tf.tasks.distillation import distilbert
 from mixvocab_tf.tasks.distillation import distillation_task
-from mixvocab_tf.tasks.distillation import distillation_testing
+from mixvocab_testing import distillation_testing
 
 
 def _features(vocab_ids=None):

@@ -17,7 +17,7 @@ from mixvocab_tf.tasks import student_spec
 from mixvocab_tf.tasks import teacher_spec
 from mixvocab_tf.tasks.distillation import losses
 from mixvocab_tf.tasks.distillation import distillation_task
-from mixvocab_tf.tasks.distillation import distillation_testing
+from mixvocab_testing import distillation_testing
 from mixvocab_tf.tasks.pretraining import stage2
 from mixvocab_tf.tasks.distillation import stage2_distill
 

@@ -5,7 +5,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf.tasks.distillation import distillation_testing
+from mixvocab_testing import distillation_testing
 from mixvocab_tf.tasks.finetuning import finetune_snips
 from mixvocab_tf.tasks.distillation import tinybert_snips
 from mixvocab_tf.core import checkpointing

@@ -13,9 +13,9 @@ import tensorflow as tf
 
 from mixvocab_tf.tasks.finetuning import finetune_glue
 from mixvocab_tf.core import optimization
-from mixvocab_tf.core import testing as trainer_testing
+from mixvocab_testing import trainer_testing
 from mixvocab_tf.core import trainer as trainer_lib
-from mixvocab_tf import testing_utils
+from mixvocab_testing import testing_utils
 
 GLUE_DIR = testing_utils.shared_data("glue")
 SST2_DIR = os.path.join(GLUE_DIR, "SST-2")

@@ -10,7 +10,7 @@ import tensorflow_datasets as tfds
 from mixvocab_tf import data
 from mixvocab_tf.tasks.finetuning import glue_data
 from mixvocab_tf.text import vocab as vocab_lib
-from mixvocab_tf import testing_utils
+from mixvocab_testing import testing_utils
 
 _GLUE = testing_utils.shared_data("glue")
 # The development machines' GLUE files; a user's clone has none.

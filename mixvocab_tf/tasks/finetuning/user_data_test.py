@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from mixvocab_tf import testing_utils
+from mixvocab_testing import testing_utils
 from mixvocab_tf.tasks.finetuning import user_data
 from mixvocab_tf.tasks.finetuning.user_data import DataError
 

@@ -9,7 +9,7 @@ from mixvocab_tf import layers
 from mixvocab_tf.tasks.pretraining import dual
 from mixvocab_tf.tasks.pretraining import mlm_inputs
 from mixvocab_tf.tasks.pretraining import stage1
-from mixvocab_tf.core import testing
+from mixvocab_testing import trainer_testing as testing
 
 
 def _batch(rng, vocab_size, vocab_tag, batch=2, length=16, predictions=3):

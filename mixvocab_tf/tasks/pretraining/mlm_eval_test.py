@@ -8,7 +8,7 @@ from mixvocab_tf.tasks.pretraining import mlm_eval
 from mixvocab_tf.tasks.pretraining import mlm_inputs
 from mixvocab_tf.tasks.pretraining import nokd
 from mixvocab_tf.tasks.pretraining import stage1
-from mixvocab_tf.core import testing as trainer_testing
+from mixvocab_testing import trainer_testing
 from mixvocab_tf.text import unigram
 
 _TEXT = """The quick brown fox jumps over the lazy dog near the river bank.

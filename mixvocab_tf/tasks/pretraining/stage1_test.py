@@ -11,7 +11,7 @@ from mixvocab_tf.core import checkpointing
 from mixvocab_tf.tasks import teacher_spec
 from mixvocab_tf.tasks.pretraining import mlm_inputs
 from mixvocab_tf.tasks.pretraining import stage1
-from mixvocab_tf.core import testing
+from mixvocab_testing import trainer_testing as testing
 
 
 class Stage1TaskTest(tf.test.TestCase):

@@ -6,7 +6,7 @@ import numpy as np
 import tensorflow as tf
 
 from mixvocab_tf import layers
-from mixvocab_tf.core import testing
+from mixvocab_testing import trainer_testing as testing
 from mixvocab_tf.tasks.pretraining import mlm_inputs
 from mixvocab_tf.tasks.pretraining import stage1
 from mixvocab_tf.tasks.pretraining import student_table_init

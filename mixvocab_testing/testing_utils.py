@@ -1,5 +1,9 @@
 """Test helpers shared by the layer, network and model tests.
 
+A test-only module: it is not part of the installed package (the repository's
+`conftest.py` puts the repository root on the path, so the tests beside the
+modules, `tests/` and `tools/` import it as `mixvocab_testing.testing_utils`).
+
 Two kinds of helper live here:
 
 * Serialization checks that every Keras layer, network and model of the package
@@ -14,10 +18,10 @@ Two kinds of helper live here:
 """
 
 import json
+import math
 import os
 
 import numpy as np
-from scipy import special
 import tensorflow as tf
 import tf_keras
 
@@ -191,9 +195,13 @@ def _layer_norm(x, g, b, eps):
   return (x - mean) / np.sqrt(var + eps) * g + b
 
 
+#: The error function elementwise, exact to float64 (NumPy has none).
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
 def _gelu(x, hidden_act):
   if hidden_act == "gelu":  # Exact, as Hugging Face's "gelu".
-    return 0.5 * x * (1.0 + special.erf(x / np.sqrt(2.0)))
+    return 0.5 * x * (1.0 + _erf(x / np.sqrt(2.0)))
   if hidden_act == "gelu_tanh":  # google-research/bert's and HF's "gelu_new".
     return 0.5 * x * (1.0 + np.tanh(
         np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))

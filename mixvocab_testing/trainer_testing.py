@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 from mixvocab_tf import data as data_lib
-from mixvocab_tf import testing_utils
+from mixvocab_testing import testing_utils
 
 TINY_HIDDEN = 32
 TINY_LAYERS = 2

@@ -16,7 +16,7 @@ from mixvocab_tf import text as text_lib
 from mixvocab_tf.tasks.pretraining import mlm_inputs
 from mixvocab_tf.tasks.pretraining import stage1
 from mixvocab_tf.core import checkpointing
-from mixvocab_tf.core import testing
+from mixvocab_testing import trainer_testing as testing
 
 
 def tiny_teacher(directory, **kwargs):
