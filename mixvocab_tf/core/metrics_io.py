@@ -4,6 +4,10 @@ What the evaluation plumbing writes beside checkpoints (`evaluation.Evaluator`,
 `tools/evaluate.py`) and what reports read back: one JSON record per
 evaluation, and a markdown row per model (parameters, size, metrics as
 percentages).
+
+Files rewritten in place (`metrics.json` after every evaluation) are replaced
+in one step (`write_atomically`): a run killed mid-write leaves the previous
+file, not a truncated one that the resumed run would fail to read.
 """
 
 import json
@@ -71,11 +75,40 @@ def _jsonable(value):
   return value
 
 
+def write_atomically(path, content):
+  """Replaces the file at `path` by `content` (str or bytes) in one step.
+
+  The content goes to a temporary file in the same directory, renamed over
+  `path` once complete, so readers see the previous file or the new one,
+  never a part. The rename is atomic on a local disk; an object store
+  (`gs://`) copies then deletes, and an object appears only once complete.
+  The parent directory is created. Uses tf.io.gfile so `path` may be on any
+  file system TensorFlow reads.
+
+  The temporary name is `.<name>.tmp`, not `<name>.tmp`: ram:// reports a
+  path as existing when another file's name starts with it. A temporary left
+  by a killed write is removed first, as ram:// would append to it.
+  """
+  directory, name = os.path.split(path)
+  if directory:
+    tf.io.gfile.makedirs(directory)
+  temporary = os.path.join(directory, f".{name}.tmp")
+  try:
+    tf.io.gfile.remove(temporary)
+  except tf.errors.NotFoundError:
+    pass
+  with tf.io.gfile.GFile(temporary, "wb" if isinstance(content, bytes)
+                         else "w") as f:
+    f.write(content)
+  tf.io.gfile.rename(temporary, path, overwrite=True)
+
+
 def write_metrics_json(path, metrics, **extra):
   """Writes `metrics` (and any `extra` fields, e.g. task, step) as sorted JSON.
 
   NumPy scalars and arrays are converted; the parent directory is created.
-  Uses tf.io.gfile so `path` may be on any file system TensorFlow reads.
+  The file is replaced in one step (`write_atomically`): it is rewritten
+  after every evaluation, and a kill mid-write must not leave it truncated.
   Returns the dict written.
   """
   if "metrics" in extra:
@@ -83,11 +116,7 @@ def write_metrics_json(path, metrics, **extra):
         "extra fields may not be named 'metrics'; it holds `metrics`.")
   record = _jsonable(dict(extra))
   record["metrics"] = _jsonable(dict(metrics))
-  parent = os.path.dirname(path)
-  if parent:
-    tf.io.gfile.makedirs(parent)
-  with tf.io.gfile.GFile(path, "w") as f:
-    f.write(json.dumps(record, indent=2, sort_keys=True) + "\n")
+  write_atomically(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
   return record
 
 

@@ -11,10 +11,13 @@ are scored, is the exporting task's: `export_info.json` names the task
 `serving_examples` / `serving_scores` answer (`FinetuneTask`). Without them
 (an encoder export, a task with no data of its own) examples come from a
 file or the built-in corpus. Nothing here names a task.
+
+The SavedModel and the .tflite may be on any file system TensorFlow reads
+(`gs://`): files go through `tf.io.gfile`, and the LiteRT interpreter, which
+opens only local paths, is given the bytes of a remote .tflite.
 """
 
 import os
-import shutil
 import time
 from typing import Optional
 
@@ -25,6 +28,7 @@ from mixvocab_tf.core import base_task
 from mixvocab_tf.export import parity
 from mixvocab_tf.export import saved_model_export
 from mixvocab_tf.export import tflite_conversion
+from mixvocab_tf.jobs import run_files
 
 #: Parity examples from a file or the corpus when none are asked for (a
 #: task's own examples are all used).
@@ -83,7 +87,7 @@ def parity_summary(saved_model_dir, tflite_path, task_class, pair,
     examples = (parity.read_examples(path, limit, pair) if path else
                 parity.corpus_examples(limit, pair))
   loaded = tf.saved_model.load(saved_model_dir)
-  runner = tflite_conversion.TFLiteRunner(model_path=tflite_path)
+  runner = tflite_conversion.TFLiteRunner(**run_files.tflite_model(tflite_path))
   inputs = parity.as_inputs(examples, runner.input_names)
   reference = parity.predict_saved_model(
       loaded.signatures[tflite_conversion.TFLITE_SIGNATURE], inputs)
@@ -139,12 +143,10 @@ def convert_run(saved_model_dir: str, output: str, quantize: str = "none",
       saved_model_dir, quantize, representative,
       int8_float_nodes=int8_float_nodes)
   seconds = time.time() - start
-  os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
-  with open(output, "wb") as f:
-    f.write(tflite_model)
+  run_files.write_atomically(output, tflite_model)  # Makes its directory.
   labels = os.path.join(saved_model_dir, saved_model_export.LABELS_FILE)
-  if os.path.isfile(labels):
-    shutil.copy(labels, output + ".labels.json")
+  if run_files.is_file(labels):
+    run_files.copy(labels, output + ".labels.json")
   return {
       "output": output,
       "quantize": quantize,

@@ -44,7 +44,8 @@ def checkpoint_path(model_dir: Optional[str], checkpoint: str = "best") -> str:
       raise ValueError(f"checkpoint={checkpoint!r} needs the run's model_dir; "
                        "received none. Give a checkpoint path instead.")
     best = os.path.join(model_dir, evaluation.BEST_DIR)
-    return best if checkpoint == "best" and os.path.isdir(best) else model_dir
+    return (best if checkpoint == "best" and tf.io.gfile.isdir(best) else
+            model_dir)
   return checkpoint
 
 

@@ -8,15 +8,20 @@
   `<run>/mlm_curve.json`.
 
 Bindings are `name = python literal` strings, as every in-process step's.
+The job's directory may be on any file system TensorFlow reads (`gs://`);
+`heldout_mlm` scores each run in a child process, which must reach it too (a
+bucket, not `ram://`).
 """
 
 import ast
-import json
 import os
 import subprocess
 import sys
 
+import tensorflow as tf
+
 from mixvocab_tf import data as data_lib
+from mixvocab_tf.jobs import run_files
 from mixvocab_tf.text import heldout
 
 MLM_CURVE_FILE = "mlm_curve.json"
@@ -36,9 +41,12 @@ def split_step(step_dir, output_dir, bindings):
   del output_dir
   options = parse_bindings(bindings)
   corpus = options.get("corpus") or data_lib.builtin_corpus_files()
-  heldout.split_files(corpus, step_dir,
-                      heldout_every=options.get("heldout_every", 10),
-                      block_lines=options.get("block_lines", 100))
+  # `split_files` writes local files only; they are copied to a remote
+  # step_dir.
+  with run_files.local_directory(step_dir) as directory:
+    heldout.split_files(corpus, directory,
+                        heldout_every=options.get("heldout_every", 10),
+                        block_lines=options.get("block_lines", 100))
 
 
 def mlm_step(step_dir, output_dir, bindings):
@@ -46,7 +54,7 @@ def mlm_step(step_dir, output_dir, bindings):
   options = parse_bindings(bindings)
   split = options.get("split", "split")
   text = os.path.join(output_dir, split, heldout.HELDOUT_TEXT)
-  if not os.path.exists(text):
+  if not tf.io.gfile.exists(text):
     raise FileNotFoundError(
         f"{text} does not exist: a 'heldout_split' step named {split!r} must "
         "run before this step.")
@@ -59,11 +67,9 @@ def mlm_step(step_dir, output_dir, bindings):
          f"--run_dir={run_dir}", f"--input_files={text}",
          f"--max_batches={options.get('batches', 50)}", f"--output={out}"],
         check=True)
-    with open(out, encoding="utf-8") as f:
-      curves[run] = json.load(f)
-  with open(os.path.join(step_dir, "curves.json"), "w",
-            encoding="utf-8") as f:
-    json.dump(curves, f, indent=1)
+    curves[run] = run_files.read_json(out)
+  run_files.write_json(os.path.join(step_dir, "curves.json"), curves,
+                       indent=1)
 
 
 def step_functions():

@@ -29,6 +29,7 @@ import tensorflow as tf
 import mixvocab_tf.tasks  # Registers the built-in tasks.  # pylint: disable=unused-import
 from mixvocab_tf.core import evaluation
 from mixvocab_tf.core import gin_utils
+from mixvocab_tf.jobs import run_files
 from mixvocab_tf.tasks.pretraining import mlm_eval
 
 _RUN_DIR = flags.DEFINE_string("run_dir", None, "A stage II or NoKD run.")
@@ -90,8 +91,8 @@ def curve(run_dir, input_files, max_batches):
 def main(argv):
   del argv
   result = curve(_RUN_DIR.value, _INPUT_FILES.value, _MAX_BATCHES.value)
-  with open(_OUTPUT.value, "w", encoding="utf-8") as f:
-    json.dump(result, f, indent=1)
+  # Through tf.io.gfile: the run (and the curve beside it) may be on gs://.
+  run_files.write_json(_OUTPUT.value, result, indent=1)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,10 @@ LiteRT interpreter and writes the test predictions as JSONL; `report` writes
 `report.md`: validation and test scores of teacher and student, the worst
 labels by F1, the most confused pairs, sizes and latency. Every step is an
 ordinary pipeline step: rerunning the command resumes.
+
+The dataset is read from the local disk (`user_data`); the job's directory
+may be on any file system TensorFlow reads that its child processes reach
+(`gs://`): its files go through `tf.io.gfile`.
 """
 
 import collections
@@ -44,9 +48,11 @@ from typing import Optional
 from absl import logging
 import gin
 import numpy as np
+import tensorflow as tf
 
 from mixvocab_tf import data as data_lib
 from mixvocab_tf.jobs import heldout_steps
+from mixvocab_tf.jobs import run_files
 from mixvocab_tf.tasks.finetuning import user_data
 
 SUMMARY_JSON = "summary.json"
@@ -62,7 +68,7 @@ TABLE_ROWS = 10
 
 
 def _quote(value):
-  return repr(os.path.abspath(value)) if value else "None"
+  return repr(run_files.absolute(value)) if value else "None"
 
 
 @gin.configurable(module="mixvocab_tf")
@@ -189,11 +195,11 @@ def student_vocab(student_dir: str) -> Optional[str]:
   names it in its operative_config.gin (`StudentSpec.vocab`).
   """
   beside = os.path.join(student_dir, "student_vocab.txt")
-  if os.path.exists(beside):
-    return os.path.abspath(beside)
+  if tf.io.gfile.exists(beside):
+    return run_files.absolute(beside)
   config = os.path.join(student_dir, "operative_config.gin")
-  if os.path.exists(config):
-    with open(config, encoding="utf-8") as f:
+  if tf.io.gfile.exists(config):
+    with tf.io.gfile.GFile(config, "r") as f:
       for line in f:
         name, _, value = line.partition("=")
         if name.strip().endswith("StudentSpec.vocab") and value.strip() not in (
@@ -230,8 +236,8 @@ def check_step(step_dir, output_dir, bindings):
   del output_dir
   _, dataset = _load(bindings)
   summary = dict(dataset.summary(), warning=dataset.warning())
-  with open(os.path.join(step_dir, SUMMARY_JSON), "w", encoding="utf-8") as f:
-    json.dump(summary, f, indent=1)
+  run_files.write_json(os.path.join(step_dir, SUMMARY_JSON), summary,
+                       indent=1)
 
 
 def _rows(split):
@@ -316,22 +322,31 @@ def export_step(step_dir, output_dir, bindings):
   # pylint: enable=g-import-not-at-top
   _, dataset = _load(bindings)
   saved_model_dir = os.path.join(step_dir, "saved_model")
-  if not os.path.isfile(os.path.join(saved_model_dir, "saved_model.pb")):
+  if not run_files.is_file(os.path.join(saved_model_dir, "saved_model.pb")):
     export_run.export_run(os.path.join(output_dir, "student"),
                           saved_model_dir)
   tflite_path = os.path.join(step_dir, TFLITE_FILE)
-  if not os.path.isfile(tflite_path):
+  if not run_files.is_file(tflite_path):
     logging.info("Converting the SavedModel to a dynamic-range .tflite...")
     content = tflite_conversion.convert_saved_model(saved_model_dir,
                                                     quantize="dynamic")
-    with open(tflite_path + ".tmp", "wb") as f:
-      f.write(content)
-    os.replace(tflite_path + ".tmp", tflite_path)
-  predictor = predict_lib.load_predictor(tflite_path)
+    run_files.write_atomically(tflite_path, content)
   summary = {"kind": dataset.kind, "saved_model_dir": saved_model_dir,
              "saved_model_bytes": report.file_size(saved_model_dir),
-             "tflite": tflite_path, "tflite_bytes": os.path.getsize(
+             "tflite": tflite_path, "tflite_bytes": run_files.file_size(
                  tflite_path), "splits": {}}
+  # The predictor opens a local file: a remote .tflite is copied to one.
+  with run_files.local_copy(tflite_path, (predict_lib.TFLITE_LABELS_SUFFIX,)
+                           ) as local_tflite:
+    _score_export(predict_lib.load_predictor(local_tflite), dataset,
+                  output_dir, summary)
+  run_files.write_json(os.path.join(step_dir, SUMMARY_JSON), summary,
+                       indent=1)
+
+
+def _score_export(predictor, dataset, output_dir, summary):
+  """Adds the predictor's scores and latency to the export's summary."""
+  from mixvocab_tf.jobs import report  # pylint: disable=g-import-not-at-top
   for name in ("validation", "test"):
     split = dataset.splits.get(name)
     if split is None:
@@ -344,9 +359,9 @@ def export_step(step_dir, output_dir, bindings):
           dataset.kind, predictions, gold)
     if name == "test":
       path = os.path.join(output_dir, PREDICTIONS_JSONL)
-      with open(path, "w", encoding="utf-8") as f:
-        for prediction in predictions:
-          f.write(json.dumps(prediction, ensure_ascii=False) + "\n")
+      run_files.write_text(path, "".join(
+          json.dumps(prediction, ensure_ascii=False) + "\n"
+          for prediction in predictions))
       entry["predictions"] = path
     summary["splits"][name] = entry
   queries = _rows(dataset.splits["validation"])[0][:LATENCY_QUERIES]
@@ -357,19 +372,16 @@ def export_step(step_dir, output_dir, bindings):
     latencies.append(time.perf_counter() - start)
   summary["p50_ms"] = report.percentile_ms(latencies, 50)
   summary["p90_ms"] = report.percentile_ms(latencies, 90)
-  with open(os.path.join(step_dir, SUMMARY_JSON), "w", encoding="utf-8") as f:
-    json.dump(summary, f, indent=1)
 
 
 def _evaluate(run_dir, split, output_json):
   """The run's best checkpoint on `split`, in a child process (its config)."""
-  if not os.path.exists(output_json):
+  if not tf.io.gfile.exists(output_json):
     subprocess.run([sys.executable, "-m", "mixvocab_tf.cli.evaluate",
                     f"--model_dir={run_dir}", "--checkpoint=best",
                     f"--split={split}", f"--output_json={output_json}"],
                    check=True, stdout=subprocess.DEVNULL)
-  with open(output_json, encoding="utf-8") as f:
-    return json.load(f)
+  return run_files.read_json(output_json)
 
 
 def report_step(step_dir, output_dir, bindings):
@@ -377,8 +389,7 @@ def report_step(step_dir, output_dir, bindings):
   from mixvocab_tf.jobs import report  # pylint: disable=g-import-not-at-top
   _, dataset = _load(bindings)
   join = lambda *p: os.path.join(output_dir, *p)
-  with open(join("export", SUMMARY_JSON), encoding="utf-8") as f:
-    export = json.load(f)
+  export = run_files.read_json(join("export", SUMMARY_JSON))
   intent_slot = dataset.kind == user_data.INTENT_SLOT
   metric_names = (("intent_accuracy", "intent acc."),
                   ("slot_f1", "slot F1")) if intent_slot else (
@@ -455,10 +466,9 @@ def report_step(step_dir, output_dir, bindings):
     lines.append(f"- test predictions: `{export['splits']['test']['predictions']}`")
   lines += ["", "Predict with it: `mixvocab-predict --model="
             f"{export['tflite']} --input=queries.txt --output=-`", ""]
-  with open(join(REPORT_MD), "w", encoding="utf-8") as f:
-    f.write("\n".join(lines))
-  with open(os.path.join(step_dir, SUMMARY_JSON), "w", encoding="utf-8") as f:
-    json.dump({"report": join(REPORT_MD), "rows": rows}, f, indent=1)
+  run_files.write_text(join(REPORT_MD), "\n".join(lines))
+  run_files.write_json(os.path.join(step_dir, SUMMARY_JSON),
+                       {"report": join(REPORT_MD), "rows": rows}, indent=1)
   print("\n".join(lines))
 
 

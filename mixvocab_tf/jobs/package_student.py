@@ -13,12 +13,13 @@ other: fine-tuning reads it with `INIT_CHECKPOINT`, `tools/evaluate.py` and
 As a pipeline step: `('package', 'package_student', [], ["run = 'stage2'",
 "destination = 'mixvocab_tf/data/pretrained_student'"])`; the whole recipe
 that made the shipped student is `gin_configs/pretrained_student.gin`.
+
+The run and the destination may be on any file system TensorFlow reads
+(`gs://`): every file goes through `tf.io.gfile`.
 """
 
 import dataclasses
-import json
 import os
-import shutil
 
 import gin
 import tensorflow as tf
@@ -26,6 +27,7 @@ import tensorflow as tf
 from mixvocab_tf.core import checkpointing
 from mixvocab_tf.core import gin_utils
 from mixvocab_tf.jobs import heldout_steps
+from mixvocab_tf.jobs import run_files
 from mixvocab_tf.text import heldout
 
 METRICS_JSON = "metrics.json"
@@ -58,9 +60,9 @@ def package_student(run_dir: str, destination: str) -> dict:
     inputs = {k: v for k, v in dataclasses.asdict(task.inputs).items()
               if k not in ("input_files", "tfds_name", "tfds_split",
                            "tfds_text_key")}
-  if os.path.isdir(destination):
-    shutil.rmtree(destination)
-  os.makedirs(destination)
+  if tf.io.gfile.isdir(destination):
+    tf.io.gfile.rmtree(destination)
+  tf.io.gfile.makedirs(destination)
   # Through a manager, so that the directory has a state file and reads
   # like a trainer run.
   tf.train.CheckpointManager(
@@ -68,34 +70,32 @@ def package_student(run_dir: str, destination: str) -> dict:
                           **{k: items[k] for k in KEPT_ITEMS if k in items}),
       destination, max_to_keep=1, checkpoint_name="ckpt").save(
           checkpoint_number=1)
-  shutil.copy(os.path.join(run_dir, checkpointing.ENCODER_CONFIG_FILE),
-              destination)
-  with open(os.path.join(destination, VOCAB_FILE), "w",
-            encoding="utf-8") as f:
-    f.write("\n".join(vocab) + "\n")
+  run_files.copy(os.path.join(run_dir, checkpointing.ENCODER_CONFIG_FILE),
+                 os.path.join(destination,
+                              checkpointing.ENCODER_CONFIG_FILE))
+  run_files.write_text(os.path.join(destination, VOCAB_FILE),
+                       "\n".join(vocab) + "\n")
   step = int(path.rsplit("-", 1)[1])
-  metrics = {"source_run": os.path.abspath(run_dir), "step": step,
+  metrics = {"source_run": run_files.absolute(run_dir), "step": step,
              "task": task.task_name, "preset": preset, "inputs": inputs,
              "description": describe}
-  split = os.path.join(os.path.dirname(os.path.abspath(run_dir)), "split",
+  split = os.path.join(os.path.dirname(run_files.absolute(run_dir)), "split",
                        heldout.SUMMARY_JSON)
-  if os.path.exists(split):
+  if tf.io.gfile.exists(split):
     # Where the held-out blocks come from, so that a test can cut them again.
-    with open(split, encoding="utf-8") as f:
-      summary = json.load(f)
+    summary = run_files.read_json(split)
     metrics["split"] = {
         "corpus": [os.path.basename(p) for p in summary["input_files"]],
         "heldout_every": summary["heldout_every"],
         "block_lines": summary["block_lines"]}
   curve = os.path.join(run_dir, heldout_steps.MLM_CURVE_FILE)
-  if os.path.exists(curve):
-    with open(curve, encoding="utf-8") as f:
-      points = [p for p in json.load(f)["points"] if p["step"] == step]
+  if tf.io.gfile.exists(curve):
+    points = [p for p in run_files.read_json(curve)["points"]
+              if p["step"] == step]
     if points:
       metrics["heldout"] = points[0]
-  with open(os.path.join(destination, METRICS_JSON), "w",
-            encoding="utf-8") as f:
-    json.dump(metrics, f, indent=1)
+  run_files.write_json(os.path.join(destination, METRICS_JSON), metrics,
+                       indent=1)
   return metrics
 
 

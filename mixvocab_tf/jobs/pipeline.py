@@ -19,6 +19,11 @@ checked when the job runs, so the study's kinds are known by then.
 
 In the bindings of a step, `{output_dir}` stands for DIR.
 
+DIR may be on any file system TensorFlow reads (`gs://`, or `ram://` in
+tests): step directories, `DONE` markers, logs and summaries go through
+`tf.io.gfile`. A training step's child process writes its own model_dir, so
+DIR must then be one that a new process reaches (a bucket, not `ram://`).
+
 To use idle cores, a second process can run a part of the same job in the
 same DIR: `--gin_bindings="step_selection.only = ['ft_sst2_*']"` runs only the
 steps whose names match one of the patterns (fnmatch). Two processes must not
@@ -26,7 +31,6 @@ be given the same step: the second would find its directory locked and stop.
 """
 
 import fnmatch
-import json
 import os
 import re
 import subprocess
@@ -35,14 +39,19 @@ import time
 
 from absl import logging
 import gin
+import tensorflow as tf
 
 from mixvocab_tf import quiet
 from mixvocab_tf.jobs import heldout_steps
 from mixvocab_tf.jobs import own_data
 from mixvocab_tf.jobs import package_student
 from mixvocab_tf.jobs import quickstart
+from mixvocab_tf.jobs import run_files
 
 DONE = "DONE"
+#: A step's log (its child's output) is written out this often at most when
+#: DIR is not local: each flush of an object (`gs://`) uploads all of it.
+_REMOTE_LOG_FLUSH_SECONDS = 30
 #: Kinds the runner handles itself.
 _BUILTIN_KINDS = ("vocab", "train")
 #: Steps run in this process: f(step_dir, output_dir, bindings).
@@ -134,7 +143,7 @@ def configured_steps():
 def _format(value, output_dir):
   # Absolute, so that the paths a run records in its operative_config.gin
   # (vocabularies, init checkpoints) hold from any working directory.
-  return value.replace("{output_dir}", os.path.abspath(output_dir))
+  return value.replace("{output_dir}", run_files.absolute(output_dir))
 
 
 def _validate(steps):
@@ -156,8 +165,8 @@ def _validate(steps):
 
 def _run_vocab(step_dir, output_dir, vocab_size):
   path, summary = quickstart.learn_student_vocabulary(output_dir, vocab_size)
-  with open(os.path.join(step_dir, "summary.json"), "w", encoding="utf-8") as f:
-    json.dump(dict(summary, path=path), f, indent=2)
+  run_files.write_json(os.path.join(step_dir, "summary.json"),
+                       dict(summary, path=path), indent=2)
 
 
 #: An absl warning, error or fatal line: "W1126 01:20:17.249 123 file.py:5] ".
@@ -189,13 +198,18 @@ def _run_train(name, step_dir, gin_files, bindings, output_dir):
   # The child's output goes to a log file next to its checkpoints, and its
   # progress lines, warnings and errors to the console.
   log_path = os.path.join(step_dir, "log.txt")
-  with open(log_path, "a", encoding="utf-8") as log:
+  # A local log is written line by line, to be followed as the step runs.
+  every = 0 if run_files.is_local(log_path) else _REMOTE_LOG_FLUSH_SECONDS
+  with tf.io.gfile.GFile(log_path, "a") as log:
     process = subprocess.Popen(command, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True,
                                env=quiet.child_env(verbose))
+    flushed = time.time()
     for line in process.stdout:
       log.write(line)
-      log.flush()
+      if time.time() - flushed >= every:
+        log.flush()
+        flushed = time.time()
       if verbose or _shown(line):
         sys.stderr.write(f"[{name}] {line}")
     code = process.wait()
@@ -215,18 +229,18 @@ def run(output_dir):
                                       for s in steps):
     raise ValueError(f"step_selection.only = {patterns} matches none of the "
                      f"{len(steps)} steps (first: {steps[0][0]!r}).")
-  os.makedirs(output_dir, exist_ok=True)
+  tf.io.gfile.makedirs(output_dir)
   started = time.time()
   for index, (name, kind, gin_files, bindings) in enumerate(steps, 1):
     step_dir = os.path.join(output_dir, name)
     if not _selected(name, patterns):
       continue
     if (kind not in _RERUN_KINDS and
-        os.path.exists(os.path.join(step_dir, DONE))):
+        tf.io.gfile.exists(os.path.join(step_dir, DONE))):
       logging.info("[%d/%d] %s: done already, skipped.", index, len(steps),
                    name)
       continue
-    os.makedirs(step_dir, exist_ok=True)
+    tf.io.gfile.makedirs(step_dir)
     logging.info("[%d/%d] %s (%s) - %.0f s into the job", index, len(steps),
                  name, kind, time.time() - started)
     step_start = time.time()
@@ -237,7 +251,7 @@ def run(output_dir):
     else:
       _STEP_FUNCTIONS[kind](step_dir, output_dir,
                             [_format(b, output_dir) for b in bindings])
-    with open(os.path.join(step_dir, DONE), "w", encoding="utf-8") as f:
-      f.write(f"{time.time() - step_start:.1f} seconds\n")
+    run_files.write_text(os.path.join(step_dir, DONE),
+                         f"{time.time() - step_start:.1f} seconds\n")
   logging.info("Pipeline finished in %.0f s; outputs in %s.",
                time.time() - started, output_dir)

@@ -9,15 +9,19 @@ trainer runs (stage I, stage II, NoKD, fine-tuning) and these three steps:
 * `export_step`: the fine-tuned student as a SavedModel that takes raw
   strings, and TFLite files run in LiteRT over SNIPS valid;
 * `report_step`: `report.md` and its plots.
+
+The job's directory may be on any file system TensorFlow reads (`gs://`):
+its files go through `tf.io.gfile` (`run_files`).
 """
 
-import json
 import os
 import time
 
 from absl import logging
+import tensorflow as tf
 
 from mixvocab_tf import data
+from mixvocab_tf.jobs import run_files
 
 
 def learn_student_vocabulary(output_dir, vocab_size):
@@ -28,10 +32,9 @@ def learn_student_vocabulary(output_dir, vocab_size):
   # pylint: enable=g-import-not-at-top
   path = os.path.join(output_dir, "student_vocab.txt")
   summary_path = os.path.join(output_dir, "vocab_summary.json")
-  if os.path.exists(path) and os.path.exists(summary_path):
+  if tf.io.gfile.exists(path) and tf.io.gfile.exists(summary_path):
     logging.info("Student vocabulary already learned: %s", path)
-    with open(summary_path, encoding="utf-8") as f:
-      return path, json.load(f)
+    return path, run_files.read_json(summary_path)
   lines = vocab_learning.read_corpus_lines(data.builtin_corpus_files())
   train_lines, heldout = vocab_learning.split_heldout(lines, 0.01)
   logging.info("Learning a %d-token student vocabulary from %d lines of the "
@@ -42,18 +45,14 @@ def learn_student_vocabulary(output_dir, vocab_size):
   summary = vocab_learning.vocabulary_summary(
       tokens, data.default_teacher_vocab(), heldout)
   summary["seconds"] = round(time.time() - start, 1)
-  vocab.write_vocab(tokens, path + ".tmp")
-  os.replace(path + ".tmp", path)
-  with open(summary_path, "w", encoding="utf-8") as f:
-    json.dump(summary, f, indent=2)
+  with run_files.local_output(path) as local:  # write_vocab opens locally.
+    vocab.write_vocab(tokens, local)
+  run_files.write_json(summary_path, summary, indent=2)
   return path, summary
 
 
 def _read_json(path):
-  if not os.path.isfile(path):
-    return None
-  with open(path, encoding="utf-8") as f:
-    return json.load(f)
+  return run_files.read_json_if_any(path)
 
 
 def export_step(step_dir, output_dir, bindings,
@@ -75,7 +74,7 @@ def export_step(step_dir, output_dir, bindings,
   # pylint: enable=g-import-not-at-top
   (run_dir,) = bindings
   saved_model_dir = os.path.join(step_dir, "saved_model")
-  if not os.path.isfile(os.path.join(saved_model_dir, "saved_model.pb")):
+  if not run_files.is_file(os.path.join(saved_model_dir, "saved_model.pb")):
     export_run.export_run(run_dir, saved_model_dir)
   valid = snips_data.read_snips(data.snips_dir("valid"))
   queries = [" ".join(words) for words in valid.words]
@@ -86,15 +85,14 @@ def export_step(step_dir, output_dir, bindings,
   calibration = [" ".join(w) for w in train.words[::50]]
   for quantize in quantizations:
     path = os.path.join(step_dir, f"snips_{quantize}.tflite")
-    if not os.path.isfile(path):
+    if not run_files.is_file(path):
       logging.info("Converting to TFLite (%s)...", quantize)
       content = tflite_conversion.convert_saved_model(
           saved_model_dir, quantize=quantize,
           representative_examples=calibration)
-      with open(path + ".tmp", "wb") as f:
-        f.write(content)
-      os.replace(path + ".tmp", path)
-    runner = tflite_conversion.TFLiteRunner(model_path=path, num_threads=1)
+      run_files.write_atomically(path, content)
+    runner = tflite_conversion.TFLiteRunner(**run_files.tflite_model(path),
+                                            num_threads=1)
     latencies, predictions = [], []
     for query in queries:
       start = time.perf_counter()
@@ -104,25 +102,34 @@ def export_step(step_dir, output_dir, bindings,
     scores = snips_export_module.snips_scores(predictions, valid.intents,
                                               valid.tags)
     summary["tflite"][quantize] = {
-        "path": path, "size_bytes": os.path.getsize(path),
+        "path": path, "size_bytes": run_files.file_size(path),
         "p50_ms": report.percentile_ms(latencies, 50),
         "p90_ms": report.percentile_ms(latencies, 90),
         "intent_accuracy": scores["intent_accuracy"],
         "slot_f1": scores["slot_f1"]}
     logging.info("TFLite %s: %s", quantize, summary["tflite"][quantize])
-  with open(os.path.join(step_dir, "summary.json"), "w",
-            encoding="utf-8") as f:
-    json.dump(summary, f, indent=2)
+  run_files.write_json(os.path.join(step_dir, "summary.json"), summary,
+                       indent=2)
 
 
 def _step_dirs(output_dir):
-  """The job's step directories, in the order they finished."""
-  dirs = [os.path.join(output_dir, d) for d in os.listdir(output_dir)]
-  dirs = [d for d in dirs if os.path.isdir(d)]
+  """The job's step directories, in the order they finished.
+
+  Local times are read with `os.path.getmtime`: `tf.io.gfile.stat` rounds
+  them to seconds, which would mix up steps that finished within one.
+  (ram:// gives no times: there, steps come in the order of their names.)
+  """
+  dirs = [os.path.join(output_dir, d.rstrip("/"))
+          for d in tf.io.gfile.listdir(output_dir)]
+  dirs = [d for d in dirs if tf.io.gfile.isdir(d)]
 
   def finished(d):
     done = os.path.join(d, "DONE")
-    return os.path.getmtime(done) if os.path.exists(done) else float("inf")
+    if not tf.io.gfile.exists(done):
+      return float("inf")
+    if run_files.is_local(done):
+      return os.path.getmtime(done)
+    return tf.io.gfile.stat(done).mtime_nsec / 1e9
 
   return sorted(dirs, key=lambda d: (finished(d), d))
 
@@ -305,11 +312,9 @@ def report_step(step_dir, output_dir, bindings):
     if png:
       lines.append(f"![{caption}]({os.path.basename(png)})")
   lines.append("")
-  with open(join("report.md"), "w", encoding="utf-8") as f:
-    f.write("\n".join(lines))
-  with open(os.path.join(step_dir, "summary.json"), "w",
-            encoding="utf-8") as f:
-    json.dump({"report": join("report.md"),
-               "snips": {n: b["metrics"] for n, b in snips.items()}}, f,
-              indent=2)
+  run_files.write_text(join("report.md"), "\n".join(lines))
+  run_files.write_json(
+      os.path.join(step_dir, "summary.json"),
+      {"report": join("report.md"),
+       "snips": {n: b["metrics"] for n, b in snips.items()}}, indent=2)
   print("\n".join(lines))

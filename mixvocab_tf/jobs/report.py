@@ -2,15 +2,20 @@
 
 Reads only what the runs wrote (TensorBoard event files under each trainer
 `model_dir/train`, metrics JSON files, exported files on disk), so every number
-in the report comes from an artefact next to it.
+in the report comes from an artefact next to it. Runs, plots and exports may
+be on any file system TensorFlow reads (`gs://`): files go through
+`tf.io.gfile`.
 """
 
-import glob
+import io
 import json
 import math
 import os
 
 import numpy as np
+import tensorflow as tf
+
+from mixvocab_tf.jobs import run_files
 
 #: Published SNIPS rows (Zhao et al., EACL 2021, Table 3): label,
 #: parameters, intent accuracy, slot F1 (test set; ours are on valid).
@@ -22,9 +27,9 @@ PAPER_SNIPS_ROWS = (
 
 def read_scalars(log_dir):
   """TensorBoard scalars of a run: {tag: [(step, value), ...]} sorted by step."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   scalars = {}
-  for path in sorted(glob.glob(os.path.join(log_dir, "events.out.tfevents.*"))):
+  for path in sorted(tf.io.gfile.glob(
+      os.path.join(log_dir, "events.out.tfevents.*"))):
     for event in tf.compat.v1.train.summary_iterator(path):
       for value in event.summary.value:
         if value.HasField("simple_value"):
@@ -40,10 +45,10 @@ def read_scalars(log_dir):
 def read_history(model_dir):
   """[(step, metrics)] of a run's evaluations (`eval/history.jsonl`)."""
   path = os.path.join(model_dir, "eval", "history.jsonl")
-  if not os.path.isfile(path):
+  if not run_files.is_file(path):
     return []
-  with open(path, encoding="utf-8") as f:
-    records = [json.loads(line) for line in f if line.strip()]
+  records = [json.loads(line) for line in run_files.read_text(path).split("\n")
+             if line.strip()]
   # A resumed run appends again from its checkpoint: the last record of a
   # step wins.
   by_step = {r["step"]: r["metrics"] for r in records}
@@ -55,6 +60,13 @@ def _pyplot():
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
   return plt
+
+
+def _save(fig, path):
+  """Writes a figure to `path` (any file system) in its extension's format."""
+  buffer = io.BytesIO()
+  fig.savefig(buffer, format=os.path.splitext(path)[1][1:] or None, dpi=110)
+  run_files.write_atomically(path, buffer.getvalue())
 
 
 def plot_lines(series, path, xlabel, ylabel, title, percent=False,
@@ -91,7 +103,7 @@ def plot_lines(series, path, xlabel, ylabel, title, percent=False,
   ax.grid(alpha=0.3)
   ax.legend(fontsize=8)
   fig.tight_layout()
-  fig.savefig(path, dpi=110)
+  _save(fig, path)
   plt.close(fig)
   return path
 
@@ -147,17 +159,17 @@ def plot_size_vs_accuracy_panels(points, path, title):
     ax.legend(fontsize=7, loc="lower right")
   fig.suptitle(title, fontsize=10)
   fig.tight_layout()
-  fig.savefig(path, dpi=110)
+  _save(fig, path)
   plt.close(fig)
   return path
 
 
 def file_size(path):
   """Bytes of a file, or of all files under a directory."""
-  if os.path.isfile(path):
-    return os.path.getsize(path)
-  return sum(os.path.getsize(os.path.join(root, f))
-             for root, _, files in os.walk(path) for f in files)
+  if run_files.is_file(path):
+    return run_files.file_size(path)
+  return sum(run_files.file_size(os.path.join(root, f))
+             for root, _, files in tf.io.gfile.walk(path) for f in files)
 
 
 def format_mb(size_bytes):
