@@ -6,6 +6,7 @@ import tempfile
 import unittest
 
 from projects.pretraining_recipe import paper_question
+from projects.pretraining_recipe import paper_question_table
 
 
 class PaperQuestionTest(unittest.TestCase):
@@ -82,6 +83,31 @@ class PaperQuestionTest(unittest.TestCase):
                   "(n=2) | 0: 98.00, 1: 96.00 |", table)
     self.assertIn("| sst2 | long | NoKD, compute-matched | SST-2 acc. | "
                   "80.00 (n=1) | 0: 80.00 | 50.90 |", table)
+
+  def test_archive_and_held_out_table(self):
+    point = {"step": 100, "loss": 5.5, "accuracy": 0.1,
+             "unigram_loss": 6.4, "unigram_accuracy": 0.05}
+    with tempfile.TemporaryDirectory() as d:
+      main, long, job, dest = (os.path.join(d, n) for n in
+                               ("main", "long", "job", "archive"))
+      for root, step in ((main, "stage2"), (long, "stage2"),
+                         (job, "long_nokd")):
+        os.makedirs(os.path.join(root, step))
+        with open(os.path.join(root, step, "mlm_curve.json"), "w") as f:
+          json.dump({"points": [point]}, f)
+      os.makedirs(os.path.join(job, "ft_snips_long_nokd_seed0", "best"))
+      with open(os.path.join(job, "ft_snips_long_nokd_seed0", "best",
+                             "metrics.json"), "w") as f:
+        json.dump({"metrics": {"intent_accuracy": 0.9, "slot_f1": 0.8}}, f)
+      paper_question_table.archive(dest, job, main, long)
+      table = paper_question_table.held_out_table(dest)
+      downstream = paper_question.results_table(dest)
+    self.assertIn("| main | stage II | 100 | 5.500 | 6.400 | -0.900 | 10.0% "
+                  "| 5.0% |  |", table)
+    self.assertIn("| long | NoKD, step-matched |", table)
+    self.assertNotIn("compute-matched", table)
+    self.assertIn("| snips | long | NoKD, step-matched | SNIPS slot F1 | "
+                  "80.00 (n=1) |", downstream)
 
 
 if __name__ == "__main__":
