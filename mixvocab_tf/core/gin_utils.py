@@ -306,13 +306,15 @@ def parse_run_config(model_dir: Optional[str] = None,
                        "operative_config.gin is read) or its gin files "
                        "(--gin_file); received neither.")
     operative = os.path.join(model_dir, trainer_lib.OPERATIVE_CONFIG)
-    if not os.path.isfile(operative):
+    if not tf.io.gfile.exists(operative):
       raise FileNotFoundError(
           f"{operative} not found; pass the run's gin files (--gin_file) "
           "instead.")
     parse([], [])  # The search path, for the record's `include`s.
     try:
-      gin.parse_config_file(operative, skip_unknown=True)
+      # Read through gfile: the run directory may be on gs://.
+      with tf.io.gfile.GFile(operative) as f:
+        gin.parse_config(f.read(), skip_unknown=True)
     except Exception as e:  # pylint: disable=broad-except
       raise GinConfigError(
           f"Bad gin configuration in {operative}: {_suggest(str(e))}") from e

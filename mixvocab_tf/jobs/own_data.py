@@ -143,7 +143,7 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     student = "{output_dir}/stage2"
   elif student is None:
     student = data_lib.pretrained_student_dir()
-  elif not os.path.exists(student):
+  elif not tf.io.gfile.exists(student):
     raise FileNotFoundError(
         f"STUDENT = {student!r} does not exist; give a pretrained student's "
         "run directory (stage II, NoKD), or None for the package's own.")
