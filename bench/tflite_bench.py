@@ -122,7 +122,7 @@ def _export(name, export_dir, labels):
   from mixvocab_tf import export
   from mixvocab_tf import models
   from mixvocab_tf import networks
-  from mixvocab_tf.tasks.finetuning import snips_export_module
+  from mixvocab_tf.tasks.finetuning.intent_slot import export_module as intent_slot_export
   from mixvocab_tf.text import vocab as vocab_lib
   # pylint: enable=g-import-not-at-top
   layers, hidden, heads, which = _MODEL_SIZES[name]
@@ -133,7 +133,7 @@ def _export(name, export_dir, labels):
       hidden_size=hidden, num_attention_heads=heads)
   model = models.JointIntentSlotModel(encoder, labels.num_intents,
                                       labels.num_slots)
-  module = snips_export_module.SnipsExportModule(
+  module = intent_slot_export.IntentSlotExportModule(
       model, labels, vocab, seq_length=_SEQ_LENGTH.value)
   export.export_saved_model(module, export_dir)
   return export_dir
@@ -183,16 +183,17 @@ def main(argv):
   # pylint: disable=g-import-not-at-top
   from mixvocab_tf import data
   from mixvocab_tf.export import tflite_conversion
-  from mixvocab_tf.tasks.finetuning import snips_data
+  from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
+
   # pylint: enable=g-import-not-at-top
 
   output_dir = _OUTPUT_DIR.value or tempfile.mkdtemp(prefix="tflite_bench")
   os.makedirs(output_dir, exist_ok=True)
-  train = snips_data.read_snips(data.snips_dir("train"))
-  labels = snips_data.SnipsLabels.from_examples(train)
+  train = intent_slot_data.read_intent_slot(data.snips_dir("train"))
+  labels = intent_slot_data.IntentSlotLabels.from_examples(train)
   calibration = [" ".join(w) for w in train.words[:_CALIBRATION.value]]
   valid = [" ".join(w) for w in
-           snips_data.read_snips(data.snips_dir("valid")).words]
+           intent_slot_data.read_intent_slot(data.snips_dir("valid")).words]
   results = []
   for name in _MODELS.value:
     export_dir = os.path.join(output_dir, f"{name}_savedmodel")

@@ -23,9 +23,9 @@ from mixvocab_tf.core import trainer as trainer_lib
 from mixvocab_tf.export import serving_contract
 from mixvocab_tf.jobs import convert_run
 from mixvocab_tf.jobs import export_run
-from mixvocab_tf.tasks.finetuning import finetune_glue
+from mixvocab_tf.tasks.finetuning.text_classification import task as text_classification_task
 from mixvocab_tf.tasks.finetuning import finetune_task
-from mixvocab_tf.tasks.finetuning import glue_data
+from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
 
 SEQ_LENGTH = 16
 #: Is the request about music (1) or not (0)?
@@ -80,7 +80,7 @@ class ToyMusicIntentTask(finetune_task.FinetuneTask):
                                      dropout_rate=self.dropout_rate)
 
   def build_inputs(self, input_context=None, training=True):
-    featurize = glue_data.glue_featurizer(self.tokens, self.seq_length,
+    featurize = text_classification_data.text_classification_featurizer(self.tokens, self.seq_length,
                                           pair=False)
     dataset = tf.data.Dataset.from_tensor_slices(
         {"sentence_a": SENTENCES, "label": LABELS})
@@ -90,7 +90,7 @@ class ToyMusicIntentTask(finetune_task.FinetuneTask):
 
   def compute_loss(self, model, features, training):
     logits = model(features, training=training)["logits"]
-    loss_sum, correct, count = finetune_glue.classification_loss(
+    loss_sum, correct, count = text_classification_task.classification_loss(
         logits, features["label"])
     return loss_sum / count, {
         "accuracy": base_task.metric(correct, count)}

@@ -41,8 +41,8 @@ from mixvocab_tf import data as data_lib
 from mixvocab_tf.export import parity
 from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.models import joint_intent_slot_model
-from mixvocab_tf.tasks.finetuning import snips_data
-from mixvocab_tf.tasks.finetuning import snips_export_module
+from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
+from mixvocab_tf.tasks.finetuning.intent_slot import export_module as intent_slot_export
 from mixvocab_tf.core import gin_utils
 from mixvocab_tf.core import trainer as trainer_lib
 
@@ -72,14 +72,14 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 #: Bindings that shrink finetune_snips_cpu.gin to a tiny quick run.
 TINY_RUN = [
-    "FinetuneSnipsTask.student_preset = None",
-    "FinetuneSnipsTask.num_layers = 2",
-    "FinetuneSnipsTask.hidden_size = 32",
-    "FinetuneSnipsTask.num_attention_heads = 2",
-    "FinetuneSnipsTask.dropout_rate = 0.0",
-    f"FinetuneSnipsTask.seq_length = {SEQ_LENGTH}",
-    "FinetuneSnipsTask.global_batch_size = 32",
-    "FinetuneSnipsTask.shuffle_buffer = 2000",
+    "IntentSlotTask.student_preset = None",
+    "IntentSlotTask.num_layers = 2",
+    "IntentSlotTask.hidden_size = 32",
+    "IntentSlotTask.num_attention_heads = 2",
+    "IntentSlotTask.dropout_rate = 0.0",
+    f"IntentSlotTask.seq_length = {SEQ_LENGTH}",
+    "IntentSlotTask.global_batch_size = 32",
+    "IntentSlotTask.shuffle_buffer = 2000",
     # A constant 3e-3: the quickest way for a tiny model to learn something.
     "optimization_config.learning_rate = 3e-3",
     "optimization_config.end_learning_rate = 3e-3",
@@ -123,14 +123,14 @@ def exported(tmp_path_factory):
                   f"--export_dir={export_dir}")
   assert summary["checkpoint"].endswith(f"ckpt-{TRAIN_STEPS}")
   model = tf_keras.models.load_model(export_dir)
-  module = snips_export_module.SnipsExportModule(
+  module = intent_slot_export.IntentSlotExportModule(
       model, task.labels, task.vocab_path, seq_length=SEQ_LENGTH)
-  calibration = [" ".join(w) for w in snips_data.read_snips(
+  calibration = [" ".join(w) for w in intent_slot_data.read_intent_slot(
       data_lib.snips_dir("train")).words[:CALIBRATION_EXAMPLES]]
   tflite = {q: tflite_conversion.convert_saved_model(export_dir, q,
                                                      calibration)
             for q in QUANTIZATIONS}
-  valid = snips_data.read_snips(data_lib.snips_dir("valid"))
+  valid = intent_slot_data.read_intent_slot(data_lib.snips_dir("valid"))
   return dict(task=task, model=model, module=module, export_dir=export_dir,
               tflite=tflite, valid=valid, root=root,
               texts=[" ".join(w) for w in valid.words])
@@ -150,7 +150,7 @@ def predictions(exported):
 
 def _scores(exported, predictions):
   valid = exported["valid"]
-  return snips_export_module.snips_scores(predictions, valid.intents,
+  return intent_slot_export.intent_slot_scores(predictions, valid.intents,
                                           valid.tags)
 
 
@@ -226,7 +226,7 @@ def test_tflite_needs_only_tensorflow_text_custom_ops(exported):
 def test_saved_model_decodes_like_the_training_featurizer(exported):
   """Intent and word tags equal evaluation's on training features."""
   valid, module = exported["valid"], exported["module"]
-  dataset, _ = snips_data.load_snips(
+  dataset, _ = intent_slot_data.load_intent_slot(
       data_lib.snips_dir("valid"), exported["task"].labels,
       data_lib.default_student_vocab(), SEQ_LENGTH)
   features = next(iter(dataset.take(64).batch(64)))

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from mixvocab_tf.tasks.finetuning import finetune_glue
+from mixvocab_tf.tasks.finetuning.text_classification import task as text_classification_task
 from mixvocab_tf.core import optimization
 from mixvocab_tf.core import trainer as trainer_lib
 from mixvocab_testing import testing_utils
@@ -20,10 +20,10 @@ GLUE_DIR = testing_utils.shared_data("glue")
 pytestmark = pytest.mark.skipif(
     not os.path.isdir(GLUE_DIR), reason=f"no GLUE data at {GLUE_DIR}")
 
-_TINY = ["FinetuneGlueTask.student_preset = None",
-         "FinetuneGlueTask.num_layers = 1",
-         "FinetuneGlueTask.hidden_size = 32",
-         "FinetuneGlueTask.num_attention_heads = 2"]
+_TINY = ["TextClassificationTask.student_preset = None",
+         "TextClassificationTask.num_layers = 1",
+         "TextClassificationTask.hidden_size = 32",
+         "TextClassificationTask.num_attention_heads = 2"]
 
 
 def test_mrpc_with_the_trainer_binary(tmp_path):
@@ -31,8 +31,8 @@ def test_mrpc_with_the_trainer_binary(tmp_path):
   bindings = _TINY + [
       "GLUE_TASK = 'mrpc'", f"GLUE_DIR = '{GLUE_DIR}'", "BATCH_SIZE = 8",
       "Trainer.train_steps = 3", "Trainer.evaluate_every = 3",
-      "FinetuneGlueTask.seq_length = 32",
-      "FinetuneGlueTask.eval_batch_size = 256"]
+      "TextClassificationTask.seq_length = 32",
+      "TextClassificationTask.eval_batch_size = 256"]
   result = subprocess.run(
       [sys.executable, "-m", "mixvocab_tf.train", f"--model_dir={model_dir}",
        "--gin_file=finetune_glue_cpu.gin"] +
@@ -50,7 +50,7 @@ def test_mrpc_with_the_trainer_binary(tmp_path):
 
 
 def test_mnli_sample_in_process(tmp_path):
-  task = finetune_glue.FinetuneGlueTask(
+  task = text_classification_task.TextClassificationTask(
       glue_task="mnli", data_dir=GLUE_DIR, seq_length=32,
       global_batch_size=8, eval_batch_size=64, shuffle_buffer=256,
       student_preset=None,

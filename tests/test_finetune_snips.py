@@ -45,8 +45,8 @@ def test_finetune_student_then_evaluate_best(tmp_path):
         "--gin_bindings=Trainer.train_steps = 4",
         "--gin_bindings=Trainer.evaluate_every = 2",
         "--gin_bindings=BATCH_SIZE = 8",
-        "--gin_bindings=FinetuneSnipsTask.seq_length = 32",
-        "--gin_bindings=FinetuneSnipsTask.eval_batch_size = 256"])
+        "--gin_bindings=IntentSlotTask.seq_length = 32",
+        "--gin_bindings=IntentSlotTask.eval_batch_size = 256"])
   best = json.load(open(os.path.join(snips_dir, "best", "metrics.json")))
   latest = json.load(open(os.path.join(snips_dir, "metrics.json")))
   assert latest["step"] == 4 and best["step"] in (2, 4)

@@ -29,10 +29,10 @@ from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.models import joint_intent_slot_model
 from mixvocab_tf.models import sentence_classifier
 from mixvocab_tf.networks import student_encoder
-from mixvocab_tf.tasks.finetuning import glue_data
-from mixvocab_tf.tasks.finetuning import glue_export_module
-from mixvocab_tf.tasks.finetuning import snips_data
-from mixvocab_tf.tasks.finetuning import snips_export_module
+from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
+from mixvocab_tf.tasks.finetuning.text_classification import export_module as text_classification_export
+from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
+from mixvocab_tf.tasks.finetuning.intent_slot import export_module as intent_slot_export
 
 SEQ_LENGTH = 16
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -89,8 +89,8 @@ def snips(tmp_path_factory):
   model = joint_intent_slot_model.JointIntentSlotModel(
       _encoder(3), num_intents=len(INTENTS), num_slots=len(SLOTS))
   _spread(model)
-  module = snips_export_module.SnipsExportModule(
-      model, snips_data.SnipsLabels(INTENTS, SLOTS),
+  module = intent_slot_export.IntentSlotExportModule(
+      model, intent_slot_data.IntentSlotLabels(INTENTS, SLOTS),
       data_lib.default_student_vocab(), seq_length=SEQ_LENGTH)
   return _export(module, tmp_path_factory.mktemp("snips"))
 
@@ -99,8 +99,8 @@ def snips(tmp_path_factory):
 def glue(tmp_path_factory):
   model = sentence_classifier.SentenceClassifier(_encoder(3), num_classes=3)
   _spread(model)
-  module = glue_export_module.GlueExportModule(
-      model, glue_data.LABEL_NAMES["mnli"], data_lib.default_student_vocab(),
+  module = text_classification_export.TextClassificationExportModule(
+      model, text_classification_data.LABEL_NAMES["mnli"], data_lib.default_student_vocab(),
       pair=True, seq_length=SEQ_LENGTH)
   return _export(module, tmp_path_factory.mktemp("glue"))
 
@@ -182,7 +182,7 @@ def test_pair_classifier_saved_model_and_tflite_agree(glue):
   tflite = predict.load_predictor(glue[1])
   assert saved_model.kind == tflite.kind == "classification"
   assert saved_model.input_names == ("sentence_a", "sentence_b")
-  assert tflite.labels == tuple(glue_data.LABEL_NAMES["mnli"])
+  assert tflite.labels == tuple(text_classification_data.LABEL_NAMES["mnli"])
   want = saved_model.predict(rows, top_k=3)
   _assert_same_predictions(tflite.predict(rows, top_k=3), want)
   assert len({r["label"] for r in want}) > 1
@@ -196,7 +196,7 @@ def test_pair_classifier_saved_model_and_tflite_agree(glue):
 
 def test_single_sentence_classifier_takes_sentence(tmp_path):
   model = sentence_classifier.SentenceClassifier(_encoder(7), num_classes=2)
-  module = glue_export_module.GlueExportModule(
+  module = text_classification_export.TextClassificationExportModule(
       model, ["negative", "positive"], data_lib.default_student_vocab(),
       pair=False, seq_length=SEQ_LENGTH)
   export_dir, _ = _export(module, tmp_path, convert=False)
@@ -272,7 +272,7 @@ def test_the_label_table_inside_a_tflite(glue, snips):
   assert predict.tflite_label_table(content, "no_such_output") is None
   with open(glue[1], "rb") as f:
     assert predict.tflite_label_table(f.read(), "label") == list(
-        glue_data.LABEL_NAMES["mnli"])
+        text_classification_data.LABEL_NAMES["mnli"])
 
 
 def test_library_errors_say_what_was_expected(glue, tmp_path):

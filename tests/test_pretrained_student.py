@@ -11,7 +11,7 @@ import pytest
 from mixvocab_tf import data
 from mixvocab_tf.core import evaluation
 from mixvocab_tf.tasks import student_spec
-from mixvocab_tf.tasks.finetuning import finetune_snips
+from mixvocab_tf.tasks.finetuning.intent_slot import task as intent_slot_task
 from mixvocab_tf.tasks.pretraining import mlm_eval
 from mixvocab_tf.tasks.pretraining import mlm_inputs
 from mixvocab_tf.tasks.pretraining import nokd
@@ -50,7 +50,7 @@ def test_it_is_small_and_says_how_it_was_made(shipped):
 
 def test_fine_tuning_starts_from_it(shipped):
   path, _ = shipped
-  task = finetune_snips.FinetuneSnipsTask(
+  task = intent_slot_task.IntentSlotTask(
       init_checkpoint=path, vocab=os.path.join(path, "student_vocab.txt"),
       seq_length=32)
   assert task.missing_files() == {}

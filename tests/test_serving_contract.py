@@ -31,10 +31,10 @@ from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.models import joint_intent_slot_model
 from mixvocab_tf.models import sentence_classifier
 from mixvocab_tf.networks import student_encoder
-from mixvocab_tf.tasks.finetuning import glue_data
-from mixvocab_tf.tasks.finetuning import glue_export_module
-from mixvocab_tf.tasks.finetuning import snips_data
-from mixvocab_tf.tasks.finetuning import snips_export_module
+from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
+from mixvocab_tf.tasks.finetuning.text_classification import export_module as text_classification_export
+from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
+from mixvocab_tf.tasks.finetuning.intent_slot import export_module as intent_slot_export
 
 SEQ_LENGTH = 16
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -120,11 +120,11 @@ def _export_and_convert(module, directory):
 
 @pytest.fixture(scope="module")
 def snips(tmp_path_factory):
-  labels = snips_data.SnipsLabels(["AddToPlaylist", "PlayMusic"],
+  labels = intent_slot_data.IntentSlotLabels(["AddToPlaylist", "PlayMusic"],
                                   ["O", "B-artist", "I-artist"])
   model = joint_intent_slot_model.JointIntentSlotModel(
       _encoder(), num_intents=2, num_slots=3)
-  module = snips_export_module.SnipsExportModule(
+  module = intent_slot_export.IntentSlotExportModule(
       model, labels, data_lib.default_student_vocab(), seq_length=SEQ_LENGTH)
   return _export_and_convert(module, tmp_path_factory.mktemp("snips"))
 
@@ -132,8 +132,8 @@ def snips(tmp_path_factory):
 @pytest.fixture(scope="module")
 def glue(tmp_path_factory):
   model = sentence_classifier.SentenceClassifier(_encoder(), num_classes=3)
-  module = glue_export_module.GlueExportModule(
-      model, glue_data.LABEL_NAMES["mnli"], data_lib.default_student_vocab(),
+  module = text_classification_export.TextClassificationExportModule(
+      model, text_classification_data.LABEL_NAMES["mnli"], data_lib.default_student_vocab(),
       pair=True, seq_length=SEQ_LENGTH)
   return _export_and_convert(module, tmp_path_factory.mktemp("glue"))
 

@@ -219,7 +219,7 @@ def _is_vocab_parameter(name):
 def copy_vocabularies_into_run(model_dir: str) -> dict:
   """Copies the vocabularies bound by relative paths into the run directory.
 
-  A run started by hand with `FinetuneSnipsTask.vocab = 'runs/x/vocab.txt'`
+  A run started by hand with `IntentSlotTask.vocab = 'runs/x/vocab.txt'`
   would record that relative path in its `operative_config.gin`, and tools
   started from another directory would not find the file (issue 17, item 8).
   Each binding (or macro) whose name ends in `vocab` and whose value is a

@@ -6,7 +6,7 @@ export module as a SavedModel that tf_keras and Keras 3 load;
 `tflite_conversion` converts that SavedModel with a choice of quantization
 and checks that the .tflite needs no Flex op; `parity` compares a .tflite
 with its SavedModel. Export modules come from their tasks (e.g.
-`FinetuneSnipsTask.export_module(model)`); `EncoderExportModule` serves a bare
+`IntentSlotTask.export_module(model)`); `EncoderExportModule` serves a bare
 student encoder. Nothing here imports a task.
 """
 

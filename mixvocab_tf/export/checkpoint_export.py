@@ -31,7 +31,7 @@ def export_task_checkpoint(task, checkpoint, export_dir):
     raise ValueError(
         f"Task {getattr(task, 'task_name', type(task).__name__)!r} has no "
         "export module; expected a task with export_module(model) (a "
-        "fine-tuning task such as finetune_snips or finetune_glue). Export a "
+        "fine-tuning task such as intent_slot or text_classification). Export a "
         "pretraining run's student encoder with "
         "mixvocab_tf.jobs.export_run.export_encoder_run instead.")
   model = task.build_model()

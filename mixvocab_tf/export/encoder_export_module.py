@@ -3,7 +3,7 @@
 For uses of the small BERTs of Zhao et al. (EACL 2021) other than the paper's
 fine-tuning tasks (features for another model, on-device similarity): the
 encoder with the student tokenizer, `[CLS] text [SEP]` packed as
-`glue_data.glue_featurizer` does for one sentence.
+`text_classification_data.text_classification_featurizer` does for one sentence.
 
 Signatures `serving_default` and `serving_tflite` (the same) take `text`
 (string [batch]; other shapes are refused as `serving_contract` says) and

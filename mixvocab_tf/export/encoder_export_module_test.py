@@ -6,7 +6,7 @@ import tensorflow as tf
 from mixvocab_tf import data as data_lib
 from mixvocab_tf import export
 from mixvocab_tf.networks import student_encoder
-from mixvocab_tf.tasks.finetuning import glue_data
+from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
 
 TEXTS = ["a tiny bert", "", "Tiny BERTs run on phones, don't they?"]
 
@@ -19,7 +19,7 @@ def test_pooled_and_sequence_outputs_match_the_encoder():
       max_sequence_length=16)
   module = export.EncoderExportModule(encoder, vocab, seq_length=16)
   got = module.serve(tf.constant(TEXTS))
-  features = glue_data.glue_featurizer(vocab, 16, pair=False)(
+  features = text_classification_data.text_classification_featurizer(vocab, 16, pair=False)(
       {"sentence_a": tf.constant(TEXTS)})
   want = encoder(features, training=False)
   length = got["input_mask"].shape[1]

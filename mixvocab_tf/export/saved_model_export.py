@@ -49,7 +49,7 @@ def export_saved_model(module, export_dir):
       `signatures()` (string-in `serving_default` and `serving_tflite`),
       `labels_json()` (str or None) and `export_info()` (a dict of extra
       `export_info.json` fields); optionally `task_name`, the registered task
-      that owns it. E.g. `FinetuneSnipsTask.export_module(model)`,
+      that owns it. E.g. `IntentSlotTask.export_module(model)`,
       `EncoderExportModule`.
     export_dir: the SavedModel directory (created; must not hold a model).
 

@@ -2,8 +2,8 @@
 
 The export modules (Zhao et al., EACL 2021, §4.2: the students are fine-tuned
 and then served on phones) take raw strings, so tokenization is part of the
-exported graph. Training features come from `snips_data.snips_featurizer` and
-`glue_data.glue_featurizer`, which use tensorflow_text's `FastBertTokenizer`
+exported graph. Training features come from `intent_slot_data.intent_slot_featurizer` and
+`text_classification_data.text_classification_featurizer`, which use tensorflow_text's `FastBertTokenizer`
 but also ragged slicing, `tf.strings` and concatenation ops that TFLite has
 no kernel for (RaggedRange, StringSplit, ...). This module computes the same
 features with only:
@@ -191,7 +191,7 @@ class ServingTokenizer(tf.Module):
   def pack_words(self, text, seq_length, max_words=None):
     """SNIPS features: each whitespace word tokenized on its own.
 
-    The same ids as `snips_data.snips_featurizer` on the query's
+    The same ids as `intent_slot_data.intent_slot_featurizer` on the query's
     `str.split()` words, cut to the longest query of the batch instead of
     padded to `seq_length`.
 
@@ -258,7 +258,7 @@ class ServingTokenizer(tf.Module):
   def pack_sentences(self, text_a, text_b=None, seq_length=128):
     """GLUE / encoder features: `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]`.
 
-    The same ids and type ids as `glue_data.glue_featurizer`: when the pieces
+    The same ids and type ids as `text_classification_data.text_classification_featurizer`: when the pieces
     do not fit, the longer sentence is cut first (round robin; a tie leaves A
     one piece longer), as tensorflow_text's `RoundRobinTrimmer` does. Cut to
     the longest packed example of the batch instead of padded.

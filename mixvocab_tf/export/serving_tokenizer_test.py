@@ -6,8 +6,8 @@ import tensorflow as tf
 
 from mixvocab_tf import data as data_lib
 from mixvocab_tf.export import serving_tokenizer
-from mixvocab_tf.tasks.finetuning import glue_data
-from mixvocab_tf.tasks.finetuning import snips_data
+from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
+from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 
 # Punctuation inside words, accents, a NUL and a zero-width space (words
 # without pieces), a word over 100 bytes, CJK, emoji, several spaces.
@@ -32,7 +32,7 @@ def test_row_ids_match_value_rowids_with_empty_rows():
 
 def _snips_features(queries, seq_length):
   words = tf.ragged.constant([q.split() for q in queries])
-  featurize = snips_data.snips_featurizer(data_lib.default_student_vocab(),
+  featurize = intent_slot_data.intent_slot_featurizer(data_lib.default_student_vocab(),
                                           seq_length)
   dataset = tf.data.Dataset.from_tensor_slices({
       "words": words,
@@ -43,7 +43,7 @@ def _snips_features(queries, seq_length):
 
 @pytest.mark.parametrize("seq_length", [64, 8])
 def test_pack_words_equals_snips_featurizer(tokenizer, seq_length):
-  examples = snips_data.read_snips(data_lib.snips_dir("valid"))
+  examples = intent_slot_data.read_intent_slot(data_lib.snips_dir("valid"))
   queries = [" ".join(w) for w in examples.words[:40]] + TRICKY
   features, words = tokenizer.pack_words(tf.constant(queries), seq_length)
   expected = _snips_features(queries, seq_length)
@@ -52,7 +52,7 @@ def test_pack_words_equals_snips_featurizer(tokenizer, seq_length):
   positions = np.full([len(queries), seq_length - 2], -1)
   positions[words["row"].numpy(), words["index"].numpy()] = (
       words["positions"].numpy())
-  for key in snips_data.MODEL_INPUT_KEYS:
+  for key in intent_slot_data.MODEL_INPUT_KEYS:
     np.testing.assert_array_equal(features[key], expected[key][:, :length])
   assert not np.any(expected["input_mask"][:, length:])
   np.testing.assert_array_equal(positions, expected["word_start_positions"])
@@ -75,11 +75,11 @@ def test_split_words_keeps_offsets_and_at_most_max_words(tokenizer):
 @pytest.mark.parametrize("pair,seq_length", [(False, 128), (True, 128),
                                              (True, 9), (False, 5)])
 def test_pack_sentences_equals_glue_featurizer(tokenizer, pair, seq_length):
-  examples = snips_data.read_snips(data_lib.snips_dir("valid"))
+  examples = intent_slot_data.read_intent_slot(data_lib.snips_dir("valid"))
   sentences = [" ".join(w) for w in examples.words[:12]] + TRICKY
   # Pairs of every length relation: A longer, B longer, equal, empty.
   sentences_b = sentences[3:] + sentences[:3]
-  featurize = glue_data.glue_featurizer(data_lib.default_student_vocab(),
+  featurize = text_classification_data.text_classification_featurizer(data_lib.default_student_vocab(),
                                         seq_length, pair=pair)
   want = featurize({"sentence_a": tf.constant(sentences),
                     "sentence_b": tf.constant(sentences_b)})
@@ -87,7 +87,7 @@ def test_pack_sentences_equals_glue_featurizer(tokenizer, pair, seq_length):
                                  tf.constant(sentences_b) if pair else None,
                                  seq_length)
   length = got["input_word_ids"].shape[1]
-  for key in glue_data.MODEL_INPUT_KEYS:
+  for key in text_classification_data.MODEL_INPUT_KEYS:
     np.testing.assert_array_equal(got[key], want[key][:, :length])
   assert not np.any(want["input_mask"][:, length:])
 

@@ -24,13 +24,13 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 #: finetune_snips_cpu.gin cut to two steps of a 1x32 student.
 _TINY_SNIPS = [
-    "FinetuneSnipsTask.student_preset = None",
-    "FinetuneSnipsTask.num_layers = 1",
-    "FinetuneSnipsTask.hidden_size = 32",
-    "FinetuneSnipsTask.num_attention_heads = 2",
-    "FinetuneSnipsTask.seq_length = 24",
-    "FinetuneSnipsTask.global_batch_size = 8",
-    "FinetuneSnipsTask.shuffle_buffer = 16",
+    "IntentSlotTask.student_preset = None",
+    "IntentSlotTask.num_layers = 1",
+    "IntentSlotTask.hidden_size = 32",
+    "IntentSlotTask.num_attention_heads = 2",
+    "IntentSlotTask.seq_length = 24",
+    "IntentSlotTask.global_batch_size = 8",
+    "IntentSlotTask.shuffle_buffer = 16",
     "Trainer.train_steps = 2",
     "Trainer.checkpoint_every = 2",
     "Trainer.log_every = 2",
@@ -57,10 +57,10 @@ def test_export_run_keeps_the_callers_gin_config(snips_run, tmp_path):
     assert gin.query_parameter("Trainer.train_steps") == 7
   finally:
     gin.clear_config()
-  assert summary["task"] == "finetune_snips"
+  assert summary["task"] == "intent_slot"
   assert summary["checkpoint"].endswith("ckpt-2")  # No best/: the latest.
   info = saved_model_export.read_export_info(summary["export_dir"])
-  assert info["task_name"] == "finetune_snips" and info["seq_length"] == 24
+  assert info["task_name"] == "intent_slot" and info["seq_length"] == 24
 
 
 def test_export_run_works_from_an_installed_copy(snips_run, tmp_path):
@@ -82,7 +82,7 @@ def test_export_run_works_from_an_installed_copy(snips_run, tmp_path):
   assert result.returncode == 0, result.stderr[-3000:]
   summary = json.loads(result.stdout.strip().splitlines()[-1])
   assert summary["package"].startswith(str(site))
-  assert summary["task"] == "finetune_snips"
+  assert summary["task"] == "intent_slot"
   served = tf.saved_model.load(export_dir).signatures["serving_default"](
       text=tf.constant(["play some jazz"]))
   assert served["intent"].shape == (1,)

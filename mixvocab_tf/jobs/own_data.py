@@ -131,7 +131,7 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   student_eval = epochs(2.0 if intent_slot else 1.0, 2 * min_eval_steps)
   # Every step that reads the files gets the same column names: the check,
   # the export and report here, and in the trainers both the task and the
-  # epoch budget (`glue_train_steps` counts the train split itself).
+  # epoch budget (`text_classification_train_steps` counts the train split itself).
   columns = [f"text_column = {text_column!r}",
              f"text_b_column = {text_b_column!r}",
              f"label_column = {label_column!r}"]
@@ -152,31 +152,31 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   else:
     init, vocab = _quote(student), student_vocab(student)
   if intent_slot:
-    task_class = "FinetuneSnipsTask"
+    task_class = "IntentSlotTask"
     teacher_gin, student_gin = "finetune_snips_cpu.gin", "distill_snips_cpu.gin"
     data = [f"SNIPS_DIR = {data_dir!r}"]
     teacher = data + [
         "TEACHER = 'default'", f"EPOCHS = {teacher_epochs}",
-        f"eval/snips_train_steps.epochs = {eval_epochs}",
+        f"eval/intent_slot_train_steps.epochs = {eval_epochs}",
         "Trainer.early_stopping_patience = 2",
-        "FinetuneSnipsTask.dropout_rate = 0.1",
-        "FinetuneSnipsTask.bucket_boundaries = [9, 11, 13, 15, 18, 22]",
+        "IntentSlotTask.dropout_rate = 0.1",
+        "IntentSlotTask.bucket_boundaries = [9, 11, 13, 15, 18, 22]",
         "optimization_config.learning_rate = 1e-4"]
   else:
-    task_class = "FinetuneGlueTask"
+    task_class = "TextClassificationTask"
     teacher_gin, student_gin = ("finetune_glue_teacher_cpu.gin",
                                 "distill_glue_cpu.gin")
     data = (["GLUE_TASK = None", f"GLUE_DIR = {data_dir!r}"] +
             [f"{configurable}.{column}" for configurable in (
-                "FinetuneGlueTask", "glue_train_steps") for column in columns])
+                "TextClassificationTask", "text_classification_train_steps") for column in columns])
     teacher = data + [f"EPOCHS = {teacher_epochs}",
-                      f"epoch/glue_train_steps.epochs = {eval_epochs}"]
+                      f"epoch/text_classification_train_steps.epochs = {eval_epochs}"]
   teacher += [f"{task_class}.model_name = 'teacher all-MiniLM-L6-v2'"]
   students = data + [
       f"INIT_CHECKPOINT = {init}", "TEACHER_RUN = '{output_dir}/teacher'",
       f"EPOCHS = {student_epochs}", f"{task_class}.model_name = 'student'",
-      (f"eval/snips_train_steps.epochs = {student_eval}" if intent_slot else
-       f"epoch/glue_train_steps.epochs = {student_eval}")]
+      (f"eval/intent_slot_train_steps.epochs = {student_eval}" if intent_slot else
+       f"epoch/text_classification_train_steps.epochs = {student_eval}")]
   if vocab:
     students.append(f"{task_class}.vocab = {vocab!r}")
   steps += [

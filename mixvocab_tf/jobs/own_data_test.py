@@ -24,7 +24,7 @@ class OwnDataStepsTest(tf.test.TestCase):
                                      text_column="sentence")}
     for name in ("teacher", "student"):
       bindings = steps[name][1]
-      for configurable in ("FinetuneGlueTask", "glue_train_steps"):
+      for configurable in ("TextClassificationTask", "text_classification_train_steps"):
         self.assertIn(f"{configurable}.text_column = 'sentence'", bindings)
         self.assertIn(f"{configurable}.label_column = 'label'", bindings)
     for name in ("data", "export", "report"):

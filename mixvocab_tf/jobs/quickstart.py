@@ -69,19 +69,20 @@ def export_step(step_dir, output_dir, bindings,
   from mixvocab_tf.export import tflite_conversion
   from mixvocab_tf.jobs import export_run
   from mixvocab_tf.jobs import report
-  from mixvocab_tf.tasks.finetuning import snips_data
-  from mixvocab_tf.tasks.finetuning import snips_export_module
+  from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
+  from mixvocab_tf.tasks.finetuning.intent_slot import export_module as intent_slot_export
+
   # pylint: enable=g-import-not-at-top
   (run_dir,) = bindings
   saved_model_dir = os.path.join(step_dir, "saved_model")
   if not run_files.is_file(os.path.join(saved_model_dir, "saved_model.pb")):
     export_run.export_run(run_dir, saved_model_dir)
-  valid = snips_data.read_snips(data.snips_dir("valid"))
+  valid = intent_slot_data.read_intent_slot(data.snips_dir("valid"))
   queries = [" ".join(words) for words in valid.words]
   summary = {"saved_model_dir": saved_model_dir,
              "saved_model_bytes": report.file_size(saved_model_dir),
              "tflite": {}}
-  train = snips_data.read_snips(data.snips_dir("train"))
+  train = intent_slot_data.read_intent_slot(data.snips_dir("train"))
   calibration = [" ".join(w) for w in train.words[::50]]
   for quantize in quantizations:
     path = os.path.join(step_dir, f"snips_{quantize}.tflite")
@@ -99,7 +100,7 @@ def export_step(step_dir, output_dir, bindings,
       outputs = runner([query])
       latencies.append(time.perf_counter() - start)
       predictions.extend(parity.split_examples(outputs))
-    scores = snips_export_module.snips_scores(predictions, valid.intents,
+    scores = intent_slot_export.intent_slot_scores(predictions, valid.intents,
                                               valid.tags)
     summary["tflite"][quantize] = {
         "path": path, "size_bytes": run_files.file_size(path),

@@ -7,8 +7,8 @@ intent classification and slot filling") do: the intent is predicted from the
 pooled [CLS] output, and the tag of a word from the sequence output at the
 word's first WordPiece. This model computes logits at every position; which
 positions carry a loss (first pieces only) is the task's business
-(`mixvocab_tf.tasks.finetuning.finetune_snips`), and so is decoding the first pieces'
-tags back to words (`snips_data.decode_slot_tags`).
+(`mixvocab_tf.tasks.finetuning.intent_slot.task`), and so is decoding the first pieces'
+tags back to words (`intent_slot_data.decode_slot_tags`).
 
 The model is a serializable tf_keras model (config round trip, `.keras` and
 SavedModel reload), built at construction with a batch- and length-agnostic

@@ -56,7 +56,7 @@ class SentenceClassifier(tf_keras.Model):
   Returns:
     `{'logits': float32 [B, num_classes], 'pooled_output': [B, hidden]}`,
     the latter what the classifier reads (before its dropout), e.g. for a
-    representation-level distillation loss (`distill_glue`).
+    representation-level distillation loss (`distill_text_classification`).
   """
 
   def __init__(self, encoder_network, num_classes, dropout_rate=0.1,

@@ -14,8 +14,9 @@ from mixvocab_tf.tasks.pretraining import dual
 from mixvocab_tf.tasks.pretraining import nokd
 from mixvocab_tf.tasks.pretraining import stage1
 from mixvocab_tf.tasks.pretraining import stage2
-from mixvocab_tf.tasks.finetuning import finetune_glue
-from mixvocab_tf.tasks.finetuning import finetune_snips
+from mixvocab_tf.tasks.finetuning.text_classification import task as text_classification_task
+from mixvocab_tf.tasks.finetuning.intent_slot import task as intent_slot_task
+
 # Distillation baselines with the teacher's vocabulary (DistilBERT, TinyBERT,
 # PKD) and stage II with distillation across vocabularies.
 from mixvocab_tf.tasks.distillation import distilbert
@@ -24,5 +25,5 @@ from mixvocab_tf.tasks.distillation import stage2_distill
 from mixvocab_tf.tasks.distillation import tinybert
 from mixvocab_tf.tasks.distillation import tinybert_snips
 # Task distillation across vocabularies (a teacher fine-tuned on the task).
-from mixvocab_tf.tasks.distillation import distill_snips
-from mixvocab_tf.tasks.distillation import distill_glue
+from mixvocab_tf.tasks.distillation import distill_intent_slot
+from mixvocab_tf.tasks.distillation import distill_text_classification

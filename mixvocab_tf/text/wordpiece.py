@@ -9,7 +9,7 @@ module builds them, so that the settings that make their ids agree (uncased,
 NFD, accents stripped, `##` suffixes, `[UNK]`) are written once:
 
 - `fast_bert_tokenizer`: `FastBertTokenizer` over raw words, for the
-  fine-tuning featurizers (`snips_data`, `glue_data`) and for serving
+  fine-tuning featurizers (`intent_slot.data`, `text_classification.data`) and for serving
   (`export.ServingTokenizer`); it has a TFLite kernel, which is why training
   uses it too: a phone then sees the ids the model was fine-tuned on.
 - `word_piece_tokenizer`: `FastWordpieceTokenizer` over words already split

@@ -81,9 +81,9 @@ def _finetune_step(task, budget, arm, seed, init, vocab, glue_dir):
   bindings = [f"INIT_CHECKPOINT = {init!r}", f"Trainer.seed = {seed}"]
   label = f"{ARM_TITLES[arm]} 6x96 ({budget} budget)"
   if task == "snips":
-    gin_file, task_class = "finetune_snips_cpu.gin", "FinetuneSnipsTask"
+    gin_file, task_class = "finetune_snips_cpu.gin", "IntentSlotTask"
   else:
-    gin_file, task_class = "finetune_glue_cpu.gin", "FinetuneGlueTask"
+    gin_file, task_class = "finetune_glue_cpu.gin", "TextClassificationTask"
     bindings += [f"GLUE_TASK = '{task}'", f"GLUE_DIR = {glue_dir!r}"]
   bindings += [f"{task_class}.vocab = {vocab!r}",
                f"{task_class}.model_name = {label!r}"]

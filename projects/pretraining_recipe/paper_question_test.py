@@ -43,13 +43,13 @@ class PaperQuestionTest(unittest.TestCase):
     self.assertEqual(snips[2], ["finetune_snips_cpu.gin"])
     self.assertIn("INIT_CHECKPOINT = '/runs/ps/stage2'", snips[3])
     self.assertIn("Trainer.seed = 1", snips[3])
-    self.assertIn("FinetuneSnipsTask.vocab = "
+    self.assertIn("IntentSlotTask.vocab = "
                   "'/runs/ps/package/pretrained_student/student_vocab.txt'",
                   snips[3])
     sst2 = by_name["ft_sst2_main_nokd_cm_seed0"]
     self.assertIn("GLUE_DIR = '/glue'", sst2[3])
     self.assertIn("INIT_CHECKPOINT = '{output_dir}/main_nokd_cm'", sst2[3])
-    self.assertIn("FinetuneGlueTask.vocab = '/runs/qs/student_vocab.txt'",
+    self.assertIn("TextClassificationTask.vocab = '/runs/qs/student_vocab.txt'",
                   sst2[3])
 
   def test_without_compute_matched_arms_and_sst2(self):

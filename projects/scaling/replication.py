@@ -119,10 +119,10 @@ def _finetune_step(method, preset, task, seed, glue_dir, teacher_vocab,
   bindings = [f"INIT_CHECKPOINT = '{init}'", f"Trainer.seed = {seed}"]
   if task == "snips":
     gin_file, task_class, steps = ("finetune_snips_cpu.gin",
-                                   "FinetuneSnipsTask", snips_steps)
+                                   "IntentSlotTask", snips_steps)
   else:
     gin_file, task_class, steps = ("finetune_glue_cpu.gin",
-                                   "FinetuneGlueTask", glue_steps)
+                                   "TextClassificationTask", glue_steps)
     bindings += [f"GLUE_TASK = '{task}'", f"GLUE_DIR = '{glue_dir}'"]
     bindings += GLUE_TASK_BINDINGS.get(task, [])
   if steps is not None:

@@ -176,9 +176,9 @@ def scaling_steps(corpus: str = gin.REQUIRED,
     bindings = [f"INIT_CHECKPOINT = '{{output_dir}}/{run_name(arm, budget)}'",
                 f"Trainer.seed = {seed}"]
     if task == "snips":
-      gin_file, task_class = "finetune_snips_cpu.gin", "FinetuneSnipsTask"
+      gin_file, task_class = "finetune_snips_cpu.gin", "IntentSlotTask"
     else:
-      gin_file, task_class = "finetune_glue_cpu.gin", "FinetuneGlueTask"
+      gin_file, task_class = "finetune_glue_cpu.gin", "TextClassificationTask"
       bindings += [f"GLUE_TASK = '{task}'", f"GLUE_DIR = '{glue_dir}'"]
       bindings += replication.GLUE_TASK_BINDINGS.get(task, [])
     bindings += [f"{task_class}.vocab = '{vocab}'",

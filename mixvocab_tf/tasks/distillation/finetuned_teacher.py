@@ -1,5 +1,5 @@
-"""The fine-tuned teacher of the task-distillation tasks (`distill_snips`,
-`distill_glue`): where its run's checkpoint is, what is missing, and loading
+"""The fine-tuned teacher of the task-distillation tasks (`distill_intent_slot`,
+`distill_text_classification`): where its run's checkpoint is, what is missing, and loading
 it frozen after checking that the run was made with its vocabulary.
 """
 
@@ -110,7 +110,7 @@ class FinetunedTeacherMixin:
 
   # ---------------------------------------------------------------------------
   # Learnt maps from the student's width to the teacher's, for the
-  # representation terms (`distill_snips`' word hidden states, `distill_glue`'s
+  # representation terms (`distill_intent_slot`' word hidden states, `distill_text_classification`'s
   # pooled outputs).
 
   def build_kd_projection(self, name):

@@ -1,6 +1,6 @@
 """A fine-tuned SNIPS teacher's outputs over the training set, computed once.
 
-Task distillation across vocabularies (`distill_snips`) needs, for every
+Task distillation across vocabularies (`distill_intent_slot`) needs, for every
 training query, the teacher's intent logits and its slot logits at each word's
 first piece *in the teacher's own segmentation*. A fine-tuned teacher in
 inference mode (no dropout) gives the same outputs in every epoch, so they are
@@ -31,7 +31,7 @@ version. `load_cache` refuses a cache whose fingerprint differs from the one
 expected, naming the fields that differ (`StaleCacheError`); `load_or_build`
 builds a missing cache and refuses a stale one rather than overwriting it.
 
-Sentence-level tasks (`distill_glue`) cache one row of class logits per
+Sentence-level tasks (`distill_text_classification`) cache one row of class logits per
 example (`SentenceTeacherOutputs`: `teacher_outputs.npz` holding `logits`
 float32 [N, classes]) with the same fingerprint fields (`base_fingerprint`;
 their `data` digest covers sentences and labels) and the same loading,
@@ -55,7 +55,7 @@ from absl import logging
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf.tasks.finetuning import snips_data
+from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 from mixvocab_tf.text import vocab as vocab_lib
 
 CACHE_VERSION = 1
@@ -92,8 +92,8 @@ def checkpoint_fingerprint(prefix: str) -> str:
   return _sha256_files(files)
 
 
-def data_fingerprint(examples: snips_data.SnipsExamples,
-                     labels: snips_data.SnipsLabels) -> str:
+def data_fingerprint(examples: intent_slot_data.IntentSlotExamples,
+                     labels: intent_slot_data.IntentSlotLabels) -> str:
   """sha256 of the queries (words, tags, intents, in order) and label ids."""
   digest = hashlib.sha256()
   for words, tags, intent in zip(examples.words, examples.tags,
@@ -199,7 +199,7 @@ class SentenceTeacherOutputs:
   Attributes:
     logits: float32 [N, classes], the class logits.
     pooled: None, or float32 [N, teacher hidden], what the teacher's
-      classifier reads (its pooled output), for `distill_glue`'s
+      classifier reads (its pooled output), for `distill_text_classification`'s
       representation term.
   """
 

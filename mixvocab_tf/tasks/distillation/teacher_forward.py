@@ -1,6 +1,6 @@
 """The fine-tuned teachers' forward passes that fill the teacher-output cache.
 
-Task distillation across vocabularies (`distill_snips`, `distill_glue`) runs
+Task distillation across vocabularies (`distill_intent_slot`, `distill_text_classification`) runs
 its frozen, fine-tuned teacher once over the transfer set, in inference mode,
 and caches what it needs (`teacher_cache`). The forward passes live here,
 apart from the cache, because they are what differs per task (which heads
@@ -26,9 +26,8 @@ import numpy as np
 import tensorflow as tf
 
 from mixvocab_tf.tasks.distillation import teacher_cache
-from mixvocab_tf.tasks.finetuning import glue_data
-from mixvocab_tf.tasks.finetuning import snips_data
-
+from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
+from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 
 def compute_teacher_outputs(
     model, examples, labels, teacher_vocab, seq_length: int = 128,
@@ -42,8 +41,8 @@ def compute_teacher_outputs(
 
   Args:
     model: a `JointIntentSlotModel` over `teacher_vocab` (weights loaded).
-    examples: `SnipsExamples` (the training split).
-    labels: `SnipsLabels` of the model's heads.
+    examples: `IntentSlotExamples` (the training split).
+    labels: `IntentSlotLabels` of the model's heads.
     teacher_vocab: the teacher's vocabulary (path or tokens).
     seq_length: the teacher's tokens per query (words cut by it get
       `word_valid` False).
@@ -51,8 +50,8 @@ def compute_teacher_outputs(
     fingerprint: stored with the outputs.
     with_hidden: also keep the last hidden state at each word's first piece.
   """
-  featurize = snips_data.snips_featurizer(teacher_vocab, seq_length)
-  dataset = snips_data.make_snips_dataset(examples, labels).map(
+  featurize = intent_slot_data.intent_slot_featurizer(teacher_vocab, seq_length)
+  dataset = intent_slot_data.make_intent_slot_dataset(examples, labels).map(
       featurize, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
   keys = ("input_word_ids", "input_mask", "input_type_ids",
           "word_start_positions", "num_words")
@@ -131,13 +130,13 @@ def compute_teacher_logits(model, sentences_a, sentences_b, glue_task,
     outputs the classifier reads, float32 [N, teacher hidden].
   """
   if pair is None:
-    pair = glue_data.is_pair_task(glue_task)
-  featurize = glue_data.glue_featurizer(teacher_vocab, seq_length, pair=pair)
+    pair = text_classification_data.is_pair_task(glue_task)
+  featurize = text_classification_data.text_classification_featurizer(teacher_vocab, seq_length, pair=pair)
   dataset = tf.data.Dataset.from_tensor_slices({
       "sentence_a": tf.constant(list(sentences_a), tf.string),
       "sentence_b": tf.constant(list(sentences_b), tf.string)}).batch(
           1024).map(featurize)
-  columns = {k: [] for k in glue_data.MODEL_INPUT_KEYS}
+  columns = {k: [] for k in text_classification_data.MODEL_INPUT_KEYS}
   for batch in dataset:
     for k in columns:
       columns[k].append(batch[k].numpy())
@@ -160,7 +159,7 @@ def compute_teacher_logits(model, sentences_a, sentences_b, glue_task,
     length = int(lengths[index].max())
     batch_logits, batch_pooled = forward(
         *(tf.constant(columns[k][index, :length])
-          for k in glue_data.MODEL_INPUT_KEYS))
+          for k in text_classification_data.MODEL_INPUT_KEYS))
     logits[index] = batch_logits.numpy()
     if with_pooled:
       if pooled is None:

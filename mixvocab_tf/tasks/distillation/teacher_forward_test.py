@@ -2,14 +2,15 @@
 
 import numpy as np
 import tensorflow as tf
+import tf_keras
 
 from mixvocab_tf import models
 from mixvocab_tf.networks import plain_bert_encoder
-from mixvocab_tf.tasks.distillation import distill_glue
+from mixvocab_tf.tasks.distillation import distill_text_classification
 from mixvocab_tf.tasks.distillation import teacher_cache
 from mixvocab_tf.tasks.distillation import teacher_forward
-from mixvocab_tf.tasks.finetuning import glue_data
-from mixvocab_tf.tasks.finetuning import snips_data
+from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
+from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 
 _VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "play", "some",
           "jazz", "music", "in", "the", "kitchen", "book", "a", "table", "for",
@@ -41,12 +42,14 @@ class TeacherForwardTest(tf.test.TestCase):
 
   def setUp(self):
     super().setUp()
-    tf.keras.utils.set_random_seed(0)
+    # The package's layers draw from tf_keras's generator: seeding only
+    # tf.keras left their weights to whatever tests ran before.
+    tf_keras.utils.set_random_seed(0)
 
   def test_old_names_still_resolve(self):
     self.assertIs(teacher_cache.compute_teacher_outputs,
                   teacher_forward.compute_teacher_outputs)
-    self.assertIs(distill_glue.compute_teacher_logits,
+    self.assertIs(distill_text_classification.compute_teacher_logits,
                   teacher_forward.compute_teacher_logits)
     with self.assertRaises(AttributeError):
       teacher_cache.no_such_name  # pylint: disable=pointless-statement
@@ -57,7 +60,7 @@ class TeacherForwardTest(tf.test.TestCase):
     sentences = ["great film", "what a bad film", "film",
                  "the weather in the kitchen", "play some jazz music",
                  "a table for two"]
-    featurize = glue_data.glue_featurizer(_VOCAB, _SEQ_LENGTH, pair=False)
+    featurize = text_classification_data.text_classification_featurizer(_VOCAB, _SEQ_LENGTH, pair=False)
     features = featurize({"sentence_a": tf.constant(sentences),
                           "sentence_b": tf.constant([""] * len(sentences))})
     direct = model(features, training=False)
@@ -80,15 +83,15 @@ class TeacherForwardTest(tf.test.TestCase):
              ["music"]]
     tags = [["O", "B-genre"], ["O", "O", "O", "O", "B-party"],
             ["O", "O", "O", "O", "O", "B-room", "I-room"], ["B-genre"]]
-    examples = snips_data.SnipsExamples(
+    examples = intent_slot_data.IntentSlotExamples(
         words, tags, ["PlayMusic", "Book", "Weather", "PlayMusic"], None)
-    labels = snips_data.SnipsLabels.from_examples(examples)
+    labels = intent_slot_data.IntentSlotLabels.from_examples(examples)
     model = models.JointIntentSlotModel(
         _encoder(), num_intents=labels.num_intents,
         num_slots=labels.num_slots)
     _randomize_heads(model.intent_classifier, model.slot_classifier)
-    featurize = snips_data.snips_featurizer(_VOCAB, _SEQ_LENGTH)
-    features = next(iter(snips_data.make_snips_dataset(examples, labels).map(
+    featurize = intent_slot_data.intent_slot_featurizer(_VOCAB, _SEQ_LENGTH)
+    features = next(iter(intent_slot_data.make_intent_slot_dataset(examples, labels).map(
         featurize).batch(len(words))))
     direct = model(features, training=False)
     sequence = model.encoder_network(features, training=False)[

@@ -14,14 +14,14 @@ soft cross-entropy per word's first WordPiece (the positions the fine-tuning
 loss and the evaluation use). Both are means over the global batch, added:
 
   L = prediction_weight * (CE_intent + CE_slot)
-      + hard_label_weight * (the fine-tuning loss of `finetune_snips`)
+      + hard_label_weight * (the fine-tuning loss of `intent_slot`)
       + the weighted intermediate losses.
 
-The teacher is a `finetune_snips` run of the teacher (`TEACHER = 'default'`),
+The teacher is a `intent_slot` run of the teacher (`TEACHER = 'default'`),
 the student a general-distillation run (`tinybert`) read as fine-tuning reads
 any student (`init_checkpoint`); both use the teacher's vocabulary, and the
 student takes the teacher run's label vocabularies (its snips_labels.json).
-Evaluation and the best checkpoint are those of `finetune_snips`; the teacher
+Evaluation and the best checkpoint are those of `intent_slot`; the teacher
 is kept out of the checkpoints (but counted in the parameters of the
 evaluator's markdown row, which counts the whole training model).
 """
@@ -39,7 +39,7 @@ from mixvocab_tf.models import teacher_loader
 from mixvocab_tf.core import base_task
 from mixvocab_tf.tasks.distillation import losses
 from mixvocab_tf.tasks.distillation import distillation_task
-from mixvocab_tf.tasks.finetuning import finetune_snips
+from mixvocab_tf.tasks.finetuning.intent_slot import task as intent_slot_task
 from mixvocab_tf.core import checkpointing
 
 def joint_forward(model, features, training):
@@ -54,11 +54,11 @@ def joint_forward(model, features, training):
 
 
 @base_task.register_task("tinybert_snips")
-class TinyBertSnipsTask(finetune_snips.FinetuneSnipsTask):
+class TinyBertSnipsTask(intent_slot_task.IntentSlotTask):
   """Task-specific distillation on SNIPS (TinyBERT Section 3.2).
 
   Args:
-    teacher_run: a `finetune_snips` run of the teacher (model_dir, its
+    teacher_run: a `intent_slot` run of the teacher (model_dir, its
       `best/` or a checkpoint).
     teacher_checkpoint: the pretrained teacher that run fine-tuned (its
       architecture; default: the package's default teacher).
@@ -68,7 +68,7 @@ class TinyBertSnipsTask(finetune_snips.FinetuneSnipsTask):
     embedding_weight, hidden_weight, attention_weight: weights of TinyBERT's
       intermediate losses (its first task-specific step).
     layer_map: g(1..M), 1-based teacher layers (default: uniform).
-    **kwargs: the arguments of `FinetuneSnipsTask` (the student's
+    **kwargs: the arguments of `IntentSlotTask` (the student's
       `init_checkpoint`, `vocab`: the teacher's vocab.txt, batch, ...).
   """
 
@@ -85,8 +85,8 @@ class TinyBertSnipsTask(finetune_snips.FinetuneSnipsTask):
                **kwargs):
     if not teacher_run:
       raise ValueError("TinyBertSnipsTask.teacher_run is required: a "
-                       "finetune_snips run of the teacher.")
-    labels = os.path.join(_run_dir(teacher_run), finetune_snips.LABELS_FILE)
+                       "intent_slot run of the teacher.")
+    labels = os.path.join(_run_dir(teacher_run), intent_slot_task.LABELS_FILE)
     if kwargs.get("labels_file") is None and tf.io.gfile.exists(labels):
       # The teacher's label ids (otherwise both build them from the train
       # split, in the same order).
@@ -193,7 +193,7 @@ class TinyBertSnipsTask(finetune_snips.FinetuneSnipsTask):
 
   def compute_loss(self, model, features, training):
     student = joint_forward(model.student, features, training)
-    hard, metrics = finetune_snips.joint_intent_slot_loss(student, features)
+    hard, metrics = intent_slot_task.joint_intent_slot_loss(student, features)
     loss = self.loss_weights["hard_label"] * hard
     teacher = joint_forward(model.teacher, features, training=False)
     if self.loss_weights["prediction"]:

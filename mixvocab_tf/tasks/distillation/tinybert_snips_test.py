@@ -6,7 +6,7 @@ import numpy as np
 import tensorflow as tf
 
 from mixvocab_testing import distillation_testing
-from mixvocab_tf.tasks.finetuning import finetune_snips
+from mixvocab_tf.tasks.finetuning.intent_slot import task as intent_slot_task
 from mixvocab_tf.tasks.distillation import tinybert_snips
 from mixvocab_tf.core import checkpointing
 from mixvocab_tf.core import evaluation
@@ -26,10 +26,10 @@ class TinyBertSnipsTest(tf.test.TestCase):
     cls.teacher_dir = distillation_testing.tiny_teacher(
         os.path.join(root, "teacher"))
     cls.vocab = os.path.join(cls.teacher_dir, "vocab.txt")
-    # A "fine-tuned" teacher: a finetune_snips model of the tiny teacher,
+    # A "fine-tuned" teacher: an intent_slot model of the tiny teacher,
     # saved as the trainer saves it (weights untrained: the test checks
     # plumbing and losses, not quality).
-    task = finetune_snips.FinetuneSnipsTask(
+    task = intent_slot_task.IntentSlotTask(
         teacher_checkpoint=cls.teacher_dir, seq_length=32,
         global_batch_size=8)
     cls.teacher_model = task.build_model()
@@ -71,7 +71,7 @@ class TinyBertSnipsTest(tf.test.TestCase):
     items = task.checkpoint_items(model)
     self.assertIs(items["model"], model.student)
     self.assertEqual(sorted(items), ["distillation_projections", "model"])
-    # Evaluation is finetune_snips's, on the student.
+    # Evaluation is intent_slot's, on the student.
     results = evaluation.evaluate(task, model, max_batches=1)
     self.assertEqual(results["num_examples"], 16)
     self.assertBetween(results["slot_f1"], 0.0, 1.0)

@@ -1,8 +1,14 @@
-"""Fine-tuning tasks (Zhao et al., EACL 2021, Section 4.2).
+"""Fine-tuning tasks (Zhao et al., EACL 2021, Section 4.2), one folder a kind.
 
 `finetune_task` is the base (where the encoder comes from, vocabulary,
-evaluation plumbing); `finetune_snips` (joint intent and slots) and
-`finetune_glue` (SST-2, MRPC, MNLI) are the tasks, `snips_data` and
-`glue_data` their inputs, `metrics` their scores, `snips_export_module` and
-`glue_export_module` their serving modules (each task's `export_module`).
+evaluation plumbing), `user_data` reads and checks a dataset's files,
+`metrics` scores, `batch_padding` pads batches to their longest example.
+Each task kind is a folder with its `task` (the registered task), `data`
+(featurizer), `export_module` (serving) and `augment` (transfer-set copies):
+`intent_slot/` (joint intent and slots: SNIPS or a user's tagged queries) and
+`text_classification/` (SST-2, MRPC, MNLI or a user's labelled texts). A
+third kind is a third folder plus one import in `mixvocab_tf/tasks/__init__.py`.
+
+The modules named after the datasets (`finetune_snips`, `snips_data`,
+`glue_export_module`, ...) are aliases of these, kept for one release.
 """

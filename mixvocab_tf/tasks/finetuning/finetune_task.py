@@ -19,7 +19,7 @@ one of
 
 The checkpoint's recorded vocabulary must be the one the task tokenizes with
 (`checkpointing.check_vocab_fingerprints`). Subclasses add the data, the head
-and the metrics (`finetune_snips`, `finetune_glue`).
+and the metrics (`intent_slot`, `text_classification`).
 """
 
 import os
@@ -433,7 +433,7 @@ class FinetuneTask(base_task.Task):
   # A task that can be served defines `export_module(self, model)`: the
   # `tf.Module` with string-in `serving_default` and `serving_tflite`
   # signatures that `export.export_saved_model` writes (e.g.
-  # `SnipsExportModule`). It records `task_name`, so that the converter finds
+  # `IntentSlotExportModule`). It records `task_name`, so that the converter finds
   # the class methods below again from the export alone.
 
   @classmethod

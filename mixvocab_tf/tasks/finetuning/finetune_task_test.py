@@ -10,7 +10,7 @@ from mixvocab_tf import models
 from mixvocab_tf import networks
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import checkpointing
-from mixvocab_tf.tasks.finetuning import finetune_snips
+from mixvocab_tf.tasks.finetuning.intent_slot import task as intent_slot_task
 from mixvocab_tf.tasks.finetuning import finetune_task
 
 
@@ -41,7 +41,7 @@ def test_the_config_beside_the_checkpoint_is_used_instead_of_the_walk(
   with mock.patch.object(finetune_task, "encoder_config_from_checkpoint",
                          side_effect=AssertionError("walked the graph")):
     config = finetune_task.encoder_config_from_run(path, output_dropout=0.0)
-    task = finetune_snips.FinetuneSnipsTask(init_checkpoint=str(tmp_path),
+    task = intent_slot_task.IntentSlotTask(init_checkpoint=str(tmp_path),
                                             seq_length=32)
     model = task.build_model()
   assert (config["num_layers"], config["hidden_size"],
@@ -76,7 +76,7 @@ def test_a_run_without_the_encoder_says_what_it_holds(tmp_path):
 def test_a_fine_tuning_run_describes_its_encoder(tmp_path):
   _, path = _student_run(str(tmp_path), True, num_layers=2, hidden_size=32,
                          num_attention_heads=2)
-  task = finetune_snips.FinetuneSnipsTask(init_checkpoint=path, seq_length=32)
+  task = intent_slot_task.IntentSlotTask(init_checkpoint=path, seq_length=32)
   model = task.build_model()
   config = task.encoder_configs(model)[finetune_task.FINETUNED_ENCODER_KEY]
   rebuilt = networks.PlainBertEncoder(**config)

@@ -10,7 +10,7 @@ in its default mode gives the same numbers; seqeval is not a dependency of the
 package, so the chunking is written here (about 40 lines) and tested against
 seqeval.
 
-A user's text classification dataset (`finetune_glue` with `glue_task=None`,
+A user's text classification dataset (`text_classification` with `glue_task=None`,
 `user_data`) is scored by accuracy, macro-F1 over the training label set and
 the majority-class accuracy, the floor beside accuracy
 (`text_classification_metrics`). Its validation or test split may hold labels
@@ -261,7 +261,7 @@ def snips_metrics(gold_intents, predicted_intents, gold_tags, predicted_tags):
     gold_intents: 1-D sequence of intent ids or names, one per query.
     predicted_intents: the same, predicted.
     gold_tags: list of per-word IOB tag lists, one per query.
-    predicted_tags: the same shape, predicted (`snips_data.decode_slot_tags`).
+    predicted_tags: the same shape, predicted (`intent_slot_data.decode_slot_tags`).
 
   Returns:
     A dict with `intent_accuracy`, `slot_precision`, `slot_recall`, `slot_f1`

@@ -1,4 +1,4 @@
-"""Tests for snips_data: reading, labels, first-piece features, decoding."""
+"""Tests for intent_slot.data: reading, labels, first-piece features, decoding."""
 
 import os
 
@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from mixvocab_tf import data
 from mixvocab_tf import text
-from mixvocab_tf.tasks.finetuning import snips_data
+from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 from mixvocab_tf.text import vocab as vocab_lib
 from mixvocab_tf.text import wordpiece
 
@@ -39,7 +39,7 @@ class ReadSnipsTest(tf.test.TestCase):
                         ["play  some jazz", "rate this book"],
                         ["O O B-genre", "O B-object_select B-object_type"],
                         ["PlayMusic", "RateBook"])
-    examples = snips_data.read_snips(path)
+    examples = intent_slot_data.read_intent_slot(path)
     self.assertEqual(examples.words[0], ["play", "some", "jazz"])
     self.assertEqual(examples.tags[1],
                      ["O", "B-object_select", "B-object_type"])
@@ -53,7 +53,7 @@ class ReadSnipsTest(tf.test.TestCase):
     with self.assertRaisesRegex(
         ValueError, r"misaligned/seq.out line 2 has 2 tags but .*seq.in line 2 "
         r"has 3 words"):
-      snips_data.read_snips(path)
+      intent_slot_data.read_intent_slot(path)
 
   def test_line_count_mismatch(self):
     path = _write_snips(os.path.join(self.get_temp_dir(), "short"),
@@ -62,27 +62,27 @@ class ReadSnipsTest(tf.test.TestCase):
     with self.assertRaisesRegex(
         ValueError,
         "same number of lines; received seq.in: 2, seq.out: 2, label: 1"):
-      snips_data.read_snips(path)
+      intent_slot_data.read_intent_slot(path)
 
   def test_bad_tag_empty_query_and_missing_file(self):
     path = _write_snips(os.path.join(self.get_temp_dir(), "swapped"),
                         ["play jazz"], ["play jazz"], ["PlayMusic"])
     with self.assertRaisesRegex(ValueError,
                                 "line 1 holds 'play', which is not an IOB"):
-      snips_data.read_snips(path)
+      intent_slot_data.read_intent_slot(path)
     path = _write_snips(os.path.join(self.get_temp_dir(), "empty"),
                         ["play jazz", "  "], ["O B-genre", ""],
                         ["PlayMusic", "PlayMusic"])
     with self.assertRaisesRegex(ValueError, "empty/seq.in line 2 is empty"):
-      snips_data.read_snips(path)
+      intent_slot_data.read_intent_slot(path)
     os.remove(os.path.join(path, "label"))
     with self.assertRaisesRegex(FileNotFoundError,
                                 "empty/label does not exist"):
-      snips_data.read_snips(path)
+      intent_slot_data.read_intent_slot(path)
 
   def test_real_splits(self):
-    train = snips_data.read_snips(os.path.join(_SNIPS, "train"))
-    valid = snips_data.read_snips(os.path.join(_SNIPS, "valid"))
+    train = intent_slot_data.read_intent_slot(os.path.join(_SNIPS, "train"))
+    valid = intent_slot_data.read_intent_slot(os.path.join(_SNIPS, "valid"))
     self.assertLen(train.intents, 13084)
     self.assertLen(valid.intents, 700)
     self.assertEqual(max(len(w) for w in train.words + valid.words), 35)
@@ -91,8 +91,8 @@ class ReadSnipsTest(tf.test.TestCase):
 class SnipsLabelsTest(tf.test.TestCase):
 
   def test_build_save_load(self):
-    train = snips_data.read_snips(os.path.join(_SNIPS, "train"))
-    labels = snips_data.SnipsLabels.from_examples(train)
+    train = intent_slot_data.read_intent_slot(os.path.join(_SNIPS, "train"))
+    labels = intent_slot_data.IntentSlotLabels.from_examples(train)
     self.assertEqual(labels.num_intents, 7)
     self.assertEqual(labels.num_slots, 72)
     self.assertEqual(labels.slots[0], "O")
@@ -100,23 +100,23 @@ class SnipsLabelsTest(tf.test.TestCase):
     self.assertEqual(list(labels.intents), sorted(labels.intents))
     path = os.path.join(self.get_temp_dir(), "model", "snips_labels.json")
     labels.save(path)
-    self.assertEqual(snips_data.SnipsLabels.load(path), labels)
+    self.assertEqual(intent_slot_data.IntentSlotLabels.load(path), labels)
 
   def test_labels_train_lacks_are_ignored_ids_not_crashes(self):
-    labels = snips_data.SnipsLabels(["A", "B"], ["O", "B-x", "I-x"])
+    labels = intent_slot_data.IntentSlotLabels(["A", "B"], ["O", "B-x", "I-x"])
     path = _write_snips(os.path.join(self.get_temp_dir(), "valid"),
                         ["a b c", "d"], ["B-x B-new I-new", "O"], ["A", "C"])
     with self.assertLogs(level="WARNING") as logs:
       slot_ids, intent_ids, num_unseen = labels.encode(
-          snips_data.read_snips(path))
+          intent_slot_data.read_intent_slot(path))
     self.assertEqual(slot_ids, [[1, -1, -1], [0]])
     self.assertEqual(intent_ids, [0, -1])
     self.assertEqual(num_unseen, 2)
     self.assertIn("1 intents {'C': 1}", logs.output[0])
     # The featurized words with an unseen tag carry no slot loss.
-    featurize = snips_data.snips_featurizer(data.default_student_vocab(), 8)
-    example = next(iter(snips_data.make_snips_dataset(
-        snips_data.read_snips(path), labels)))
+    featurize = intent_slot_data.intent_slot_featurizer(data.default_student_vocab(), 8)
+    example = next(iter(intent_slot_data.make_intent_slot_dataset(
+        intent_slot_data.read_intent_slot(path), labels)))
     features = featurize(example)
     self.assertEqual(features["slot_weights"].numpy().tolist(),
                      [0, 1, 0, 0, 0, 0, 0, 0])
@@ -124,12 +124,12 @@ class SnipsLabelsTest(tf.test.TestCase):
 
   def test_bad_label_files(self):
     with self.assertRaisesRegex(ValueError, "must start with 'O'"):
-      snips_data.SnipsLabels(["A"], ["B-x", "O"])
+      intent_slot_data.IntentSlotLabels(["A"], ["B-x", "O"])
     path = os.path.join(self.get_temp_dir(), "bad.json")
     with open(path, "w") as f:
       f.write('{"intents": ["A"]}')
     with self.assertRaisesRegex(ValueError, "is not a SNIPS label file"):
-      snips_data.SnipsLabels.load(path)
+      intent_slot_data.IntentSlotLabels.load(path)
 
 
 class FeaturizerTest(tf.test.TestCase):
@@ -138,12 +138,12 @@ class FeaturizerTest(tf.test.TestCase):
   def setUpClass(cls):
     super().setUpClass()
     cls.vocab = _teacher_vocab()
-    train = snips_data.read_snips(os.path.join(_SNIPS, "train"))
-    cls.labels = snips_data.SnipsLabels.from_examples(train)
-    cls.valid = snips_data.read_snips(os.path.join(_SNIPS, "valid"))
+    train = intent_slot_data.read_intent_slot(os.path.join(_SNIPS, "train"))
+    cls.labels = intent_slot_data.IntentSlotLabels.from_examples(train)
+    cls.valid = intent_slot_data.read_intent_slot(os.path.join(_SNIPS, "valid"))
     cls.features = _first_batch(
-        snips_data.make_snips_dataset(cls.valid, cls.labels),
-        snips_data.snips_featurizer(cls.vocab), 1000)
+        intent_slot_data.make_intent_slot_dataset(cls.valid, cls.labels),
+        intent_slot_data.intent_slot_featurizer(cls.vocab), 1000)
 
   def test_shapes_and_dtypes(self):
     f = self.features
@@ -185,25 +185,25 @@ class FeaturizerTest(tf.test.TestCase):
 
   def test_decode_gold_round_trip(self):
     f = self.features
-    decoded = snips_data.decode_slot_tags(f["slot_ids"],
+    decoded = intent_slot_data.decode_slot_tags(f["slot_ids"],
                                           f["word_start_positions"],
                                           f["num_words"], self.labels.slots)
     self.assertEqual(decoded, self.valid.tags)
     # Logits decode the same way as ids.
     logits = np.eye(self.labels.num_slots)[np.maximum(f["slot_ids"][:5], 0)]
     self.assertEqual(
-        snips_data.decode_slot_tags(logits, f["word_start_positions"][:5],
+        intent_slot_data.decode_slot_tags(logits, f["word_start_positions"][:5],
                                     f["num_words"][:5], self.labels.slots),
         self.valid.tags[:5])
 
   def test_truncation_and_wordless_pieces(self):
-    labels = snips_data.SnipsLabels(["A"], ["O", "B-x", "I-x"])
-    examples = snips_data.SnipsExamples(
+    labels = intent_slot_data.IntentSlotLabels(["A"], ["O", "B-x", "I-x"])
+    examples = intent_slot_data.IntentSlotExamples(
         [["don't", "\u0300", "unaffable", "x", "y"]],
         [["B-x", "I-x", "O", "B-x", "O"]], ["A"], "memory")
-    featurize = snips_data.snips_featurizer(
+    featurize = intent_slot_data.intent_slot_featurizer(
         self.vocab, seq_length=9, max_words=4)
-    f = _first_batch(snips_data.make_snips_dataset(examples, labels),
+    f = _first_batch(intent_slot_data.make_intent_slot_dataset(examples, labels),
                      featurize, 1)
     # Pieces: [CLS] don ' t [UNK] una ##ffa ##ble [SEP]; "x" and "y" are cut.
     unk = self.vocab.index("[UNK]")
@@ -213,7 +213,7 @@ class FeaturizerTest(tf.test.TestCase):
     self.assertEqual(f["slot_ids"][0].tolist(),
                      [-1, 1, -1, -1, 2, 0, -1, -1, -1])
     self.assertEqual(f["num_words"][0], 5)
-    decoded = snips_data.decode_slot_tags(f["slot_ids"],
+    decoded = intent_slot_data.decode_slot_tags(f["slot_ids"],
                                           f["word_start_positions"],
                                           f["num_words"], labels.slots)
     self.assertEqual(decoded, [["B-x", "I-x", "O", "O", "O"]])
@@ -223,13 +223,13 @@ class FeaturizerTest(tf.test.TestCase):
       vocab = data.default_student_vocab()
     except FileNotFoundError:
       self.skipTest("mixvocab_tf/data/student_vocab.txt is not built yet.")
-    examples = snips_data.SnipsExamples(self.valid.words[:50],
+    examples = intent_slot_data.IntentSlotExamples(self.valid.words[:50],
                                         self.valid.tags[:50],
                                         self.valid.intents[:50], "v")
-    dataset = snips_data.make_snips_dataset(examples, self.labels)
-    f = _first_batch(dataset, snips_data.snips_featurizer(vocab), 50)
+    dataset = intent_slot_data.make_intent_slot_dataset(examples, self.labels)
+    f = _first_batch(dataset, intent_slot_data.intent_slot_featurizer(vocab), 50)
     self.assertEqual(
-        snips_data.decode_slot_tags(f["slot_ids"], f["word_start_positions"],
+        intent_slot_data.decode_slot_tags(f["slot_ids"], f["word_start_positions"],
                                     f["num_words"], self.labels.slots),
         examples.tags)
     self.assertLess(f["input_word_ids"].max(), len(vocab_lib.load_vocab(vocab)))
@@ -239,19 +239,19 @@ class FeaturizerTest(tf.test.TestCase):
     def word_pieces(words):  # [words, (sub-words), (pieces)] -> [words, (p)]
       return tokenizer.tokenize_words(words)[0].merge_dims(1, 2)
 
-    mixed = snips_data.snips_featurizer(vocab, word_tokenizer=word_pieces)
+    mixed = intent_slot_data.intent_slot_featurizer(vocab, word_tokenizer=word_pieces)
     g = _first_batch(dataset, mixed, 50)
     for key in f:
       self.assertAllEqual(f[key], g[key], msg=key)
 
   def test_bad_arguments(self):
     with self.assertRaisesRegex(ValueError, "received 2, expected at least 3"):
-      snips_data.snips_featurizer(self.vocab, seq_length=2)
+      intent_slot_data.intent_slot_featurizer(self.vocab, seq_length=2)
     with self.assertRaisesRegex(ValueError,
                                 r"lacks the required tokens \['\[PAD\]'"):
       wordpiece.fast_bert_tokenizer(["[UNK]", "[CLS]", "[SEP]", "a"])
     with self.assertRaisesRegex(ValueError, "disagree on the batch size"):
-      snips_data.decode_slot_tags(np.zeros([2, 4]), np.zeros([3, 2]),
+      intent_slot_data.decode_slot_tags(np.zeros([2, 4]), np.zeros([3, 2]),
                                   np.ones([2]), ["O"])
 
 

@@ -20,11 +20,11 @@ from mixvocab_tf.core import checkpointing
 from mixvocab_tf.core import optimization
 from mixvocab_testing import trainer_testing as testing
 from mixvocab_tf.core import trainer as trainer_lib
-from mixvocab_tf.tasks.distillation import distill_glue
+from mixvocab_tf.tasks.distillation import distill_text_classification
 from mixvocab_tf.tasks.distillation import teacher_cache
-from mixvocab_tf.tasks.finetuning import finetune_glue
-from mixvocab_tf.tasks.finetuning import glue_augment
-from mixvocab_tf.tasks.finetuning import glue_data
+from mixvocab_tf.tasks.finetuning.text_classification import task as text_classification_task
+from mixvocab_tf.tasks.finetuning.text_classification import augment as text_classification_augment
+from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
 
 GLUE_DIR = testing_utils.shared_data("glue")
 SEQ_LENGTH = 32
@@ -46,9 +46,9 @@ def _glue_slice(directory, glue_task, train_size=40, dev_size=12, skip=0):
 
 
 def _write_teacher_run(run_dir, teacher_dir, data_dir, glue_task, seed=0):
-  """A `finetune_glue` teacher run (random head) as the trainer saves it."""
+  """A `text_classification` teacher run (random head) as the trainer saves it."""
   tf.keras.utils.set_random_seed(seed)
-  task = finetune_glue.FinetuneGlueTask(
+  task = text_classification_task.TextClassificationTask(
       glue_task=glue_task, teacher_checkpoint=teacher_dir, data_dir=data_dir,
       seq_length=SEQ_LENGTH)
   model = task.build_model()
@@ -57,7 +57,7 @@ def _write_teacher_run(run_dir, teacher_dir, data_dir, glue_task, seed=0):
     kernel = model.classifier.kernel
     kernel.assign(kernel + 0.1)
   checkpointing.RunCheckpoint(
-      run_dir, {"model": model}, task_name="finetune_glue",
+      run_dir, {"model": model}, task_name="text_classification",
       vocab_fingerprints=task.vocab_fingerprints()).save(1)
   return model
 
@@ -85,7 +85,7 @@ def _task(setup, **kwargs):
     kwargs.setdefault("num_attention_heads", 2)
   kwargs.setdefault("data_dir", setup["data_dir"])
   kwargs.setdefault("shuffle_buffer", 64)
-  return distill_glue.DistillGlueTask(
+  return distill_text_classification.DistillTextClassificationTask(
       teacher_run=setup["run_dir"], teacher_base=setup["teacher_dir"],
       glue_task=setup["glue_task"], seq_length=SEQ_LENGTH,
       teacher_seq_length=SEQ_LENGTH, global_batch_size=8, pad_to_longest=True,
@@ -99,9 +99,9 @@ def test_cached_logits_are_the_teachers_direct_outputs(setup):
   assert outputs.logits.shape == (len(labels), 2)
   # The teacher on each example alone, padded to SEQ_LENGTH: the cache ran
   # it in length-sorted batches cut to their longest example.
-  featurize = glue_data.glue_featurizer(
+  featurize = text_classification_data.text_classification_featurizer(
       data_lib.default_teacher_vocab(), SEQ_LENGTH,
-      pair=glue_data.is_pair_task(setup["glue_task"]))
+      pair=text_classification_data.is_pair_task(setup["glue_task"]))
   features = featurize({"sentence_a": tf.constant(a),
                         "sentence_b": tf.constant(b)})
   direct = setup["teacher"](features, training=False)["logits"].numpy()
@@ -133,7 +133,7 @@ def test_student_identical_to_teacher_has_zero_distillation_loss(setup):
   student.set_weights(setup["teacher"].get_weights())
   for batch in task.build_inputs(training=True).take(3):
     logits = student(batch, training=False)["logits"]
-    kl_sum, count = distill_glue.distillation_term(
+    kl_sum, count = distill_text_classification.distillation_term(
         logits, batch["teacher_logits"], 2.0)
     assert float(count) == 8
     assert abs(float(kl_sum)) < 1e-5
@@ -180,7 +180,7 @@ def test_stale_cache_is_refused(setup, tmp_path):
   run_dir = str(tmp_path / "teacher_run")
   _write_teacher_run(run_dir, setup["teacher_dir"], setup["data_dir"],
                      setup["glue_task"], seed=1)
-  moved = distill_glue.DistillGlueTask(
+  moved = distill_text_classification.DistillTextClassificationTask(
       teacher_run=run_dir, teacher_base=setup["teacher_dir"],
       glue_task=setup["glue_task"], data_dir=setup["data_dir"],
       seq_length=SEQ_LENGTH, teacher_seq_length=SEQ_LENGTH,
@@ -216,7 +216,7 @@ def test_neighbour_substitution_draws_from_the_teachers_embeddings(setup):
   assert task.cache_dir.endswith("cache_nb")
   a, b, _, is_original = task.train_examples()
   teacher = task.build_teacher()
-  near = glue_augment.embedding_neighbours(
+  near = text_classification_augment.embedding_neighbours(
       teacher.encoder_network.get_embedding_table().numpy(),
       text_lib.load_vocab(task.teacher_vocab_path),
       {w.lower() for s, o in zip(a + b, is_original + is_original) if o
@@ -234,7 +234,7 @@ def test_transfer_text_sentences_are_labelled_by_the_teacher_only(setup):
   text.write_text("A fine film. It was dull!\n\nToo short.\nA fine film.\n"
                   "The story moves slowly but the cast is great.\n",
                   encoding="utf-8")
-  if glue_data.is_pair_task(setup["glue_task"]):
+  if text_classification_data.is_pair_task(setup["glue_task"]):
     with pytest.raises(ValueError, match="adds single sentences"):
       _task(setup, transfer_text=str(text))
     return
@@ -249,7 +249,7 @@ def test_transfer_text_sentences_are_labelled_by_the_teacher_only(setup):
                            "The story moves slowly but the cast is great."]
   logits = task.teacher_outputs().logits
   assert logits.shape == (len(labels), 2)
-  direct = setup["teacher"](glue_data.glue_featurizer(
+  direct = setup["teacher"](text_classification_data.text_classification_featurizer(
       data_lib.default_teacher_vocab(), SEQ_LENGTH, pair=False)({
           "sentence_a": tf.constant(a[n:]),
           "sentence_b": tf.constant([""] * (len(a) - n))}),
@@ -269,9 +269,9 @@ def test_pooled_outputs_are_cached_and_aligned_through_a_projection(setup):
                pooled_kd_weight=2.0, hard_label_weight=0.0)
   outputs = task.teacher_outputs()
   a, b, _, _ = task.train_examples()
-  featurize = glue_data.glue_featurizer(
+  featurize = text_classification_data.text_classification_featurizer(
       data_lib.default_teacher_vocab(), SEQ_LENGTH,
-      pair=glue_data.is_pair_task(setup["glue_task"]))
+      pair=text_classification_data.is_pair_task(setup["glue_task"]))
   direct = setup["teacher"](featurize({"sentence_a": tf.constant(a),
                                        "sentence_b": tf.constant(b)}),
                             training=False)
@@ -402,7 +402,7 @@ def test_user_dataset_transfer_set_cache_and_training(user_setup, tmp_path):
   # The teacher's logits, cached, are its direct outputs.
   outputs = task.teacher_outputs()
   assert outputs.logits.shape == (60, 3)
-  featurize = glue_data.glue_featurizer(data_lib.default_teacher_vocab(),
+  featurize = text_classification_data.text_classification_featurizer(data_lib.default_teacher_vocab(),
                                         SEQ_LENGTH, pair=False)
   direct = setup["teacher"](featurize({"sentence_a": tf.constant(a),
                                        "sentence_b": tf.constant(b)}),
@@ -411,7 +411,7 @@ def test_user_dataset_transfer_set_cache_and_training(user_setup, tmp_path):
   # The fingerprint names the dataset by its directory, beside the data.
   name = "user:" + os.path.abspath(setup["data_dir"])
   assert task.dataset_name == name
-  assert outputs.fingerprint["data"] == distill_glue.glue_data_fingerprint(
+  assert outputs.fingerprint["data"] == distill_text_classification.glue_data_fingerprint(
       name, a, b, labels)
   # The same files in another directory are another dataset.
   moved = _write_user_dataset(str(tmp_path / "moved"))

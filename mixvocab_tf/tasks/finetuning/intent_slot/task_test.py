@@ -10,7 +10,7 @@ from mixvocab_tf import data as data_lib
 from mixvocab_tf import models
 from mixvocab_tf import networks
 from mixvocab_tf import text as text_lib
-from mixvocab_tf.tasks.finetuning import finetune_snips
+from mixvocab_tf.tasks.finetuning.intent_slot import task as intent_slot_task
 from mixvocab_tf.tasks.finetuning import user_data
 from mixvocab_tf.tasks.finetuning import finetune_task
 from mixvocab_tf.core import checkpointing
@@ -23,7 +23,7 @@ def _task(**kwargs):
   kwargs.setdefault("num_layers", 1)
   kwargs.setdefault("hidden_size", 32)
   kwargs.setdefault("num_attention_heads", 2)
-  return finetune_snips.FinetuneSnipsTask(seq_length=SEQ_LENGTH,
+  return intent_slot_task.IntentSlotTask(seq_length=SEQ_LENGTH,
                                           eval_batch_size=8, **kwargs)
 
 
@@ -46,7 +46,7 @@ def test_later_pieces_of_a_word_carry_no_loss(task_and_batch):
   assert later_pieces.sum() >= 8
   model = task.build_model()
   outputs = model(batch, training=False)
-  loss, _ = finetune_snips.joint_intent_slot_loss(outputs, batch)
+  loss, _ = intent_slot_task.joint_intent_slot_loss(outputs, batch)
 
   # Any logits at untagged positions (later pieces, specials, padding), even
   # NaN, leave the loss as it is.
@@ -54,11 +54,11 @@ def test_later_pieces_of_a_word_carry_no_loss(task_and_batch):
   noise = tf.where(untagged, 100.0 * tf.random.normal(
       outputs["slot_logits"].shape, seed=1), 0.0)
   changed = dict(outputs, slot_logits=outputs["slot_logits"] + noise)
-  changed_loss, _ = finetune_snips.joint_intent_slot_loss(changed, batch)
+  changed_loss, _ = intent_slot_task.joint_intent_slot_loss(changed, batch)
   assert float(changed_loss) == float(loss)
   with_nan = dict(outputs, slot_logits=tf.where(
       untagged, np.nan, outputs["slot_logits"]))
-  nan_loss, _ = finetune_snips.joint_intent_slot_loss(with_nan, batch)
+  nan_loss, _ = intent_slot_task.joint_intent_slot_loss(with_nan, batch)
   assert float(nan_loss) == float(loss)
 
   # The same change at one first piece does change it.
@@ -66,7 +66,7 @@ def test_later_pieces_of_a_word_carry_no_loss(task_and_batch):
   bump = np.zeros(outputs["slot_logits"].shape, np.float32)
   bump[first[0], first[1], :] = np.arange(bump.shape[-1])
   bumped = dict(outputs, slot_logits=outputs["slot_logits"] + bump)
-  assert float(finetune_snips.joint_intent_slot_loss(bumped, batch)[0]) != (
+  assert float(intent_slot_task.joint_intent_slot_loss(bumped, batch)[0]) != (
       float(loss))
 
   # Through the task's loss on the model: no gradient reaches the slot
@@ -74,7 +74,7 @@ def test_later_pieces_of_a_word_carry_no_loss(task_and_batch):
   with tf.GradientTape() as tape:
     slot_logits = tf.identity(outputs["slot_logits"])
     tape.watch(slot_logits)
-    task_loss, _ = finetune_snips.joint_intent_slot_loss(
+    task_loss, _ = intent_slot_task.joint_intent_slot_loss(
         dict(outputs, slot_logits=slot_logits), batch)
   grad = np.abs(tape.gradient(task_loss, slot_logits).numpy()).sum(-1)
   assert np.all(grad[weights == 0] == 0)
@@ -136,9 +136,9 @@ def test_labels_and_splits(tmp_path):
   labels = task.labels
   assert (labels.num_intents, labels.num_slots) == (7, 72)
   task.write_assets(str(tmp_path))
-  from_file = _task(labels_file=str(tmp_path / finetune_snips.LABELS_FILE))
+  from_file = _task(labels_file=str(tmp_path / intent_slot_task.LABELS_FILE))
   assert from_file.labels == labels
-  assert finetune_snips.snips_train_steps(epochs=1) == round(13084 / 64)
+  assert intent_slot_task.intent_slot_train_steps(epochs=1) == round(13084 / 64)
   with pytest.raises(ValueError, match="eval_split .* received 'dev'"):
     _task(eval_split="dev")
   # The built-in copy has no test split: reported before training.
@@ -172,7 +172,7 @@ def test_starts_from_a_student_checkpoint_of_any_size(tmp_path):
           config["num_attention_heads"], config["inner_dim"],
           config["max_sequence_length"]) == (3, 48, 3, 192, 64)
   # The preset is ignored: the checkpoint's sizes win.
-  task = finetune_snips.FinetuneSnipsTask(init_checkpoint=str(tmp_path),
+  task = intent_slot_task.IntentSlotTask(init_checkpoint=str(tmp_path),
                                           seq_length=SEQ_LENGTH)
   assert task.missing_files() == {}
   model = task.build_model()
@@ -186,7 +186,7 @@ def test_refuses_a_checkpoint_of_another_vocabulary(tmp_path):
   tokens = text_lib.load_vocab(data_lib.default_student_vocab())
   other = tokens[:-1] + ["zzzz"]
   _student_checkpoint(str(tmp_path), other)
-  task = finetune_snips.FinetuneSnipsTask(init_checkpoint=str(tmp_path),
+  task = intent_slot_task.IntentSlotTask(init_checkpoint=str(tmp_path),
                                           seq_length=SEQ_LENGTH)
   model = task.build_model()
   with pytest.raises(checkpointing.VocabularyMismatchError,
@@ -196,9 +196,9 @@ def test_refuses_a_checkpoint_of_another_vocabulary(tmp_path):
 
 def test_bad_sources_say_what_was_received(tmp_path):
   with pytest.raises(ValueError, match="not both"):
-    finetune_snips.FinetuneSnipsTask(init_checkpoint="a",
+    intent_slot_task.IntentSlotTask(init_checkpoint="a",
                                      teacher_checkpoint="b")
-  missing = finetune_snips.FinetuneSnipsTask(
+  missing = intent_slot_task.IntentSlotTask(
       init_checkpoint=str(tmp_path / "none")).missing_files()
   assert "init checkpoint" in missing
   tf.train.Checkpoint(other=tf.Variable(1.0)).save(str(tmp_path / "ckpt"))
@@ -228,7 +228,7 @@ def test_a_users_data_with_labels_train_lacks_trains_and_evaluates(tmp_path):
   assert task.missing_files() == {}
   assert task.labels.intents == ("Book", "Play")
   assert task.num_train_examples() == 16
-  assert finetune_snips.snips_train_steps(str(tmp_path), epochs=2,
+  assert intent_slot_task.intent_slot_train_steps(str(tmp_path), epochs=2,
                                           global_batch_size=4) == 8
   model = task.build_model()
   batch = next(iter(task.build_inputs(training=True)))

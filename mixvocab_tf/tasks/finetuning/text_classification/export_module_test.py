@@ -1,4 +1,4 @@
-"""GlueExportModule: training features' logits, labels, and a TFLite twin."""
+"""TextClassificationExportModule: training features' logits, labels, and a TFLite twin."""
 
 import numpy as np
 import pytest
@@ -10,8 +10,8 @@ from mixvocab_tf import export
 from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.models import sentence_classifier
 from mixvocab_tf.networks import student_encoder
-from mixvocab_tf.tasks.finetuning import glue_data
-from mixvocab_tf.tasks.finetuning import glue_export_module
+from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
+from mixvocab_tf.tasks.finetuning.text_classification import export_module as text_classification_export
 
 SEQ_LENGTH = 32
 SENTENCES_A = ["A man is playing a guitar.", "", "Nobody sleeps 😴 here",
@@ -34,13 +34,13 @@ def _classifier():
 
 @pytest.fixture(scope="module")
 def module():
-  return glue_export_module.GlueExportModule(
-      _classifier(), glue_data.LABEL_NAMES["mnli"],
+  return text_classification_export.TextClassificationExportModule(
+      _classifier(), text_classification_data.LABEL_NAMES["mnli"],
       data_lib.default_student_vocab(), pair=True, seq_length=SEQ_LENGTH)
 
 
 def test_logits_are_the_classifier_logits_on_training_features(module):
-  featurize = glue_data.glue_featurizer(data_lib.default_student_vocab(),
+  featurize = text_classification_data.text_classification_featurizer(data_lib.default_student_vocab(),
                                         SEQ_LENGTH, pair=True)
   features = featurize({"sentence_a": tf.constant(SENTENCES_A),
                         "sentence_b": tf.constant(SENTENCES_B)})
@@ -50,12 +50,12 @@ def test_logits_are_the_classifier_logits_on_training_features(module):
   np.testing.assert_allclose(got["logits"], want, atol=1e-5)
   np.testing.assert_allclose(got["probabilities"].numpy().sum(-1), 1.0,
                              atol=1e-6)
-  names = [glue_data.LABEL_NAMES["mnli"][i] for i in want.argmax(-1)]
+  names = [text_classification_data.LABEL_NAMES["mnli"][i] for i in want.argmax(-1)]
   assert [n.decode() for n in got["label"].numpy()] == names
 
 
 def test_single_sentence_signature_takes_sentence():
-  module = glue_export_module.GlueExportModule(
+  module = text_classification_export.TextClassificationExportModule(
       _classifier(), ["negative", "positive", "neutral"],
       data_lib.default_student_vocab(), pair=False, seq_length=SEQ_LENGTH)
   function = module.signatures()["serving_default"]
@@ -70,9 +70,9 @@ def test_tflite_gives_the_saved_model_outputs(module, tmp_path):
   export.export_saved_model(module, export_dir)
   info = export.read_export_info(export_dir)
   assert info["task"] == "glue" and info["pair"]
-  assert info["task_name"] == "finetune_glue"
+  assert info["task_name"] == "text_classification"
   assert info["inputs"] == ["sentence_a", "sentence_b"]
-  assert info["labels"] == list(glue_data.LABEL_NAMES["mnli"])
+  assert info["labels"] == list(text_classification_data.LABEL_NAMES["mnli"])
   runner = tflite_conversion.TFLiteRunner(
       model_content=tflite_conversion.convert_saved_model(export_dir))
   assert runner.input_names == ["sentence_a", "sentence_b"]

@@ -13,9 +13,9 @@ import tensorflow as tf
 
 from mixvocab_tf import data as data_lib
 from mixvocab_tf import text as text_lib
-from mixvocab_tf.tasks.distillation import distill_snips
-from mixvocab_tf.tasks.finetuning import finetune_snips
-from mixvocab_tf.tasks.finetuning import snips_data
+from mixvocab_tf.tasks.distillation import distill_intent_slot
+from mixvocab_tf.tasks.finetuning.intent_slot import task as intent_slot_task
+from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 from mixvocab_tf.text import wordpiece
 from mixvocab_tf.tasks.distillation import teacher_cache
 from mixvocab_tf.core import checkpointing
@@ -36,7 +36,7 @@ def _write_split(directory, lines):
 def _snips_slice(directory, train_size=24, valid_size=8):
   """Real SNIPS queries: train ones with SPLIT_WORD first, then others."""
   def read(split):
-    examples = snips_data.read_snips(data_lib.snips_dir(split))
+    examples = intent_slot_data.read_intent_slot(data_lib.snips_dir(split))
     return [(" ".join(w), " ".join(t), i) for w, t, i in zip(
         examples.words, examples.tags, examples.intents)]
   train = read("train")
@@ -54,9 +54,9 @@ def _snips_slice(directory, train_size=24, valid_size=8):
 
 
 def _write_teacher_run(run_dir, teacher_dir, data_dir, seed=0):
-  """A `finetune_snips` teacher run (random heads) as the trainer saves it."""
+  """A `intent_slot` teacher run (random heads) as the trainer saves it."""
   tf.keras.utils.set_random_seed(seed)
-  task = finetune_snips.FinetuneSnipsTask(
+  task = intent_slot_task.IntentSlotTask(
       teacher_checkpoint=teacher_dir, data_dir=data_dir,
       seq_length=SEQ_LENGTH)
   model = task.build_model()
@@ -65,7 +65,7 @@ def _write_teacher_run(run_dir, teacher_dir, data_dir, seed=0):
     kernel = model.slot_classifier.kernel
     kernel.assign(kernel + 0.1)
   checkpointing.RunCheckpoint(
-      run_dir, {"model": model}, task_name="finetune_snips",
+      run_dir, {"model": model}, task_name="intent_slot",
       vocab_fingerprints=task.vocab_fingerprints()).save(1)
   task.write_assets(run_dir)
   return model
@@ -88,7 +88,7 @@ def _task(setup, **kwargs):
     kwargs.setdefault("num_layers", 1)
     kwargs.setdefault("hidden_size", 32)
     kwargs.setdefault("num_attention_heads", 2)
-  return distill_snips.DistillSnipsTask(
+  return distill_intent_slot.DistillIntentSlotTask(
       teacher_run=setup["run_dir"], teacher_base=setup["teacher_dir"],
       data_dir=setup["data_dir"], seq_length=SEQ_LENGTH,
       teacher_seq_length=SEQ_LENGTH, global_batch_size=24,
@@ -107,17 +107,17 @@ def test_word_split_differently_gets_teacher_distribution_at_first_piece(
 
   outputs = task.teacher_outputs()
   batch = next(iter(task.build_inputs(training=True)))
-  examples = snips_data.read_snips(os.path.join(setup["data_dir"], "train"))
+  examples = intent_slot_data.read_intent_slot(os.path.join(setup["data_dir"], "train"))
   length = batch["input_word_ids"].shape[1]
   assert length < SEQ_LENGTH  # Padded to the longest query of the batch.
-  targets, weights = distill_snips.scatter_word_targets(
+  targets, weights = distill_intent_slot.scatter_word_targets(
       batch["teacher_slot_logits"], batch["teacher_slot_valid"],
       batch["word_start_positions"], length)
   targets, weights = targets.numpy(), weights.numpy()
   # Where the distillation target goes is where the slot loss goes.
   np.testing.assert_array_equal(weights, batch["slot_weights"].numpy())
 
-  featurize = snips_data.snips_featurizer(data_lib.default_teacher_vocab(),
+  featurize = intent_slot_data.intent_slot_featurizer(data_lib.default_teacher_vocab(),
                                           SEQ_LENGTH)
   checked = 0
   for row, index in enumerate(batch["example_index"].numpy()):
@@ -141,7 +141,7 @@ def test_word_split_differently_gets_teacher_distribution_at_first_piece(
         words=tf.constant(words), intent_id=tf.constant(0),
         slot_labels=tf.zeros([len(words)], tf.int32)))
     direct = setup["teacher"](
-        {k: features[k][None] for k in snips_data.MODEL_INPUT_KEYS},
+        {k: features[k][None] for k in intent_slot_data.MODEL_INPUT_KEYS},
         training=False)
     tp = int(features["word_start_positions"][w])
     np.testing.assert_allclose(direct["slot_logits"][0, tp], teacher_word,
@@ -157,7 +157,7 @@ def test_word_split_differently_gets_teacher_distribution_at_first_piece(
                                   targets.shape[2]], seed=3)
   with tf.GradientTape() as tape:
     tape.watch(slot_logits)
-    _, (slot_sum, _) = distill_snips.distillation_terms(
+    _, (slot_sum, _) = distill_intent_slot.distillation_terms(
         dict(slot_logits=slot_logits,
              intent_logits=batch["teacher_intent_logits"]), batch, 2.0)
   grad = np.abs(tape.gradient(slot_sum, slot_logits).numpy()).sum(-1)
@@ -176,7 +176,7 @@ def test_student_identical_to_teacher_has_zero_distillation_loss(setup):
   for batch in task.build_inputs(training=True).take(2):
     outputs = student(batch, training=False)
     (intent_sum, queries), (slot_sum, words) = (
-        distill_snips.distillation_terms(outputs, batch, 2.0))
+        distill_intent_slot.distillation_terms(outputs, batch, 2.0))
     assert float(queries) == 24 and float(words) > 24
     assert abs(float(intent_sum)) < 1e-4
     assert abs(float(slot_sum)) < 1e-4
@@ -185,7 +185,7 @@ def test_student_identical_to_teacher_has_zero_distillation_loss(setup):
     assert "distill/slot_kl" in metrics
   # A student that differs has a positive one.
   outputs = task.build_model()(batch, training=False)
-  _, (slot_sum, _) = distill_snips.distillation_terms(outputs, batch, 2.0)
+  _, (slot_sum, _) = distill_intent_slot.distillation_terms(outputs, batch, 2.0)
   assert float(slot_sum) > 1e-2
 
 
@@ -213,7 +213,7 @@ def test_stale_cache_is_refused(setup, tmp_path):
   run_dir = str(tmp_path / "teacher_run")
   _write_teacher_run(run_dir, setup["teacher_dir"], setup["data_dir"],
                      seed=1)
-  moved = distill_snips.DistillSnipsTask(
+  moved = distill_intent_slot.DistillIntentSlotTask(
       teacher_run=run_dir, teacher_base=setup["teacher_dir"],
       data_dir=setup["data_dir"], seq_length=SEQ_LENGTH,
       teacher_seq_length=SEQ_LENGTH, cache_dir=cache_dir,
@@ -234,14 +234,14 @@ def test_hidden_state_distillation_by_word(setup):
   assert outputs.word_hidden.shape == (outputs.slot_logits.shape[0], 32)
   assert outputs.fingerprint["with_hidden"]
   # The cached hidden state of a word is the teacher's at its first piece.
-  examples = snips_data.read_snips(os.path.join(setup["data_dir"], "train"))
-  featurize = snips_data.snips_featurizer(data_lib.default_teacher_vocab(),
+  examples = intent_slot_data.read_intent_slot(os.path.join(setup["data_dir"], "train"))
+  featurize = intent_slot_data.intent_slot_featurizer(data_lib.default_teacher_vocab(),
                                           SEQ_LENGTH)
   words = examples.words[0]
   features = featurize(dict(words=tf.constant(words), intent_id=tf.constant(0),
                             slot_labels=tf.zeros([len(words)], tf.int32)))
   encoded = setup["teacher"].encoder_network(
-      {k: features[k][None] for k in snips_data.MODEL_INPUT_KEYS},
+      {k: features[k][None] for k in intent_slot_data.MODEL_INPUT_KEYS},
       training=False)["sequence_output"][0].numpy()
   positions = features["word_start_positions"].numpy()[:len(words)]
   np.testing.assert_allclose(

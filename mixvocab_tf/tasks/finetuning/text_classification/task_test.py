@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from mixvocab_tf.tasks.finetuning import finetune_glue
+from mixvocab_tf.tasks.finetuning.text_classification import task as text_classification_task
 from mixvocab_tf.core import optimization
 from mixvocab_testing import trainer_testing
 from mixvocab_tf.core import trainer as trainer_lib
@@ -31,7 +31,7 @@ def _tiny(**kwargs):
   kwargs.setdefault("num_attention_heads", 2)
   kwargs.setdefault("data_dir", GLUE_DIR)
   kwargs.setdefault("seq_length", 32)
-  return finetune_glue.FinetuneGlueTask(eval_batch_size=16,
+  return text_classification_task.TextClassificationTask(eval_batch_size=16,
                                         global_batch_size=8, **kwargs)
 
 
@@ -62,7 +62,7 @@ def test_pairs_are_packed_with_type_ids(tmp_path):
   assert batch["label"].numpy()[:2].tolist() == [1, 0]
   train = next(iter(task.build_inputs(training=True)))
   assert train["input_word_ids"].shape == (8, 32)
-  assert finetune_glue.glue_train_steps("mrpc", str(tmp_path), epochs=1,
+  assert text_classification_task.text_classification_train_steps("mrpc", str(tmp_path), epochs=1,
                                         global_batch_size=4) == 2
 
 
@@ -105,7 +105,7 @@ def test_mnli_sample_and_sizes():
   assert task.eval_split == "validation_matched"
   assert task.missing_files() == {}
   assert task.num_train_examples() == 8999
-  assert finetune_glue.count_train_examples("sst2") == 67349  # TFDS size.
+  assert text_classification_task.count_train_examples("sst2") == 67349  # TFDS size.
   batch = next(iter(task.build_inputs(training=False)))
   assert set(batch["label"].numpy()) <= {0, 1, 2}
   assert np.any(batch["input_type_ids"].numpy() == 1)
@@ -215,7 +215,7 @@ def _evaluate(task, model):
 
 def test_user_dataset_labels_inputs_and_unknown_label(tmp_path):
   data_dir = _write_user_dataset(str(tmp_path / "pets"))
-  with mock.patch.object(finetune_glue.logging, "warning") as warning:
+  with mock.patch.object(text_classification_task.logging, "warning") as warning:
     task = _tiny(glue_task=None, data_dir=data_dir)
     assert task.is_user_data and task.glue_task is None
     assert task.label_names == ("bird", "cat", "dog")
@@ -263,7 +263,7 @@ def test_user_dataset_labels_inputs_and_unknown_label(tmp_path):
   np.testing.assert_allclose(metrics["classifier/loss"].numpy(),
                              [5 * expected, 5], rtol=1e-5)
   assert metrics["classifier/accuracy"].numpy()[1] == 6
-  loss_sum, correct, count = finetune_glue.classification_loss(
+  loss_sum, correct, count = text_classification_task.classification_loss(
       logits[:2], tf.constant([-1, -1]))
   assert float(loss_sum) == 0.0 and float(correct) == 0.0
   assert float(count) == 2
@@ -355,7 +355,7 @@ def test_user_dataset_splits_columns_and_errors(tmp_path):
   task = _tiny(glue_task=None, data_dir=other, text_column="review",
                label_column="verdict")
   assert task.label_names == ("no", "yes")
-  assert finetune_glue.glue_train_steps(
+  assert text_classification_task.text_classification_train_steps(
       None, other, epochs=2, global_batch_size=4, text_column="review",
       label_column="verdict") == 3
   # A missing directory: reported, and described without raising.
@@ -375,27 +375,27 @@ def test_user_dataset_splits_columns_and_errors(tmp_path):
 
 def test_glue_train_steps_counts_the_users_train_split(tmp_path):
   data_dir = _write_user_dataset(str(tmp_path / "pets"))
-  assert finetune_glue.glue_train_steps(None, data_dir, epochs=1,
+  assert text_classification_task.text_classification_train_steps(None, data_dir, epochs=1,
                                         global_batch_size=6) == 5
-  assert finetune_glue.glue_train_steps(
+  assert text_classification_task.text_classification_train_steps(
       glue_task=None, data_dir=data_dir, epochs=10,
       global_batch_size=64) == 5  # round(300 / 64)
   with pytest.raises(ValueError, match="received neither"):
-    finetune_glue.glue_train_steps(None, None)
+    text_classification_task.text_classification_train_steps(None, None)
   # With gin, one macro feeds the task and the step count (as
   # finetune_glue.gin binds them).
   gin.clear_config()
   try:
     gin.parse_config([
         "GLUE_TASK = None", f"GLUE_DIR = '{data_dir}'",
-        "glue_train_steps.glue_task = %GLUE_TASK",
-        "glue_train_steps.data_dir = %GLUE_DIR",
-        "glue_train_steps.global_batch_size = 6",
-        "glue_train_steps.epochs = 2",
-        "FinetuneGlueTask.glue_task = %GLUE_TASK",
-        "FinetuneGlueTask.data_dir = %GLUE_DIR"])
-    assert finetune_glue.glue_train_steps() == 10
-    task = finetune_glue.FinetuneGlueTask(student_preset=None)
+        "text_classification_train_steps.glue_task = %GLUE_TASK",
+        "text_classification_train_steps.data_dir = %GLUE_DIR",
+        "text_classification_train_steps.global_batch_size = 6",
+        "text_classification_train_steps.epochs = 2",
+        "TextClassificationTask.glue_task = %GLUE_TASK",
+        "TextClassificationTask.data_dir = %GLUE_DIR"])
+    assert text_classification_task.text_classification_train_steps() == 10
+    task = text_classification_task.TextClassificationTask(student_preset=None)
     assert task.is_user_data and task.num_train_examples() == 30
   finally:
     gin.clear_config()
@@ -413,9 +413,9 @@ def test_sst2_as_a_users_dataset_reads_as_glue_sst2(tmp_path):
   assert not user.is_pair
   assert user.train_split_lists() == glue.train_split_lists()
   assert user.num_train_examples() == glue.num_train_examples() == 67349
-  assert finetune_glue.glue_train_steps(
+  assert text_classification_task.text_classification_train_steps(
       None, str(tmp_path), text_column="sentence") == (
-          finetune_glue.glue_train_steps("sst2", GLUE_DIR))
+          text_classification_task.text_classification_train_steps("sst2", GLUE_DIR))
   # The dev split, through the evaluation inputs.
   labels = {}
   for task in (user, glue):

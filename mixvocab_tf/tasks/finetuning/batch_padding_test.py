@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from mixvocab_tf.tasks.finetuning import finetune_snips
+from mixvocab_tf.tasks.finetuning.intent_slot import task as intent_slot_task
 
 SEQ_LENGTH = 48
 
 
 def _task(**kwargs):
-  return finetune_snips.FinetuneSnipsTask(
+  return intent_slot_task.IntentSlotTask(
       seq_length=SEQ_LENGTH, student_preset=None, num_layers=1,
       hidden_size=32, num_attention_heads=2, global_batch_size=16,
       shuffle_buffer=256, **kwargs)
@@ -31,9 +31,9 @@ def test_trimmed_batches_have_the_same_loss():
     np.testing.assert_array_equal(a["input_word_ids"][:, :length],
                                   b["input_word_ids"])
     np.testing.assert_array_equal(a["intent_id"], b["intent_id"])
-    loss_a, _ = finetune_snips.joint_intent_slot_loss(
+    loss_a, _ = intent_slot_task.joint_intent_slot_loss(
         model(a, training=False), a)
-    loss_b, _ = finetune_snips.joint_intent_slot_loss(
+    loss_b, _ = intent_slot_task.joint_intent_slot_loss(
         model(b, training=False), b)
     np.testing.assert_allclose(float(loss_a), float(loss_b), rtol=1e-5)
 

@@ -1,4 +1,4 @@
-"""Tests for glue_data: TSV, MNLI JSON and TFDS sources, and pair packing."""
+"""Tests for text_classification.data: TSV, MNLI JSON and TFDS sources, and pair packing."""
 
 import os
 
@@ -8,7 +8,7 @@ import tensorflow as tf
 import tensorflow_datasets as tfds
 
 from mixvocab_tf import data
-from mixvocab_tf.tasks.finetuning import glue_data
+from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
 from mixvocab_tf.text import vocab as vocab_lib
 from mixvocab_testing import testing_utils
 
@@ -67,27 +67,27 @@ class LoadGlueTest(tf.test.TestCase):
   def test_real_dev_files(self):
     expected = {"sst2": 872, "mrpc": 408, "mnli": 1000}
     for task, count in expected.items():
-      dataset, names = glue_data.load_glue(task, "dev", _GLUE)
+      dataset, names = text_classification_data.load_glue(task, "dev", _GLUE)
       self.assertEqual(dataset.element_spec["label"].dtype, tf.int32)
       sentences_a, sentences_b, labels = _as_lists(dataset)
       self.assertLen(labels, count, task)
       self.assertEqual(set(labels), set(range(len(names))), task)
-      self.assertEqual(all(sentences_b), glue_data.is_pair_task(task), task)
+      self.assertEqual(all(sentences_b), text_classification_data.is_pair_task(task), task)
     self.assertEqual(names, ("entailment", "neutral", "contradiction"))
 
   @needs_glue
   def test_real_first_rows(self):
-    sst2, _ = glue_data.load_glue("SST-2", "validation", _GLUE)
+    sst2, _ = text_classification_data.load_glue("SST-2", "validation", _GLUE)
     first = next(sst2.as_numpy_iterator())
     self.assertEqual(first["sentence_a"],
                      b"it 's a charming and often affecting journey . ")
     self.assertEqual((first["sentence_b"], first["label"]), (b"", 1))
-    mrpc, names = glue_data.load_glue("mrpc", "dev", _GLUE, source="tsv")
+    mrpc, names = text_classification_data.load_glue("mrpc", "dev", _GLUE, source="tsv")
     first = next(mrpc.as_numpy_iterator())
     # A leading quote is text, not CSV quoting.
     self.assertEqual(first["sentence_b"][:20], b"\" The foodservice pi")
     self.assertEqual(names[first["label"]], "equivalent")
-    mnli, _ = glue_data.load_glue(
+    mnli, _ = text_classification_data.load_glue(
         "mnli", "validation_matched", _GLUE, source="mnli_json")
     first = next(mnli.as_numpy_iterator())
     self.assertEqual(
@@ -107,11 +107,11 @@ class LoadGlueTest(tf.test.TestCase):
         "\t".join(_MNLI_DEV_HEADER),
         _mnli_row(_MNLI_DEV_HEADER, 0, "P", "H", "neutral"),
     ])
-    dataset, _ = glue_data.load_glue("mnli", "train", root)
+    dataset, _ = text_classification_data.load_glue("mnli", "train", root)
     self.assertEqual(_as_lists(dataset), (["A man \"walks\".", "It rains."],
                                           ["He moves.", "It is dry."], [0, 2]))
     # A task directory works as data_dir too.
-    dataset, _ = glue_data.load_glue(
+    dataset, _ = text_classification_data.load_glue(
         "mnli", "dev_mismatched", os.path.join(root, "MNLI"), source="tsv")
     self.assertEqual(_as_lists(dataset), (["P"], ["H"], [1]))
 
@@ -121,40 +121,40 @@ class LoadGlueTest(tf.test.TestCase):
     _write(path, ["sentence\tlabel", "good\t1", "bad\t1\textra"])
     with self.assertRaisesRegex(
         ValueError, "train.tsv line 3 has 3 fields; the header has 2"):
-      glue_data.load_glue("sst2", "train", root)
+      text_classification_data.load_glue("sst2", "train", root)
     _write(path, ["sentence\tlabel", "good\t2"])
     with self.assertRaisesRegex(
         ValueError, r"train.tsv line 2: label '2' is not one of \['0', '1'\]"):
-      glue_data.load_glue("sst2", "train", root)
+      text_classification_data.load_glue("sst2", "train", root)
     _write(path, ["text\tlabel", "good\t1"])
     with self.assertRaisesRegex(ValueError, r"has no column \['sentence'\]"):
-      glue_data.load_glue("sst2", "train", root)
+      text_classification_data.load_glue("sst2", "train", root)
     with self.assertRaisesRegex(FileNotFoundError, r"looked for \['dev.tsv'\]"):
-      glue_data.load_glue("sst2", "dev", root)
+      text_classification_data.load_glue("sst2", "dev", root)
     with self.assertRaisesRegex(FileNotFoundError,
                                 r"\['dev_matched.tsv', 'dev_sample.json'\]"):
-      glue_data.load_glue("mnli", "dev", root)
+      text_classification_data.load_glue("mnli", "dev", root)
 
   def test_bad_arguments(self):
     with self.assertRaisesRegex(ValueError, "Unknown GLUE task 'cola'"):
-      glue_data.load_glue("cola", "train", _GLUE)
+      text_classification_data.load_glue("cola", "train", _GLUE)
     with self.assertRaisesRegex(ValueError,
                                 "Unknown split 'test' for GLUE sst2"):
-      glue_data.load_glue("sst2", "test", _GLUE)
+      text_classification_data.load_glue("sst2", "test", _GLUE)
     with self.assertRaisesRegex(ValueError, "source must be one of"):
-      glue_data.load_glue("sst2", "train", _GLUE, source="csv")
+      text_classification_data.load_glue("sst2", "train", _GLUE, source="csv")
     with self.assertRaisesRegex(ValueError, "has only MNLI"):
-      glue_data.load_glue(
+      text_classification_data.load_glue(
           "mnli", "validation_mismatched", _GLUE, source="mnli_json")
-    self.assertEqual(glue_data.canonical_split("mnli", "dev"),
+    self.assertEqual(text_classification_data.canonical_split("mnli", "dev"),
                      "validation_matched")
 
   def test_tfds_with_mock_data(self):
     # mock_data generates examples from the builders' feature specs, offline.
     with tfds.testing.mock_data(num_examples=4):
       for task, pair in (("sst2", False), ("mrpc", True), ("mnli", True)):
-        dataset, names = glue_data.load_glue(task, "validation", source="tfds")
-        self.assertEqual(names, glue_data.LABEL_NAMES[task])
+        dataset, names = text_classification_data.load_glue(task, "validation", source="tfds")
+        self.assertEqual(names, text_classification_data.LABEL_NAMES[task])
         self.assertEqual(
             dataset.element_spec, {
                 "sentence_a": tf.TensorSpec([], tf.string),
@@ -167,7 +167,7 @@ class LoadGlueTest(tf.test.TestCase):
         self.assertTrue(any(sentences_a), task)
         self.assertEqual(any(sentences_b), pair, task)
       # No data_dir: 'auto' means tensorflow-datasets.
-      dataset, _ = glue_data.load_glue("mnli", "train")
+      dataset, _ = text_classification_data.load_glue("mnli", "train")
       self.assertLen(list(dataset), 4)
 
 
@@ -180,7 +180,7 @@ class GlueFeaturizerTest(tf.test.TestCase):
     cls.ids = {t: cls.vocab.index(t) for t in ("[CLS]", "[SEP]", "[PAD]")}
 
   def test_pair_packing(self):
-    featurize = glue_data.glue_featurizer(self.vocab, seq_length=12)
+    featurize = text_classification_data.text_classification_featurizer(self.vocab, seq_length=12)
     f = featurize({
         "sentence_a": tf.constant("Hello world"),
         "sentence_b": tf.constant("unaffable"),
@@ -197,7 +197,7 @@ class GlueFeaturizerTest(tf.test.TestCase):
     self.assertEqual(int(f["label"]), 2)
 
   def test_single_sentence_ignores_b(self):
-    featurize = glue_data.glue_featurizer(self.vocab, seq_length=6, pair=False)
+    featurize = text_classification_data.text_classification_featurizer(self.vocab, seq_length=6, pair=False)
     f = featurize({
         "sentence_a": tf.constant(["a b c d e", "a"]),
         "sentence_b": tf.constant(["x", "y"])
@@ -211,7 +211,7 @@ class GlueFeaturizerTest(tf.test.TestCase):
 
   def test_truncates_longer_first_like_bert(self):
     seq_length = 11
-    featurize = glue_data.glue_featurizer(self.vocab, seq_length=seq_length)
+    featurize = text_classification_data.text_classification_featurizer(self.vocab, seq_length=seq_length)
     pairs = [(la, lb) for la in range(0, 13) for lb in range(0, 13)]
     # "a" and "b" are one piece each, so word counts are piece counts.
     f = featurize({
@@ -227,9 +227,9 @@ class GlueFeaturizerTest(tf.test.TestCase):
 
   @needs_glue
   def test_batched_equals_unbatched(self):
-    dataset, _ = glue_data.load_glue("mrpc", "dev", _GLUE)
+    dataset, _ = text_classification_data.load_glue("mrpc", "dev", _GLUE)
     dataset = dataset.take(8)
-    featurize = glue_data.glue_featurizer(self.vocab, seq_length=24)
+    featurize = text_classification_data.text_classification_featurizer(self.vocab, seq_length=24)
     # One example at a time inside tf.data; the whole batch in one eager call.
     one_by_one = next(dataset.map(featurize).batch(8).as_numpy_iterator())
     batched = featurize(next(iter(dataset.batch(8))))
@@ -244,15 +244,15 @@ class GlueFeaturizerTest(tf.test.TestCase):
     except FileNotFoundError:
       self.skipTest("mixvocab_tf/data/student_vocab.txt is not built yet.")
     size = len(vocab_lib.load_vocab(vocab))
-    dataset, _ = glue_data.load_glue("sst2", "dev", _GLUE)
-    featurize = glue_data.glue_featurizer(vocab, seq_length=32, pair=False)
+    dataset, _ = text_classification_data.load_glue("sst2", "dev", _GLUE)
+    featurize = text_classification_data.text_classification_featurizer(vocab, seq_length=32, pair=False)
     f = next(dataset.batch(64).map(featurize).as_numpy_iterator())
     self.assertLess(f["input_word_ids"].max(), size)
     self.assertTrue(np.all(f["input_mask"].sum(axis=1) > 2))
 
   def test_bad_arguments(self):
     with self.assertRaisesRegex(ValueError, "room for 3 special tokens"):
-      glue_data.glue_featurizer(self.vocab, seq_length=3)
+      text_classification_data.text_classification_featurizer(self.vocab, seq_length=3)
 
 
 if __name__ == "__main__":

@@ -1,19 +1,18 @@
 """Tests of slot-value substitution."""
 
 from mixvocab_tf import data as data_lib
-from mixvocab_tf.tasks.finetuning import snips_augment
-from mixvocab_tf.tasks.finetuning import snips_data
-
+from mixvocab_tf.tasks.finetuning.intent_slot import augment as intent_slot_augment
+from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 
 def test_slot_spans():
-  spans = snips_augment.slot_spans(
+  spans = intent_slot_augment.slot_spans(
       ["O", "B-a", "I-a", "O", "I-b", "B-c", "B-c", "I-c"])
   assert spans == [(1, 3, "a"), (4, 5, "b"), (5, 6, "c"), (6, 8, "c")]
 
 
 def test_augment_real_snips():
-  examples = snips_data.read_snips(data_lib.snips_dir("valid"))
-  augmented = snips_augment.augment(examples, copies=2, p=0.5, seed=3)
+  examples = intent_slot_data.read_intent_slot(data_lib.snips_dir("valid"))
+  augmented = intent_slot_augment.augment(examples, copies=2, p=0.5, seed=3)
   n = len(examples.intents)
   assert len(augmented.intents) == 3 * n
   assert augmented.words[:n] == examples.words
@@ -27,10 +26,10 @@ def test_augment_real_snips():
     assert all(not t.startswith("I-") or p[2:] == t[2:]
                for p, t in zip(["O"] + tags, tags))
     # The same slot types in the same order.
-    assert [k for _, _, k in snips_augment.slot_spans(tags)] == [
-        k for _, _, k in snips_augment.slot_spans(original)]
+    assert [k for _, _, k in intent_slot_augment.slot_spans(tags)] == [
+        k for _, _, k in intent_slot_augment.slot_spans(original)]
   changed = sum(w != o for w, o in zip(augmented.words[n:],
                                        examples.words * 2))
   assert changed > n  # Most copies differ.
-  again = snips_augment.augment(examples, copies=2, p=0.5, seed=3)
+  again = intent_slot_augment.augment(examples, copies=2, p=0.5, seed=3)
   assert again.words == augmented.words

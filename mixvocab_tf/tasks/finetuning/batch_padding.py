@@ -1,0 +1,112 @@
+"""Per-batch padding of SNIPS features: pad each batch to its longest query.
+
+`intent_slot_data.intent_slot_featurizer` pads every query to a fixed `seq_length` (48 or
+64), but SNIPS queries average about a dozen WordPieces: most of a fixed-length
+batch is padding, and the encoder pays for it (every dense layer and the slot
+head run on every position). `trim_to_longest` cuts a batch of featurized
+examples to the longest query in it (the largest `input_mask` sum), so a
+training step costs what its real tokens cost. Optionally, `bucketed_batches`
+groups queries of similar length into the same batch first (length buckets),
+so that the longest query of a batch is close to its others.
+
+Both are plain tf.data transformations (`map`, `group_by_window`), whose
+iterator state `tf.train.Checkpoint` saves: a trainer run that resumes reads
+the same batches as an uninterrupted one.
+
+Trimming changes no loss: the positions cut are padding, which the encoder's
+attention mask ignores and which carry no slot loss (`slot_weights` 0).
+"""
+
+from typing import Iterable, Mapping, Optional, Sequence
+
+import tensorflow as tf
+
+#: Features of `intent_slot_featurizer` laid out along the token axis.
+TOKEN_AXIS_KEYS = ("input_word_ids", "input_mask", "input_type_ids",
+                   "slot_ids", "slot_weights")
+
+
+def trim_to_longest(features: Mapping[str, tf.Tensor],
+                    extra_keys: Iterable[str] = ()) -> dict:
+  """Cuts the token axis (axis 1) of a batch to its longest query.
+
+  Args:
+    features: a batch of `intent_slot_featurizer` features ([B, seq_length] for the
+      keys in `TOKEN_AXIS_KEYS`).
+    extra_keys: more keys whose axis 1 is the token axis (e.g. per-piece
+      distillation targets [B, seq_length, S]).
+
+  Returns:
+    The same dict with those features cut to [B, max_b sum(input_mask[b])];
+    other features (intent_id, word_start_positions, ...) are unchanged.
+  """
+  length = tf.reduce_max(tf.reduce_sum(
+      tf.cast(features["input_mask"], tf.int32), axis=1))
+  keys = set(TOKEN_AXIS_KEYS) | set(extra_keys)
+  return {k: (v[:, :length] if k in keys else v) for k, v in features.items()}
+
+
+def pad_tokens_to(values: tf.Tensor, length: int) -> tf.Tensor:
+  """Pads axis 1 of [B, L, ...] `values` with zeros up to `length`."""
+  rank = values.shape.rank
+  padding = [[0, 0], [0, length - tf.shape(values)[1]]] + [[0, 0]] * (rank - 2)
+  return tf.pad(values, padding)
+
+
+def query_length(features: Mapping[str, tf.Tensor]) -> tf.Tensor:
+  """Tokens of one unbatched featurized query ([CLS] and [SEP] included)."""
+  return tf.reduce_sum(tf.cast(features["input_mask"], tf.int32))
+
+
+def bucketed_batches(dataset: tf.data.Dataset, batch_size: int,
+                     boundaries: Sequence[int]) -> tf.data.Dataset:
+  """Batches of `batch_size` queries whose lengths share a bucket.
+
+  Args:
+    dataset: unbatched featurized examples (e.g. shuffled and repeated).
+    batch_size: examples per batch (every batch is full; the input repeats).
+    boundaries: increasing token lengths; bucket i holds queries of length in
+      [boundaries[i-1], boundaries[i]).
+
+  Returns:
+    The batched dataset (still padded to seq_length; trim with
+    `trim_to_longest`).
+  """
+  boundaries = tf.constant(sorted(int(b) for b in boundaries), tf.int64)
+
+  def key(features):
+    return tf.reduce_sum(tf.cast(
+        tf.cast(query_length(features), tf.int64) >= boundaries, tf.int64))
+
+  return dataset.group_by_window(
+      key_func=key,
+      reduce_func=lambda _, window: window.batch(batch_size,
+                                                 drop_remainder=True),
+      window_size=batch_size)
+
+
+def batch_for_training(dataset: tf.data.Dataset, batch_size: int,
+                       pad_to_longest: bool = False,
+                       bucket_boundaries: Optional[Sequence[int]] = None,
+                       extra_keys: Iterable[str] = ()) -> tf.data.Dataset:
+  """Batches featurized training examples, padded as configured.
+
+  Args:
+    dataset: unbatched featurized examples, repeating.
+    batch_size: examples per batch.
+    pad_to_longest: cut each batch to its longest query.
+    bucket_boundaries: if given, batch queries of similar length together
+      (`bucketed_batches`); implies `pad_to_longest`.
+    extra_keys: as in `trim_to_longest`.
+  """
+  if bucket_boundaries:
+    batched = bucketed_batches(dataset, batch_size, bucket_boundaries)
+    pad_to_longest = True
+  else:
+    batched = dataset.batch(batch_size, drop_remainder=True)
+  if pad_to_longest:
+    extra_keys = tuple(extra_keys)
+    batched = batched.map(lambda f: trim_to_longest(f, extra_keys),
+                          num_parallel_calls=tf.data.AUTOTUNE,
+                          deterministic=True)
+  return batched

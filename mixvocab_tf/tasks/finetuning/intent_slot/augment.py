@@ -1,0 +1,80 @@
+"""SNIPS training-set augmentation by slot-value substitution (for distillation).
+
+A student distilled on the training queries alone fits them (and the
+teacher's outputs on them) completely and stops improving on valid: the
+teacher's soft labels carry little beyond the gold ones on queries the student
+already knows. TinyBERT (Jiao et al., 2020, Section 3.1) distils on an
+augmented transfer set instead; for slot filling, a natural one swaps slot
+values: each copy of a query replaces some of its slot spans (B-x I-x ...)
+with another value of the same slot type seen in training ("play [artist:
+Madonna]" -> "play [artist: John Coltrane]"). Tags follow by construction,
+the intent is kept, and the teacher labels the new queries (its outputs are
+cached like the originals').
+
+`augment(examples, copies, p, seed)` is deterministic given its arguments.
+"""
+
+import random
+from typing import List, Tuple
+
+from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
+
+def slot_spans(tags) -> List[Tuple[int, int, str]]:
+  """(start, end, type) of each B-x I-x* span (an I-x without B-x starts one)."""
+  spans, start, kind = [], None, None
+  for i, tag in enumerate(list(tags) + ["O"]):
+    continues = tag.startswith("I-") and kind == tag[2:]
+    if start is not None and not continues:
+      spans.append((start, i, kind))
+      start, kind = None, None
+    if tag.startswith("B-") or (tag.startswith("I-") and not continues):
+      start, kind = i, tag[2:]
+  return spans
+
+
+def augment(examples: intent_slot_data.IntentSlotExamples, copies: int = 1,
+            p: float = 0.5, seed: int = 0) -> intent_slot_data.IntentSlotExamples:
+  """The examples followed by `copies` slot-substituted copies of each.
+
+  Args:
+    examples: `IntentSlotExamples` (the training split).
+    copies: augmented copies per query (0: the examples unchanged).
+    p: probability that each slot span of a copy is replaced.
+    seed: seed of the choices.
+
+  Returns:
+    `IntentSlotExamples` with len(examples) * (1 + copies) queries, originals first
+    (in order), then copy 1 of every query, copy 2, ...
+  """
+  if copies <= 0:
+    return examples
+  values = {}
+  for words, tags in zip(examples.words, examples.tags):
+    for start, end, kind in slot_spans(tags):
+      values.setdefault(kind, []).append(tuple(words[start:end]))
+  for kind in values:
+    values[kind] = sorted(set(values[kind]))
+  rng = random.Random(seed)
+  words_out, tags_out = list(examples.words), list(examples.tags)
+  intents_out = list(examples.intents)
+  for _ in range(copies):
+    for words, tags, intent in zip(examples.words, examples.tags,
+                                   examples.intents):
+      new_words, new_tags, last = [], [], 0
+      for start, end, kind in slot_spans(tags):
+        new_words += words[last:start]
+        new_tags += tags[last:start]
+        if rng.random() < p:
+          value = list(rng.choice(values[kind]))
+        else:
+          value = words[start:end]
+        new_words += value
+        new_tags += [f"B-{kind}"] + [f"I-{kind}"] * (len(value) - 1)
+        last = end
+      new_words += words[last:]
+      new_tags += tags[last:]
+      words_out.append(new_words)
+      tags_out.append(new_tags)
+      intents_out.append(intent)
+  return intent_slot_data.IntentSlotExamples(words_out, tags_out, intents_out,
+                                  examples.path)

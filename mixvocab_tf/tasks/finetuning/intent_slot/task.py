@@ -1,0 +1,412 @@
+"""SNIPS fine-tuning: joint intent detection and slot filling (Section 4.2).
+
+Zhao et al., "Extremely Small BERT Models from Mixed-Vocabulary Training" (EACL
+2021), Section 4.2 and Table 3: the students are fine-tuned on SNIPS (Goo et
+al. 2018 split) for the intent of each query and an IOB slot tag for each
+word, and evaluated by intent accuracy and slot F1. The model
+(`models.JointIntentSlotModel`) predicts the intent from the pooled [CLS]
+output and a tag at every position; a word's tag is the prediction at its
+first WordPiece, and the later pieces of a word carry no loss
+(`intent_slot_data.intent_slot_featurizer` gives them `slot_weights` 0). The loss is
+
+  mean over queries of the intent cross-entropy
+  + mean over the first pieces of all words of the slot cross-entropy,
+
+both means taken over the global batch. Evaluation decodes the first pieces'
+predictions back to one tag per word (`intent_slot_data.decode_slot_tags`) and
+scores them against the gold word tags with CoNLL chunk F1
+(`metrics.snips_metrics`), with intent and sentence accuracy.
+
+The label vocabularies are built from the training split and written as
+`snips_labels.json` beside the checkpoints (and in `best/`), for evaluation
+and export.
+
+Paper settings (Section 4.2): Adam, learning rate 1e-4, batch 64.
+"""
+
+import functools
+import os
+from typing import Optional
+
+from absl import logging
+import numpy as np
+import tensorflow as tf
+
+from mixvocab_tf import data as data_lib
+from mixvocab_tf import models
+from mixvocab_tf.core import base_task
+from mixvocab_tf.tasks import old_names
+from mixvocab_tf.tasks.finetuning import finetune_task
+from mixvocab_tf.tasks.finetuning import iob_decoding
+from mixvocab_tf.tasks.finetuning import metrics as metrics_lib
+from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
+from mixvocab_tf.tasks.finetuning.intent_slot import export_module as intent_slot_export
+from mixvocab_tf.tasks.finetuning import batch_padding
+from mixvocab_tf.tasks.finetuning import user_data
+
+LABELS_FILE = "snips_labels.json"
+SPLITS = ("train", "valid", "test")
+#: The task's split names -> the user-data reader's.
+_USER_SPLITS = {"train": "train", "valid": "validation", "test": "test"}
+SLOT_DECODINGS = ("viterbi", "argmax")
+
+
+def joint_intent_slot_loss(outputs, features):
+  """This replica's share of the joint SNIPS loss, and its metrics.
+
+  Positions with `slot_weights` 0 (later WordPieces of a word, [CLS], [SEP],
+  padding, whose `slot_ids` are -1) contribute nothing, whatever their
+  logits: their losses are dropped with `tf.where`, so even a NaN there
+  cannot reach the loss.
+
+  Args:
+    outputs: the model's `intent_logits` [B, I] and `slot_logits` [B, L, S].
+    features: a batch with `intent_id` [B], `slot_ids` [B, L] and
+      `slot_weights` [B, L].
+
+  Returns:
+    (loss, metrics): `loss` = intent cross-entropy summed over this replica's
+    queries / queries in the global batch + slot cross-entropy summed over
+    its first pieces / first pieces in the global batch. Metrics
+    `intent/loss`, `intent/accuracy`, `slot/loss`, `slot/accuracy` (per first
+    piece) as `base_task.metric` pairs.
+  """
+  intent_logits = tf.cast(outputs["intent_logits"], tf.float32)
+  slot_logits = tf.cast(outputs["slot_logits"], tf.float32)
+  gold_intents = tf.cast(features["intent_id"], tf.int32)
+  # An intent train lacks (IGNORE_ID, evaluation data only): no loss, and
+  # an error in accuracy.
+  known = gold_intents >= 0
+  intent_ids = tf.maximum(gold_intents, 0)
+  weights = tf.cast(features["slot_weights"], tf.float32)
+  tagged = weights > 0
+  slot_ids = tf.where(tagged, tf.cast(features["slot_ids"], tf.int32), 0)
+
+  intent_losses = tf.where(
+      known, tf.nn.sparse_softmax_cross_entropy_with_logits(
+          labels=intent_ids, logits=intent_logits), 0.0)
+  slot_losses = tf.nn.sparse_softmax_cross_entropy_with_logits(
+      labels=slot_ids, logits=slot_logits)
+  slot_losses = tf.where(tagged, slot_losses * weights, 0.0)
+  intent_correct = tf.cast(tf.equal(
+      tf.argmax(intent_logits, -1, output_type=tf.int32), gold_intents),
+                           tf.float32)
+  slot_correct = tf.cast(tf.equal(
+      tf.argmax(slot_logits, -1, output_type=tf.int32), slot_ids), tf.float32)
+  slot_correct = tf.where(tagged, slot_correct * weights, 0.0)
+
+  num_queries = tf.cast(tf.shape(intent_ids)[0], tf.float32)
+  num_known = tf.reduce_sum(tf.cast(known, tf.float32))
+  num_pieces = tf.reduce_sum(weights)
+  intent_sum = tf.reduce_sum(intent_losses)
+  slot_sum = tf.reduce_sum(slot_losses)
+  loss = (tf.math.divide_no_nan(intent_sum, base_task.global_sum(num_known))
+          + tf.math.divide_no_nan(slot_sum, base_task.global_sum(num_pieces)))
+  metrics = {
+      "intent/loss": base_task.metric(intent_sum, num_known),
+      "intent/accuracy": base_task.metric(tf.reduce_sum(intent_correct),
+                                          num_queries),
+      "slot/loss": base_task.metric(slot_sum, num_pieces),
+      "slot/accuracy": base_task.metric(tf.reduce_sum(slot_correct),
+                                        num_pieces),
+  }
+  return loss, metrics
+
+
+@functools.lru_cache(maxsize=8)
+def _read(directory):
+  return intent_slot_data.read_intent_slot(directory)
+
+
+@functools.lru_cache(maxsize=4)
+def user_dataset(data_dir: str) -> user_data.UserDataset:
+  """A user's intent-and-slot dataset, read and checked once per process.
+
+  Raises:
+    user_data.DataError: a file breaks the data contract (the message names
+      the file and the line); or the directory holds text classification.
+  """
+  dataset = user_data.load_dataset(data_dir)
+  if dataset.kind != user_data.INTENT_SLOT:
+    raise user_data.DataError(
+        f"{data_dir} holds a {dataset.kind} dataset ({dataset.files.format} "
+        "files), not intent-and-slot data; train it with the text "
+        "classification task (text_classification with glue_task None).")
+  warning = dataset.warning()
+  if warning:
+    logging.warning("%s", warning)
+  return dataset
+
+
+def read_split(data_dir: Optional[str], split: str) -> intent_slot_data.IntentSlotExamples:
+  """The examples of `split` ('train', 'valid', 'test') of a dataset.
+
+  Args:
+    data_dir: None for the built-in SNIPS copy; else an intent-and-slot
+      dataset in any layout of the data contract (`user_data`: `train/`,
+      `valid/` or `dev/`, optional `test/` with seq.in, seq.out, label; or
+      JSONL files).
+    split: the task's split name.
+
+  Raises:
+    FileNotFoundError: the dataset has no such split (e.g. no test split).
+  """
+  if split not in SPLITS:
+    raise ValueError(f"split must be one of {SPLITS}; received {split!r}.")
+  if data_dir is None:
+    if split == "test":
+      raise FileNotFoundError("The built-in SNIPS copy has no test split.")
+    return _read(data_lib.snips_dir(split))
+  dataset = user_dataset(os.path.abspath(data_dir))
+  part = dataset.splits.get(_USER_SPLITS[split])
+  if part is None:
+    raise FileNotFoundError(f"{data_dir} has no {split} split.")
+  if part.tags is None:
+    raise ValueError(f"{part.path} has no labels; it can be predicted but "
+                     "not evaluated.")
+  return intent_slot_data.IntentSlotExamples(part.words, part.tags, part.intents,
+                                  part.path)
+
+
+@old_names.configurable_with_old_name("snips_train_steps")
+def intent_slot_train_steps(data_dir: Optional[str] = None, epochs: float = 10.0,
+                      global_batch_size: int = 64) -> int:
+  """Optimizer steps of `epochs` passes over the training split.
+
+  `data_dir` is the dataset's (None: built-in SNIPS train, 13,084 queries).
+  For gin: `Trainer.train_steps = @intent_slot_train_steps()`; with a scope,
+  `Trainer.evaluate_every = @epoch/intent_slot_train_steps()` and
+  `epoch/intent_slot_train_steps.epochs = 1` evaluate once per epoch.
+  """
+  examples = len(read_split(data_dir, "train").intents)
+  return max(1, int(round(epochs * examples / global_batch_size)))
+
+
+@base_task.register_task("intent_slot")
+class IntentSlotTask(finetune_task.FinetuneTask):
+  """Joint intent and slot fine-tuning on SNIPS.
+
+  Example (gin): `Trainer.task = 'intent_slot'` and
+  `IntentSlotTask.init_checkpoint = '/tmp/stage2'`; see
+  `gin_configs/finetune_snips_cpu.gin`.
+
+  Args:
+    data_dir: an intent-and-slot dataset in a layout of the data contract
+      (`user_data`: `train/`, `valid/` or `dev/`, optional `test/`, each
+      with seq.in, seq.out, label; or train/validation/test JSONL files of
+      {"tokens", "tags", "intent"}), read and checked before training;
+      default: the built-in SNIPS copy (`mixvocab_tf.data.snips_dir`).
+    eval_split: the split evaluation reads ('valid', 'test' or 'train').
+    labels_file: a `snips_labels.json` to use instead of building the label
+      vocabularies from the training split (e.g. a fine-tuned model's).
+    seq_length: tokens per query (the longest SNIPS query has 35 words).
+    slot_decoding: how word tags are read from the slot logits: 'viterbi'
+      (the best valid IOB sequence, `iob_decoding`) or 'argmax' (each word's
+      own best tag). Evaluation reports both (`slot_f1_viterbi`,
+      `slot_f1_argmax`); `slot_f1` and the best checkpoint follow this one.
+    pad_to_longest: pad each training batch to its longest query instead of
+      to seq_length (`batch_padding`); same losses, less work per step.
+    bucket_boundaries: token lengths that split training queries into
+      buckets of similar length, each batch from one bucket (implies
+      pad_to_longest); None: no bucketing.
+    **kwargs: the arguments of `finetune_task.FinetuneTask` (encoder source,
+      vocabulary, batch sizes, dropout, ...).
+  """
+
+  best_metric = "slot_f1"
+  report_metrics = ("intent_accuracy", "slot_f1", "sentence_accuracy")
+
+  def __init__(self,
+               data_dir: Optional[str] = None,
+               eval_split: str = "valid",
+               labels_file: Optional[str] = None,
+               seq_length: int = 64,
+               slot_decoding: str = "viterbi",
+               pad_to_longest: bool = False,
+               bucket_boundaries=None,
+               **kwargs):
+    super().__init__(seq_length=seq_length, **kwargs)
+    self.pad_to_longest = bool(pad_to_longest)
+    self.bucket_boundaries = (tuple(bucket_boundaries) if bucket_boundaries
+                              else None)
+    if eval_split not in SPLITS:
+      raise ValueError(f"eval_split must be one of {SPLITS}; received "
+                       f"{eval_split!r}.")
+    if slot_decoding not in SLOT_DECODINGS:
+      raise ValueError(f"slot_decoding must be one of {SLOT_DECODINGS}; "
+                       f"received {slot_decoding!r}.")
+    self.slot_decoding = slot_decoding
+    self.data_dir = data_dir
+    self.eval_split = eval_split
+    self.labels_file = labels_file
+    self._labels = None
+
+  def examples(self, split: str) -> intent_slot_data.IntentSlotExamples:
+    """The examples of `split` ('train', 'valid', 'test')."""
+    return read_split(self.data_dir, split)
+
+  def missing_data(self):
+    missing = {}
+    for split in ("train", self.eval_split):
+      # A file that breaks the data contract raises its own DataError, which
+      # names the file and line, before any training.
+      try:
+        self.examples(split)
+      except FileNotFoundError as e:
+        missing[f"intent-and-slot {split}"] = str(e)
+    if self.labels_file and not tf.io.gfile.exists(self.labels_file):
+      missing["SNIPS labels"] = f"not found: {self.labels_file}"
+    return missing
+
+  @property
+  def labels(self) -> intent_slot_data.IntentSlotLabels:
+    """Intent and slot vocabularies (from `labels_file` or the train split)."""
+    if self._labels is None:
+      if self.labels_file:
+        self._labels = intent_slot_data.IntentSlotLabels.load(self.labels_file)
+      else:
+        self._labels = intent_slot_data.IntentSlotLabels.from_examples(
+            self.examples("train"))
+    return self._labels
+
+  def write_assets(self, directory):
+    """Writes `snips_labels.json` into `directory` (decoding needs it)."""
+    self.labels.save(os.path.join(directory, LABELS_FILE))
+
+  def build_model(self):
+    return models.JointIntentSlotModel(
+        self.build_encoder(), num_intents=self.labels.num_intents,
+        num_slots=self.labels.num_slots, dropout_rate=self.dropout_rate)
+
+  def build_inputs(self, input_context=None, training=True):
+    split = "train" if training else self.eval_split
+    examples = self.examples(split)
+    featurize = intent_slot_data.intent_slot_featurizer(self.tokens, self.seq_length)
+    dataset = intent_slot_data.make_intent_slot_dataset(examples, self.labels)
+    if training:
+      # The featurizer maps one query at a time (ragged words -> pieces).
+      return batch_padding.batch_for_training(
+          self.shuffled(dataset, input_context).map(
+              featurize, num_parallel_calls=tf.data.AUTOTUNE,
+              deterministic=True),
+          self.replica_batch_size(input_context), self.pad_to_longest,
+          self.bucket_boundaries).prefetch(tf.data.AUTOTUNE)
+    dataset = self.with_example_index(dataset).map(
+        lambda example: dict(featurize(example),
+                             example_index=example["example_index"]),
+        num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    dataset = dataset.batch(self.eval_batch_size)
+    if self.pad_to_longest or self.bucket_boundaries:
+      # validation_step pads the predictions back to seq_length.
+      dataset = dataset.map(batch_padding.trim_to_longest)
+    return dataset.prefetch(tf.data.AUTOTUNE)
+
+  def num_train_examples(self):
+    return len(self.examples("train").intents)
+
+  def compute_loss(self, model, features, training):
+    return joint_intent_slot_loss(model(features, training=training),
+                                  features)
+
+  def validation_step(self, model, features):
+    outputs = model(features, training=False)
+    _, metrics = joint_intent_slot_loss(outputs, features)
+    positions = features["word_start_positions"]
+    # Each word's slot logits at its first piece: [batch, max_words, slots].
+    word_logits = tf.gather(tf.cast(outputs["slot_logits"], tf.float32),
+                            tf.maximum(positions, 0), batch_dims=1)
+    return dict(
+        metrics,
+        example_index=features["example_index"],
+        intent_predictions=tf.argmax(outputs["intent_logits"], -1,
+                                     output_type=tf.int32),
+        word_slot_logits=word_logits,
+        word_start_positions=positions,
+        num_words=features["num_words"])
+
+  def decode_word_tags(self, word_logits, word_start_positions, num_words,
+                       decoding=None):
+    """One tag per word from per-word slot logits (`slot_decoding`).
+
+    Words without a position (cut by `seq_length`) are tagged 'O'; they
+    come last, so the decoded words are each query's kept prefix.
+    """
+    slots = self.labels.slots
+    kept = (np.asarray(word_start_positions) >= 0).sum(-1)
+    if (decoding or self.slot_decoding) == "viterbi":
+      start, transitions = iob_decoding.allowed_transitions(slots)
+      ids = iob_decoding.viterbi_decode_numpy(word_logits, kept, start,
+                                              transitions)
+    else:
+      ids = [list(row[:k]) for row, k in
+             zip(np.asarray(word_logits).argmax(-1), kept)]
+    return [[slots[i] for i in row] + [intent_slot_data.OUTSIDE_TAG] * (int(n) - k)
+            for row, k, n in zip(ids, kept, np.asarray(num_words))]
+
+  def reduce_aggregated_logs(self, state):
+    arrays, results = self.concatenated(state)
+    examples = self.examples(self.eval_split)
+    # All of the split, or the first batches of it (`max_batches`).
+    index = arrays["example_index"]
+    labels = self.labels
+    predicted_intents = [labels.intents[i]
+                         for i in arrays["intent_predictions"]]
+    gold_intents = [examples.intents[i] for i in index]
+    gold_tags = [examples.tags[i] for i in index]
+    for decoding in SLOT_DECODINGS:
+      predicted_tags = self.decode_word_tags(
+          arrays["word_slot_logits"], arrays["word_start_positions"],
+          arrays["num_words"], decoding)
+      scores = metrics_lib.snips_metrics(gold_intents, predicted_intents,
+                                         gold_tags, predicted_tags)
+      results[f"slot_f1_{decoding}"] = scores["slot_f1"]
+      if decoding == self.slot_decoding:
+        results.update(scores)
+    results["num_examples"] = len(predicted_intents)
+    return results
+
+  # ---------------------------------------------------------------------------
+  # Serving (see `finetune_task.FinetuneTask`).
+
+  def export_module(self, model):
+    """`IntentSlotExportModule`: raw queries in, intent and per-word tags out."""
+    return intent_slot_export.IntentSlotExportModule(
+        model, self.labels, self.vocab_path, seq_length=self.seq_length,
+        task_name=self.task_name, slot_decoding=self.slot_decoding)
+
+  @classmethod
+  def export_overrides(cls, model_dir, labels=None):
+    """The run's `snips_labels.json` (or `labels`): the ids it was trained on.
+
+    Without it the labels would be rebuilt from the training split, which
+    gives other ids if the data changed since.
+    """
+    if labels is None and model_dir:
+      run_labels = os.path.join(model_dir, LABELS_FILE)
+      labels = run_labels if tf.io.gfile.exists(run_labels) else None
+    return {"labels_file": labels} if labels else {}
+
+  @classmethod
+  def serving_examples(cls, split, limit):
+    """The built-in SNIPS split's queries (train calibrates, valid checks)."""
+    words = _read(data_lib.snips_dir(split)).words
+    return [" ".join(w) for w in words[:limit]]
+
+  @classmethod
+  def serving_scores(cls, predictions, split):
+    """Intent accuracy and slot F1 on the built-in split's gold labels."""
+    gold = _read(data_lib.snips_dir(split))
+    n = len(predictions)
+    scores = intent_slot_export.intent_slot_scores(predictions, gold.intents[:n],
+                                              gold.tags[:n])
+    return {k: scores[k] for k in ("intent_accuracy", "slot_f1")}
+
+  def describe(self):
+    return (f"{super().describe()}, SNIPS from "
+            f"{self.data_dir or 'the built-in copy'}, {self.labels!r}")
+
+
+# The names before the rename (gin files, run directories and exports
+# that record them), kept for one release.
+old_names.alias_class(IntentSlotTask, "FinetuneSnipsTask")
+old_names.alias_task("finetune_snips", IntentSlotTask)
