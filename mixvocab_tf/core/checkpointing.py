@@ -32,6 +32,11 @@ failed (full disk) is removed on the next start (both in
 while the first one lives (`run_lock.RunLock`). Their names are re-exported
 here, where the trainer and the tasks import them from.
 
+`orbit.Controller` saves and restores through `ControllerCheckpointManager`,
+a `tf.train.CheckpointManager` that hands both to the run's `RunCheckpoint`:
+the stock manager checks no vocabulary, falls back past no damaged
+checkpoint and counts its interval from the last save.
+
 Every file operation goes through `tf.io.gfile`, so a model_dir may be on any
 file system TensorFlow reads (`gs://`, `ram://`, a local disk).
 """

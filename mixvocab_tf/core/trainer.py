@@ -65,6 +65,10 @@ NonFiniteLossError = actions.NonFiniteLossError
 LogRecord = actions.LogRecord
 
 
+# Bit-identical resume (orbit checkpoints what it is given; Model Garden gives
+# neither of these): the dropout generators and the input iterator's position.
+
+
 @contextlib.contextmanager
 def _generator_backed_dropout():
   """Builds layers whose dropout draws from checkpointable tf.random.Generators.
@@ -116,6 +120,9 @@ def _iterator_trackables(iterator):
                    for p in parts):
     return parts
   return None
+
+
+# --dry_run and the start of a run: what is trained (orbit builds nothing).
 
 
 def parameter_summary(model: tf.Module, trainable_variables=None,
@@ -295,7 +302,9 @@ class Trainer:
     self._stop_requested = True
 
   # ---------------------------------------------------------------------------
-  # Building.
+  # Building: what Model Garden's Task and Trainer build, plus the checkpoint
+  # items of bit-identical resume and the per-replica input a checkpoint can
+  # hold.
 
   def build(self):
     """Builds model, optimizer, input and checkpoint; idempotent."""
@@ -399,7 +408,8 @@ class Trainer:
     return iter(dataset), specs[0]
 
   # ---------------------------------------------------------------------------
-  # The run.
+  # The run: the run lock, the operative config, the checks before the first
+  # step, and the Controller with the package's actions.
 
   def _write_operative_config(self):
     if not self.is_chief:
@@ -549,7 +559,7 @@ class Trainer:
     return self.progress.records
 
   # ---------------------------------------------------------------------------
-  # Dry run.
+  # Dry run (--dry_run): orbit has none.
 
   def dry_run(self) -> str:
     """Validates the config and builds the model; returns the report.
