@@ -134,8 +134,9 @@ def _trainer_loop(task):
   trainer.build()
 
   def run(steps):
-    outputs = trainer._train_loop(trainer.iterator, tf.constant(steps))  # pylint: disable=protected-access
-    float(outputs[0])  # Waits for the steps to finish.
+    # orbit's StandardTrainer.train, as the Controller calls it; its
+    # train_loop_end reads the loop's outputs, which waits for the steps.
+    trainer.task_trainer.train(tf.constant(steps, tf.int32))
 
   return run, trainer.model
 

@@ -32,6 +32,11 @@ failed (full disk) is removed on the next start (both in
 while the first one lives (`run_lock.RunLock`). Their names are re-exported
 here, where the trainer and the tasks import them from.
 
+`orbit.Controller` saves and restores through `ControllerCheckpointManager`,
+a `tf.train.CheckpointManager` that hands both to the run's `RunCheckpoint`:
+the stock manager checks no vocabulary, falls back past no damaged
+checkpoint and counts its interval from the last save.
+
 Every file operation goes through `tf.io.gfile`, so a model_dir may be on any
 file system TensorFlow reads (`gs://`, `ram://`, a local disk).
 """
@@ -442,3 +447,75 @@ class RunCheckpoint:
   @property
   def latest_checkpoint(self) -> Optional[str]:
     return self.manager.latest_checkpoint
+
+
+class ControllerCheckpointManager(tf.train.CheckpointManager):
+  """A `RunCheckpoint` in the form `orbit.Controller` saves and restores with.
+
+  The Controller takes a `tf.train.CheckpointManager`; this one delegates to
+  the `RunCheckpoint` (which owns the directory's state) for two behaviours
+  the stock manager lacks:
+
+  * `restore_or_initialize` is `RunCheckpoint.restore_latest`: the recorded
+    task and vocabularies are checked, damaged checkpoints are set aside and
+    the newest intact one is restored;
+  * `save` with `check_interval` saves at multiples of `every` (the stock
+    manager counts the interval from the last save, so a run resumed or
+    stopped off a multiple would write other `ckpt-N` than an uninterrupted
+    one), and never twice at one step.
+
+  Args:
+    run_checkpoint: the run's `RunCheckpoint`.
+    global_step: the step variable the checkpoints are numbered by.
+    every: steps between checkpoints.
+  """
+
+  def __init__(self, run_checkpoint: RunCheckpoint, global_step: tf.Variable,
+               every: int):
+    # pylint: disable=super-init-not-called
+    # CheckpointManager.__init__ would track the directory's checkpoints a
+    # second time, beside the RunCheckpoint's own manager.
+    self.run_checkpoint = run_checkpoint
+    self.global_step = global_step
+    self.every = every
+    #: The step restored by `restore_or_initialize` (None: a fresh run).
+    self.restored_step = None
+
+  @property
+  def checkpoint(self):
+    return self.run_checkpoint.checkpoint
+
+  @property
+  def directory(self):
+    return self.run_checkpoint.directory
+
+  @property
+  def checkpoint_interval(self):
+    return self.every
+
+  @property
+  def latest_checkpoint(self):
+    return self.run_checkpoint.latest_checkpoint
+
+  @property
+  def checkpoints(self):
+    return self.run_checkpoint.manager.checkpoints
+
+  def restore_or_initialize(self) -> Optional[str]:
+    self.restored_step = self.run_checkpoint.restore_latest()
+    return self.latest_checkpoint if self.restored_step is not None else None
+
+  def save(self, checkpoint_number=None, check_interval: bool = True,
+           options=None) -> Optional[str]:
+    del options  # Saved synchronously, as RunCheckpoint does.
+    step = int(self.global_step.numpy() if checkpoint_number is None
+               else checkpoint_number)
+    latest = self.latest_checkpoint
+    if latest and os.path.basename(latest) == f"{CHECKPOINT_PREFIX}-{step}":
+      return None
+    if check_interval and step % self.every:
+      return None
+    return self.run_checkpoint.save(step)
+
+  def sync(self):
+    pass

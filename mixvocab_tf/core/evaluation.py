@@ -1,9 +1,11 @@
 """Evaluation of a task's model, and the best checkpoint on the validation split.
 
 Fine-tuning (Zhao et al., EACL 2021, Section 4.2) reports dev-set numbers of
-the best checkpoint: the trainer evaluates every `evaluate_every` steps and
-keeps the checkpoint with the best validation metric in `model_dir/best/`,
-beside a `metrics.json` that says which step it is and what it scored.
+the best checkpoint: the trainer's `orbit.Controller` runs the `Evaluator`
+(an `orbit.StandardEvaluator`) every `evaluate_every` steps, and its eval
+action `BestCheckpoint` keeps the checkpoint with the best validation metric
+in `model_dir/best/`, beside a `metrics.json` that says which step it is and
+what it scored.
 
 Evaluation follows `official.core.base_task.Task`: `validation_step` gives one
 batch's outputs, `aggregate_logs` folds them (as NumPy) into a state, and
@@ -15,7 +17,8 @@ checkpoints (`tasks.mlm_eval`).
 Files written (by the chief):
 
   model_dir/metrics.json          the latest evaluation (step, metrics, row)
-  model_dir/eval/                 TensorBoard scalars and history.jsonl
+  model_dir/eval/                 TensorBoard scalars (written by the
+                                  Controller) and history.jsonl
   model_dir/best/ckpt-N           the best model so far (no optimizer)
   model_dir/best/metrics.json     its step, metrics and markdown row
 """
@@ -28,6 +31,7 @@ from typing import Any, Dict, Mapping, Optional
 
 from absl import logging
 import numpy as np
+import orbit
 import tensorflow as tf
 
 from mixvocab_tf.core import metrics_io
@@ -167,128 +171,200 @@ def report_fields(task, model, results: Mapping[str, Any],
   }
 
 
-def _better(value, best, mode):
-  if value is None or (isinstance(value, float) and math.isnan(value)):
-    return False
-  if best is None:
-    return True
-  return value > best if mode == "max" else value < best
+class Evaluator(orbit.StandardEvaluator):
+  """The task's validation as an `orbit.StandardEvaluator`, with `best/`.
 
+  `orbit.Controller.evaluate` runs it every `evaluate_every` steps and writes
+  its numeric results to `model_dir/eval/`; its eval action `best`
+  (a `BestCheckpoint`) writes `metrics.json` and keeps the best checkpoint.
 
-class Evaluator:
-  """Evaluates during training and keeps the best checkpoint in `best/`.
-
-  Example (what the trainer does every `evaluate_every` steps):
+  Example:
   ```python
-  evaluator = Evaluator(task, model, model_dir)
-  results = evaluator.run(step)  # Writes metrics.json, keeps best/.
+  evaluator = Evaluator(task, model, model_dir, global_step=step_variable)
+  controller = orbit.Controller(evaluator=evaluator,
+                                eval_actions=[evaluator.best], ...)
   ```
 
   Args:
     task: the task (`validation_step`, `aggregate_logs`,
       `reduce_aggregated_logs`; optionally `best_metric`, `report_name()`,
       `report_metrics`, `write_assets(directory)`).
-    model: the model being trained.
+    model: the model being trained (None: only the best so far is read).
     model_dir: the run's directory.
     best_metric: metric that picks the best checkpoint (default: the task's
       `best_metric`; None: no best checkpoint is kept).
     best_mode: "max" or "min".
     max_batches: batches per evaluation (None: the whole split).
     is_chief: only the chief writes files.
+    global_step: the run's step variable (the step of each evaluation).
   """
 
   def __init__(self, task, model, model_dir: str,
                best_metric: Optional[str] = None, best_mode: str = "max",
-               max_batches: Optional[int] = None, is_chief: bool = True):
+               max_batches: Optional[int] = None, is_chief: bool = True,
+               global_step: Optional[tf.Variable] = None):
+    # The Python loop of StandardEvaluator around a kept tf.function (see
+    # `validation_step_fn`): folding the outputs is NumPy, and the last batch
+    # of a split is usually smaller.
+    super().__init__(eval_dataset=None,
+                     options=orbit.StandardEvaluatorOptions(
+                         use_tf_function=False, use_tf_while_loop=False))
+    self.task = task
+    self.model = model
+    self.max_batches = max_batches
+    self.global_step = global_step
+    #: Every result of the latest evaluation (the output holds the numbers).
+    self.last_results = None
+    self._step_fn = None
+    self._start = None
+    self.best = BestCheckpoint(self, model_dir, best_metric=best_metric,
+                               best_mode=best_mode, is_chief=is_chief)
+
+  best_metric = property(lambda self: self.best.best_metric)
+  best_value = property(lambda self: self.best.best_value)
+  best_step = property(lambda self: self.best.best_step)
+  best_dir = property(lambda self: self.best.best_dir)
+
+  @property
+  def eval_dataset(self):
+    # A new pass over the split at every evaluation (built when it starts).
+    return self.task.build_inputs(None, training=False)
+
+  @property
+  def eval_steps(self) -> int:
+    """The `steps` of `Controller.evaluate` (-1: the whole split)."""
+    return self.max_batches or -1
+
+  def eval_begin(self):
+    if self._step_fn is None:
+      self._step_fn = validation_step_fn(self.task, self.model)
+    self._start = time.time()
+    return {"logs": None, "batches": 0}
+
+  def eval_step(self, iterator):
+    return self._step_fn(next(iterator))
+
+  def eval_reduce(self, state, step_outputs):
+    outputs = tf.nest.map_structure(lambda t: t.numpy(), step_outputs)
+    state["logs"] = self.task.aggregate_logs(state["logs"], outputs)
+    state["batches"] += 1
+    return state
+
+  def eval_end(self, state):
+    """The numeric results (summaries); all of them in `last_results`."""
+    if not state["batches"]:
+      raise ValueError(f"Task {self.task.task_name} gave no evaluation "
+                       "batch; check its evaluation data.")
+    results = dict(self.task.reduce_aggregated_logs(state["logs"]))
+    results["eval_batches"] = state["batches"]
+    results["eval_seconds"] = time.time() - self._start
+    self.last_results = results
+    return {k: v for k, v in results.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+class BestCheckpoint:
+  """Eval action: writes the evaluation's files and keeps the best model.
+
+  `orbit.actions.NewBestMetric` decides what is best; this action adds what
+  orbit does not do: it remembers the best step (early stopping counts from
+  it), reads both back from `best/metrics.json` on a resume (a resumed run
+  competes with the best of its earlier part), and writes `metrics.json`,
+  `eval/history.jsonl` and `best/` as the package documents them.
+
+  Args:
+    evaluator: the `Evaluator` whose `last_results` are recorded.
+    model_dir: the run's directory.
+    best_metric: see `Evaluator`.
+    best_mode: "max" or "min".
+    is_chief: only the chief writes files.
+  """
+
+  def __init__(self, evaluator: Evaluator, model_dir: str,
+               best_metric: Optional[str] = None, best_mode: str = "max",
+               is_chief: bool = True):
     if best_mode not in ("max", "min"):
       raise ValueError(f"best_mode must be 'max' or 'min'; received "
                        f"{best_mode!r}.")
-    self.task = task
-    self.model = model
+    self.evaluator = evaluator
+    task = evaluator.task
     self.model_dir = model_dir
     self.best_metric = best_metric or getattr(task, "best_metric", None)
     self.best_mode = best_mode
-    self.max_batches = max_batches
     self.is_chief = is_chief
     self.best_dir = os.path.join(model_dir, BEST_DIR)
     self.best_value = None
     #: The step of the best evaluation so far (None before the first).
     self.best_step = None
+    #: Whether the latest evaluation was a new best.
+    self.is_best = False
+    self._new_best = (orbit.actions.NewBestMetric(
+        self._metric_value, higher_is_better=best_mode == "max")
+                      if self.best_metric else None)
     self._best_checkpoint = None
-    self._writer = None
-    self._step_fn = None
     path = os.path.join(self.best_dir, METRICS_JSON)
     if tf.io.gfile.exists(path):
-      # A resumed run competes with the best of its earlier part.
       record = metrics_io.read_metrics_json(path)
       self.best_value = record.get("metrics", {}).get(self.best_metric)
       self.best_step = record.get("step")
+      if self._new_best and self.best_value is not None:
+        self._new_best.commit({self.best_metric: self.best_value})
     if is_chief and hasattr(task, "write_assets"):
       task.write_assets(model_dir)
 
+  def _metric_value(self, output):
+    value = output.get(self.best_metric)
+    # A missing or NaN metric is never a new best.
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+      return -math.inf if self.best_mode == "max" else math.inf
+    return value
+
   def _best(self):
     if self._best_checkpoint is None:
-      items = dict(self.task.checkpoint_items(self.model))
+      task, model = self.evaluator.task, self.evaluator.model
+      items = dict(task.checkpoint_items(model))
       self._best_checkpoint = checkpointing.RunCheckpoint(
-          self.best_dir, items, task_name=self.task.task_name,
-          vocab_fingerprints=self.task.vocab_fingerprints(), max_to_keep=1,
-          encoder_configs=self.task.encoder_configs(self.model))
+          self.best_dir, items, task_name=task.task_name,
+          vocab_fingerprints=task.vocab_fingerprints(), max_to_keep=1,
+          encoder_configs=task.encoder_configs(model))
     return self._best_checkpoint
 
-  def run(self, step: int) -> Dict[str, Any]:
-    """Evaluates now; writes metrics and summaries; saves a new best.
-
-    Returns:
-      The metrics, with `step` and `is_best`.
-    """
-    if self._step_fn is None:
-      self._step_fn = validation_step_fn(self.task, self.model)
-    results = evaluate(self.task, self.model, self.max_batches,
-                       step_fn=self._step_fn)
+  def __call__(self, unused_output):
+    evaluator = self.evaluator
+    task, model = evaluator.task, evaluator.model
+    step = int(evaluator.global_step.numpy())
+    results = dict(evaluator.last_results)
     value = results.get(self.best_metric) if self.best_metric else None
-    is_best = bool(self.best_metric) and _better(value, self.best_value,
-                                                 self.best_mode)
+    self.is_best = bool(self._new_best and self._new_best.commit(results))
     results["step"] = step
     shown = " | ".join(f"{k} {v:.4g}" for k, v in results.items()
                        if isinstance(v, float) and k != "eval_seconds")
     logging.info("eval at step %d | %s%s", step, shown,
-                 " | new best" if is_best else "")
+                 " | new best" if self.is_best else "")
+    if self.is_best:
+      self.best_value, self.best_step = value, step
     if not self.is_chief:
-      if is_best:
-        self.best_value, self.best_step = value, step
-      return dict(results, is_best=is_best)
-    extra = report_fields(self.task, self.model, results)
-    extra.update(task=self.task.task_name, step=step,
-                 best_metric=self.best_metric)
-    if hasattr(self.task, "describe"):
-      extra["description"] = self.task.describe()
+      return
+    extra = report_fields(task, model, results)
+    extra.update(task=task.task_name, step=step, best_metric=self.best_metric)
+    if hasattr(task, "describe"):
+      extra["description"] = task.describe()
     metrics = {k: v for k, v in results.items() if k != "step"}
     metrics_io.write_metrics_json(
         os.path.join(self.model_dir, METRICS_JSON), metrics, **extra)
-    self._write_summaries(step, metrics, extra)
-    if is_best:
-      self.best_value, self.best_step = value, step
+    eval_dir = os.path.join(self.model_dir, EVAL_DIR)
+    tf.io.gfile.makedirs(eval_dir)
+    with tf.io.gfile.GFile(os.path.join(eval_dir, HISTORY_JSONL), "a") as f:
+      f.write(json.dumps({"step": step, "metrics": metrics,
+                          "markdown_row": extra["markdown_row"]},
+                         sort_keys=True, default=float) + "\n")
+    if self.is_best:
       path = self._best().save(step)
-      if hasattr(self.task, "write_assets"):
-        self.task.write_assets(self.best_dir)
+      if hasattr(task, "write_assets"):
+        task.write_assets(self.best_dir)
       metrics_io.write_metrics_json(
           os.path.join(self.best_dir, METRICS_JSON), metrics,
           checkpoint=os.path.basename(path), **extra)
       logging.info("Best %s %.4g at step %d: %s", self.best_metric, value,
                    step, path)
     logging.info("%s", extra["markdown_row"])
-    return dict(results, is_best=is_best)
-
-  def _write_summaries(self, step, metrics, extra):
-    eval_dir = os.path.join(self.model_dir, EVAL_DIR)
-    if self._writer is None:
-      self._writer = tf.summary.create_file_writer(eval_dir)
-    with self._writer.as_default():
-      for name, value in metrics.items():
-        if isinstance(value, (int, float)):
-          tf.summary.scalar(name, value, step=step)
-    self._writer.flush()
-    with tf.io.gfile.GFile(os.path.join(eval_dir, HISTORY_JSONL), "a") as f:
-      f.write(json.dumps({"step": step, "metrics": metrics,
-                          "markdown_row": extra["markdown_row"]},
-                         sort_keys=True, default=float) + "\n")

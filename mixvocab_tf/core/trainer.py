@@ -1,21 +1,31 @@
-"""The training loop shared by every task: strategy, LAMB, checkpoints, logs.
+"""The training run shared by every task: `orbit.Controller` and its parts.
 
 One `Trainer` runs any registered `Task` (stage I and II of Zhao et al., EACL
-2021, Section 3; the NoKD and dual-training baselines; later fine-tuning):
+2021, Section 3; the NoKD and dual-training baselines; later fine-tuning) the
+way Model Garden's `official.core.train_lib` does: an `orbit.Controller`
+drives
+
+* a `task_trainer.TaskTrainer` (`orbit.StandardTrainer`): the step, its
+  gradient all-reduce and clipping, summaries every `log_every` steps;
+* an `evaluation.Evaluator` (`orbit.StandardEvaluator`) every
+  `evaluate_every` steps, whose action keeps the best checkpoint;
+* checkpoints through `checkpointing.ControllerCheckpointManager`;
+* train actions (`actions`): the divergence guard, the progress line with an
+  ETA, the stop on SIGTERM; early stopping after each evaluation.
+
+What stays here is what orbit leaves to its user, each a promise of
+docs/RELIABILITY.md:
 
 * the model and the optimizer are created in the strategy's scope; each input
-  pipeline gets its `tf.distribute.InputContext` through
-  `strategy.distribute_datasets_from_function`;
-* each replica's loss is its share of the global-batch objective (see
-  `tasks.base_task`); the trainer all-reduces the gradients itself, takes their
-  global norm once (logged) and clips with it before the optimizer's update;
+  pipeline gets its `tf.distribute.InputContext`; the input iterator is made
+  before the first step so that checkpoints hold its position;
 * checkpoints (`RunCheckpoint`) hold model, optimizer and step, the dropout
   generators and the input iterator, so that a run killed at any moment and
   restarted ends with the weights of an uninterrupted run;
-* TensorBoard scalars and a console line with an ETA every `log_every` steps;
-  `operative_config.gin` beside the checkpoints;
-* a non-finite loss stops the run with the step in the message, without
-  saving, so the last good checkpoint stays the latest.
+* one process per run directory (`run_lock`), the vocabulary and task checks
+  on resume, `operative_config.gin` beside the checkpoints, `dry_run`;
+* the segments between evaluations, so that early stopping and a stop
+  request end `Controller.train` (it has no way to be told to stop).
 
 Dropout randomness: tf_keras dropout normally uses stateful TF1 random ops
 whose state lives in the kernel and restarts with the process. The trainer
@@ -26,9 +36,6 @@ rather than a float32 (`core.dropout`: half the random-number work).
 """
 
 import contextlib
-import dataclasses
-import datetime
-import json
 import os
 import time
 from typing import Any, Dict, List, Optional, Union
@@ -36,33 +43,30 @@ from typing import Any, Dict, List, Optional, Union
 from absl import logging
 import gin
 import numpy as np
+import orbit
 import tensorflow as tf
 import tf_keras
 
+from mixvocab_tf.core import actions
 from mixvocab_tf.core import base_task
 from mixvocab_tf.core import checkpointing
 from mixvocab_tf.core import distribute
 from mixvocab_tf.core import dropout as dropout_lib
 from mixvocab_tf.core import evaluation
 from mixvocab_tf.core import optimization as optimization_lib
+from mixvocab_tf.core import task_trainer as task_trainer_lib
 
 PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 OPERATIVE_CONFIG = "operative_config.gin"
-#: Where checkpoints whose weights gave a NaN or a loss spike are moved.
-DIVERGED_DIR = "diverged"
-#: Written when early stopping ends a run: its step, the best step and why.
-EARLY_STOPPING_JSON = "early_stopping.json"
+# Where the trainer's callers have always found these names.
+DIVERGED_DIR = actions.DIVERGED_DIR
+EARLY_STOPPING_JSON = actions.EARLY_STOPPING_JSON
+NonFiniteLossError = actions.NonFiniteLossError
+LogRecord = actions.LogRecord
 
 
-class NonFiniteLossError(RuntimeError):
-  """The loss or the gradient norm became NaN or Inf."""
-
-
-@dataclasses.dataclass
-class LogRecord:
-  """What the trainer logged at one step (also returned by `train`)."""
-  step: int
-  scalars: Dict[str, float]
+# Bit-identical resume (orbit checkpoints what it is given; Model Garden gives
+# neither of these): the dropout generators and the input iterator's position.
 
 
 @contextlib.contextmanager
@@ -118,6 +122,9 @@ def _iterator_trackables(iterator):
   return None
 
 
+# --dry_run and the start of a run: what is trained (orbit builds nothing).
+
+
 def parameter_summary(model: tf.Module, trainable_variables=None,
                       depth: int = 2) -> str:
   """A table of parameter counts by variable-name prefix, trainable or not."""
@@ -148,10 +155,6 @@ def _dummy_batch(element_spec):
     shape = [1] + [d if d is not None else 1 for d in spec.shape.as_list()[1:]]
     return tf.zeros(shape, spec.dtype)
   return tf.nest.map_structure(zeros, element_spec)
-
-
-def _format_duration(seconds):
-  return str(datetime.timedelta(seconds=int(max(seconds, 0))))
 
 
 @gin.configurable(module="mixvocab_tf.trainer", denylist=["model_dir",
@@ -299,7 +302,9 @@ class Trainer:
     self._stop_requested = True
 
   # ---------------------------------------------------------------------------
-  # Building.
+  # Building: what Model Garden's Task and Trainer build, plus the checkpoint
+  # items of bit-identical resume and the per-replica input a checkpoint can
+  # hold.
 
   def build(self):
     """Builds model, optimizer, input and checkpoint; idempotent."""
@@ -347,11 +352,14 @@ class Trainer:
         max_to_keep=self.keep_checkpoints, worker_index=self.worker_index,
         num_workers=self.num_workers,
         encoder_configs=self.task.encoder_configs(self.model))
-    self._train_loop = self._make_train_loop()
+    self.task_trainer = task_trainer_lib.TaskTrainer(
+        self.task, self.model, self.optimizer, self.learning_rate,
+        self.trainable_variables, self.iterator, self.strategy,
+        self.precision, self.clip_norm, self.log_every)
     self.evaluator = evaluation.Evaluator(
         self.task, self.model, self.model_dir, best_metric=self.best_metric,
-        max_batches=self.eval_max_batches,
-        is_chief=self.is_chief) if self.evaluate_every else None
+        max_batches=self.eval_max_batches, is_chief=self.is_chief,
+        global_step=self.optimizer.iterations) if self.evaluate_every else None
     self._built = True
 
   def _make_input_iterator(self):
@@ -400,87 +408,8 @@ class Trainer:
     return iter(dataset), specs[0]
 
   # ---------------------------------------------------------------------------
-  # The step.
-
-  def _replica_step(self, features):
-    variables = self.trainable_variables
-    with tf.GradientTape() as tape:
-      loss, metrics = self.task.compute_loss(self.model, features,
-                                             training=True)
-      loss = tf.cast(loss, tf.float32)
-      scaled_loss = loss
-      if self.precision == "mixed_float16":
-        scaled_loss = self.optimizer.get_scaled_loss(loss)
-    grads = tape.gradient(scaled_loss, variables)
-    if self.precision == "mixed_float16":
-      grads = self.optimizer.get_unscaled_gradients(grads)
-    pairs = [(g, v) for g, v in zip(grads, variables) if g is not None]
-    grads = [g for g, _ in pairs]
-    context = tf.distribute.get_replica_context()
-    # The replicas' losses add up to the global objective, so the sum of their
-    # gradients is its gradient.
-    grads = context.all_reduce(tf.distribute.ReduceOp.SUM, grads)
-    grad_norm = tf.linalg.global_norm(grads)
-    if self.clip_norm:
-      grads, _ = tf.clip_by_global_norm(grads, self.clip_norm,
-                                        use_norm=grad_norm)
-    self.optimizer.apply_gradients(
-        zip(grads, [v for _, v in pairs]),
-        experimental_aggregate_gradients=False)
-    loss, metrics = context.all_reduce(tf.distribute.ReduceOp.SUM,
-                                       (loss, metrics))
-    return loss, grad_norm, metrics
-
-  def _make_train_loop(self):
-    strategy = self.strategy
-
-    # autograph=False: the loop is written with tf.while_loop, and Keras then
-    # traces the layers' `call` as written instead of converting each one
-    # with autograph first, which is most of the tracing time of a BERT.
-    @tf.function(autograph=False)
-    def train_step(iterator):
-      outputs = strategy.run(self._replica_step, args=(next(iterator),))
-      # All-reduced in the replicas: every replica holds the same values.
-      loss, grad_norm, metrics = tf.nest.map_structure(
-          lambda v: strategy.experimental_local_results(v)[0], outputs)
-      finite = tf.math.is_finite(loss)
-      if self.precision != "mixed_float16":
-        # With float16, dynamic loss scaling expects overflowing gradients
-        # now and then: the LossScaleOptimizer skips those steps and lowers
-        # the scale.
-        finite = tf.logical_and(finite, tf.math.is_finite(grad_norm))
-      return loss, grad_norm, metrics, finite
-
-    @tf.function(autograph=False)
-    def train_loop(iterator, num_steps):
-      # The first step outside the loop gives the metrics their structure;
-      # train_step is one function, traced once for both calls.
-      loss, norm_sum, metrics, finite = train_step(iterator)
-      no_bad_step = tf.constant(-1, tf.int64)
-
-      def bad_step_if(finite):
-        return tf.where(finite, no_bad_step,
-                        tf.cast(self.optimizer.iterations, tf.int64))
-
-      def more(i, bad_step, *unused):
-        return tf.logical_and(i < num_steps, bad_step < 0)
-
-      def body(i, bad_step, last_loss, loss_sum, norm_sum, metrics):
-        del bad_step, last_loss
-        loss, norm, step_metrics, finite = train_step(iterator)
-        metrics = tf.nest.map_structure(tf.add, metrics, step_metrics)
-        return (i + 1, bad_step_if(finite), loss, loss_sum + loss,
-                norm_sum + norm, metrics)
-
-      _, bad_step, loss, loss_sum, norm_sum, metrics = tf.while_loop(
-          more, body, (tf.constant(1, num_steps.dtype), bad_step_if(finite),
-                       loss, loss, norm_sum, metrics))
-      return loss_sum, norm_sum, metrics, bad_step, loss
-
-    return train_loop
-
-  # ---------------------------------------------------------------------------
-  # The run.
+  # The run: the run lock, the operative config, the checks before the first
+  # step, and the Controller with the package's actions.
 
   def _write_operative_config(self):
     if not self.is_chief:
@@ -522,12 +451,57 @@ class Trainer:
     with lock:
       return self._train(until_step)
 
+  def _steps_per_loop(self, end_step):
+    """orbit's `steps_per_loop`: loops end on every cadence's multiples.
+
+    So summaries, checkpoints and evaluations fall on the same steps in a
+    resumed run as in an uninterrupted one.
+    """
+    def steps(step):
+      boundary = min(end_step, _next_multiple(step, self.log_every),
+                     _next_multiple(step, self.checkpoint_every),
+                     _next_multiple(step, self.evaluate_every or end_step),
+                     step + self.steps_per_loop)
+      return max(boundary - step, 1)
+    return steps
+
+  def _make_controller(self, end_step):
+    """The Controller of this session; restores the latest checkpoint."""
+    self.checkpoint_manager = checkpointing.ControllerCheckpointManager(
+        self.run_checkpoint, self.optimizer.iterations, self.checkpoint_every)
+    self.task_trainer.end_step = end_step
+    self.task_trainer.reset_window()
+    self.progress = actions.ProgressLine(self.optimizer.iterations,
+                                         self.train_steps)
+    train_actions = [
+        actions.DivergenceGuard(self.task_trainer, self.run_checkpoint,
+                                self.loss_spike_factor, self.is_chief),
+        self.progress,
+        actions.StopIfRequested(lambda: self._stop_requested),
+    ]
+    chief_dir = lambda name: (os.path.join(self.model_dir, name)  # pylint: disable=g-long-lambda
+                              if self.is_chief else None)
+    return orbit.Controller(
+        global_step=self.optimizer.iterations,
+        trainer=self.task_trainer,
+        evaluator=self.evaluator,
+        strategy=self.strategy,
+        train_actions=train_actions,
+        eval_actions=[self.evaluator.best] if self.evaluator else None,
+        steps_per_loop=self._steps_per_loop(end_step),
+        checkpoint_manager=self.checkpoint_manager,
+        summary_dir=chief_dir("train"),
+        eval_summary_dir=chief_dir(evaluation.EVAL_DIR))
+
   def _train(self, until_step):
     if not checkpointing.has_checkpoint(self.model_dir):
       # A fresh run: fail before the (slow) build if a file is missing.
       self._check_files()
     self.build()
-    restored = self.run_checkpoint.restore_latest()
+    end_step = self.train_steps if until_step is None else min(
+        until_step, self.train_steps)
+    controller = self._make_controller(end_step)  # Restores.
+    restored = self.checkpoint_manager.restored_step
     if restored is None:
       self._check_files()
       self.task.initialize(self.model)
@@ -536,11 +510,13 @@ class Trainer:
     if restored is not None and step != restored:
       raise ValueError(f"Checkpoint ckpt-{restored} holds optimizer step "
                        f"{step}; it was not written by this trainer.")
-    end_step = self.train_steps if until_step is None else min(
-        until_step, self.train_steps)
-    if self._should_stop_early(step):
+    early_stopping = actions.EarlyStopping(
+        self.evaluator.best, self.early_stopping_patience,
+        self.evaluate_every) if (self.early_stopping_patience and
+                                 self.evaluator) else None
+    if early_stopping and early_stopping.should_stop(step):
       logging.info("Stopped early already (%s); nothing to do.",
-                   self._early_stopping_reason(step))
+                   early_stopping.reason(step))
       return []
     if step >= end_step:
       logging.info("Step %d already reaches step %d; nothing to do.", step,
@@ -550,138 +526,40 @@ class Trainer:
                  "replica(s), %s.", self.task.task_name, step,
                  self.train_steps, self.task.global_batch_size,
                  self.strategy.num_replicas_in_sync, self.precision)
-    writer = (tf.summary.create_file_writer(
-        os.path.join(self.model_dir, "train")) if self.is_chief else
-              tf.summary.create_noop_writer())
-    records = []
-    window = _Window()
-    guard = _DivergenceGuard(self.loss_spike_factor)
     start_step, start_time = step, time.time()
-    timed_from = None  # (step, time) after the first loop, which traces.
-    with writer.as_default():
+    try:
+      # Controller.train_and_evaluate, in segments that early stopping can
+      # end.
       while step < end_step:
-        boundary = min(end_step,
-                       _next_multiple(step, self.log_every),
-                       _next_multiple(step, self.checkpoint_every),
-                       _next_multiple(step, self.evaluate_every or end_step),
-                       step + self.steps_per_loop)
-        loss_sum, norm_sum, metrics, bad_step, last_loss = self._train_loop(
-            self.iterator, tf.constant(boundary - step, tf.int32))
-        bad_step = int(bad_step)
-        if bad_step >= 0:
-          self._stop_diverged(
-              step, f"Non-finite loss or gradient at step {bad_step} (loss "
-              f"{float(last_loss)})")
-        chunk_loss = float(loss_sum) / (boundary - step)
-        guard.check(step, chunk_loss, self)
-        done = boundary - step
+        segment_end = min(end_step, _next_multiple(
+            step, self.evaluate_every or end_step))
+        controller.train(steps=segment_end,
+                         checkpoint_at_completion=segment_end == end_step)
         step = self._step()
-        window.add(done, float(loss_sum), float(norm_sum),
-                   tf.nest.map_structure(lambda t: t.numpy(), metrics))
-        now = time.time()
-        if timed_from is None:
-          timed_from = (step, now)
-        if step % self.log_every == 0 or step == end_step:
-          records.append(self._log(step, window, timed_from, now))
-          window = _Window()
-        if step % self.checkpoint_every == 0 or step == end_step:
-          self.run_checkpoint.save(step)
-        if self.evaluator and (step % self.evaluate_every == 0 or
-                               step == end_step):
-          self.eval_results.append(self.evaluator.run(step))
-          if self._should_stop_early(step):
-            logging.info("Early stopping at step %d: %s.", step,
-                         self._early_stopping_reason(step))
-            self.stopped_early_at = step
-            if step % self.checkpoint_every and step != end_step:
-              self.run_checkpoint.save(step)
-            self._write_early_stopping(step)
-            break
-        if self._stop_requested:
-          logging.warning("Stop requested at step %d.", step)
-          self.run_checkpoint.save(step)
+        if not self.evaluator:
+          continue
+        controller.evaluate(steps=self.evaluator.eval_steps)
+        self.eval_results.append(dict(self.evaluator.last_results, step=step,
+                                      is_best=self.evaluator.best.is_best))
+        if early_stopping and early_stopping.should_stop(step):
+          logging.info("Early stopping at step %d: %s.", step,
+                       early_stopping.reason(step))
+          self.stopped_early_at = step
+          controller.save_checkpoint()
+          if self.is_chief:
+            early_stopping.write_record(self.model_dir, step,
+                                        self.train_steps)
           break
-    writer.flush()
+    except actions.StopRequested:
+      step = self._step()
+      logging.warning("Stop requested at step %d.", step)
+      controller.save_checkpoint()
     logging.info("Trained steps %d-%d in %s.", start_step, step,
-                 _format_duration(time.time() - start_time))
-    return records
-
-  def _stop_diverged(self, step, what):
-    """Sets aside checkpoints not known to be good; raises with the reason.
-
-    Every chunk of steps before this one passed the checks, so every
-    checkpoint before `step` was followed by a good loss; one saved at `step`
-    itself gave the bad loss.
-    """
-    moved = (self.run_checkpoint.set_aside_from(step, DIVERGED_DIR)
-             if self.is_chief else [])
-    good = self.run_checkpoint.latest_checkpoint or "none"
-    raise NonFiniteLossError(
-        f"{what}. Stopped without saving. A checkpoint counts as good when "
-        "the loss measured right after it was finite and below "
-        f"{self.loss_spike_factor} x max(1, the running average loss)"
-        + (f"; {', '.join(moved)} did not pass and was moved to diverged/"
-           if moved else "") +
-        f". The latest good checkpoint is {good}; rerunning resumes from it. "
-        "Lower the learning rate, check the inputs, or use float32.")
-
-  def _should_stop_early(self, step):
-    """Whether `early_stopping_patience` evaluations passed without a best."""
-    if not (self.early_stopping_patience and self.evaluator and
-            self.evaluator.best_step is not None):
-      return False
-    since_best = (step - self.evaluator.best_step) // self.evaluate_every
-    return since_best >= self.early_stopping_patience
-
-  def _write_early_stopping(self, step):
-    if not self.is_chief:
-      return
-    record = {"step": step, "best_step": self.evaluator.best_step,
-              "best_metric": self.evaluator.best_metric,
-              "best_value": self.evaluator.best_value,
-              "patience": self.early_stopping_patience,
-              "evaluate_every": self.evaluate_every,
-              "train_steps": self.train_steps,
-              "reason": self._early_stopping_reason(step)}
-    with tf.io.gfile.GFile(os.path.join(self.model_dir, EARLY_STOPPING_JSON),
-                           "w") as f:
-      json.dump(record, f, indent=2)
-
-  def _early_stopping_reason(self, step):
-    return (f"{self.evaluator.best_metric} has not improved for "
-            f"{(step - self.evaluator.best_step) // self.evaluate_every} "
-            f"evaluations (patience {self.early_stopping_patience}); the "
-            f"best, {self.evaluator.best_value:.4g}, is step "
-            f"{self.evaluator.best_step}'s, kept in "
-            f"{self.evaluator.best_dir}")
-
-  def _log(self, step, window, timed_from, now):
-    scalars = {"loss": window.loss_sum / max(window.steps, 1),
-               "gradient_norm": window.norm_sum / max(window.steps, 1),
-               "learning_rate": float(self.learning_rate(step - 1))}
-    for name, (total, count) in sorted(window.metrics.items()):
-      scalars[name] = float(total / count) if count else float("nan")
-    elapsed = now - window.start
-    if window.steps and elapsed > 0:
-      scalars["examples_per_second"] = (window.steps *
-                                        self.task.global_batch_size / elapsed)
-    for name, value in scalars.items():
-      tf.summary.scalar(name, value, step=step)
-    timed_steps, timed_time = step - timed_from[0], now - timed_from[1]
-    eta = ((self.train_steps - step) * timed_time / timed_steps
-           if timed_steps > 0 else float("nan"))
-    shown = " | ".join(
-        f"{k} {v:.4g}" for k, v in scalars.items()
-        if k not in ("learning_rate", "examples_per_second"))
-    logging.info(
-        "step %d/%d (%.0f%%) | %s | lr %.3g | %.1f ex/s | ETA %s", step,
-        self.train_steps, 100.0 * step / self.train_steps, shown,
-        scalars["learning_rate"], scalars.get("examples_per_second", 0.0),
-        _format_duration(eta) if eta == eta else "?")
-    return LogRecord(step=step, scalars=scalars)
+                 actions.format_duration(time.time() - start_time))
+    return self.progress.records
 
   # ---------------------------------------------------------------------------
-  # Dry run.
+  # Dry run (--dry_run): orbit has none.
 
   def dry_run(self) -> str:
     """Validates the config and builds the model; returns the report.
@@ -712,49 +590,6 @@ class Trainer:
     lines.append("Operative config:")
     lines.append(gin.operative_config_str())
     return "\n".join(lines)
-
-
-class _DivergenceGuard:
-  """The loss-spike check of `Trainer.loss_spike_factor`.
-
-  The reference is the running mean of the chunks' mean losses seen so far
-  in this process; a chunk whose mean loss exceeds `factor * max(1,
-  reference)` stops the run. The floor of 1 keeps fine-tuning losses near 0
-  from tripping the check on an ordinary hard batch.
-  """
-
-  def __init__(self, factor):
-    self.factor = factor
-    self.total, self.count = 0.0, 0
-
-  def check(self, step, loss, trainer):
-    if self.factor and self.count:
-      reference = self.total / self.count
-      limit = self.factor * max(1.0, reference)
-      if loss > limit:
-        trainer._stop_diverged(  # pylint: disable=protected-access
-            step, f"Loss spike after step {step}: {loss:.4g}, above "
-            f"{self.factor} x max(1, running average {reference:.4g}) = "
-            f"{limit:.4g}")
-    self.total += loss
-    self.count += 1
-
-
-@dataclasses.dataclass
-class _Window:
-  """Sums over the steps since the last log line."""
-  steps: int = 0
-  loss_sum: float = 0.0
-  norm_sum: float = 0.0
-  metrics: Dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
-  start: float = dataclasses.field(default_factory=time.time)
-
-  def add(self, steps, loss_sum, norm_sum, metrics):
-    self.steps += steps
-    self.loss_sum += loss_sum
-    self.norm_sum += norm_sum
-    for name, value in metrics.items():
-      self.metrics[name] = self.metrics.get(name, 0.0) + value
 
 
 def _next_multiple(step, every):

@@ -1,0 +1,52 @@
+"""A run directory written by the trainer before orbit resumes after it.
+
+`testdata/run_before_orbit` was written by the package's own training loop
+(commit 54f7938, before `orbit.Controller` drove it): the toy task of
+`trainer_test`, `train(until_step=4)` of an 8-step run with evaluations and a
+best checkpoint. The checkpoint items (model, optimizer, dropout generators,
+input position, metadata) keep their names, so it resumes as it would have.
+"""
+
+import json
+import os
+import shutil
+
+import tensorflow as tf
+
+from mixvocab_tf.core import evaluation
+from mixvocab_tf.core import trainer_test
+
+_RUN_BEFORE_ORBIT = os.path.join(os.path.dirname(__file__), "testdata",
+                                 "run_before_orbit")
+
+
+def _trainer(model_dir):
+  return trainer_test._trainer(  # pylint: disable=protected-access
+      model_dir, train_steps=8, evaluate_every=2, eval_max_batches=2,
+      best_metric="mse", checkpoint_every=2, keep_checkpoints=2)
+
+
+class RunDirectoryBeforeOrbitTest(tf.test.TestCase):
+
+  def test_resumes_and_ends_with_the_weights_of_an_uninterrupted_run(self):
+    model_dir = os.path.join(self.get_temp_dir(), "run")
+    shutil.copytree(_RUN_BEFORE_ORBIT, model_dir)
+    resumed = _trainer(model_dir)
+    records = resumed.train()
+    self.assertEqual([r.step for r in records], [6, 8])
+    self.assertEqual(os.path.basename(tf.train.latest_checkpoint(model_dir)),
+                     "ckpt-8")
+    # The best of the earlier part competes with the new evaluations.
+    self.assertEqual([r["step"] for r in resumed.eval_results], [6, 8])
+    with open(os.path.join(model_dir, evaluation.EVAL_DIR,
+                           evaluation.HISTORY_JSONL)) as f:
+      self.assertEqual([json.loads(line)["step"] for line in f], [2, 4, 6, 8])
+    whole = _trainer(os.path.join(self.get_temp_dir(), "whole"))
+    whole.train()
+    for expected, actual in zip(trainer_test._weights(whole),  # pylint: disable=protected-access
+                                trainer_test._weights(resumed)):  # pylint: disable=protected-access
+      self.assertAllEqual(expected, actual)
+
+
+if __name__ == "__main__":
+  tf.test.main()
