@@ -56,6 +56,7 @@ def alias_task(old_name: str, cls: type) -> None:
     raise ValueError(f"Task name {old_name!r} is already registered.")
   registry[old_name] = cls
   OLD_TASK_NAMES[old_name] = new_name
+  base_task.rename_task(old_name, new_name)
 
 
 def _selector(module: str, name: str) -> str:
