@@ -5,8 +5,8 @@ for the intent of a query and the IOB slot tag of each word, tagging the first
 WordPiece of each word. This module turns the Goo et al. (2018) files
 (`seq.in`, `seq.out`, `label`) into model features, in three steps:
 
-1. `read_intent_slot(data_dir)` reads and validates the files (one tag per
-   whitespace word).
+1. `read_intent_slot(data_dir)` reads and checks the files with the reader
+   of a user's dataset (`user_data`: one tag per whitespace word).
 2. `IntentSlotLabels` maps intents and slot tags to ids; it is built from train,
    saved as JSON beside checkpoints, and loaded again by evaluation and export.
 3. `make_intent_slot_dataset(examples, labels)` gives word-level examples and
@@ -40,6 +40,7 @@ from absl import logging
 import numpy as np
 import tensorflow as tf
 
+from mixvocab_tf.tasks.finetuning import user_data
 from mixvocab_tf.text import wordpiece
 
 OUTSIDE_TAG = "O"
@@ -49,7 +50,6 @@ DEFAULT_SEQ_LENGTH = 64
 #: Features the encoder takes; the other keys of a featurized example are
 #: labels and decoding aids.
 MODEL_INPUT_KEYS = ("input_word_ids", "input_mask", "input_type_ids")
-_FILES = ("seq.in", "seq.out", "label")
 
 #: One SNIPS split: `words` and `tags` (per query, lists of str), `intents`
 #: (list of str) and `path` (the directory read).
@@ -57,79 +57,29 @@ IntentSlotExamples = collections.namedtuple(
     "IntentSlotExamples", ["words", "tags", "intents", "path"])
 
 
-def _read_lines(path):
-  if not tf.io.gfile.exists(path):
-    raise FileNotFoundError(
-        f"SNIPS file {path} does not exist; a SNIPS directory holds "
-        f"{', '.join(_FILES)}.")
-  with tf.io.gfile.GFile(path, "rb") as f:
-    text = f.read().decode("utf-8")
-  lines = text.split("\n")
-  # A final newline ends the last line; it does not start an empty one.
-  if lines and lines[-1] == "":
-    lines.pop()
-  return [line.rstrip("\r") for line in lines]
-
-
-def _is_iob_tag(tag):
-  return tag == OUTSIDE_TAG or (tag[:2] in ("B-", "I-") and len(tag) > 2)
-
-
 def read_intent_slot(data_dir):
-  """Reads and validates `seq.in`, `seq.out` and `label` from `data_dir`.
+  """Reads and checks one split: a Goo et al. directory or a JSONL file.
 
-  Queries are split with `str.split()` (some SNIPS lines hold double spaces),
-  and each must have exactly one IOB tag per word.
+  The reader of a user's files (`user_data.read_intent_slot`), so the
+  built-in SNIPS copy and a user's dataset are read, and refused, by the same
+  code: queries split with `str.split()` (some SNIPS lines hold double
+  spaces), one IOB tag per word, one intent per query.
 
   Args:
-    data_dir: a directory such as `mixvocab_tf.data.snips_dir('train')`.
+    data_dir: a directory such as `mixvocab_tf.data.snips_dir('train')`
+      (`seq.in`, `seq.out`, `label`), or a `.jsonl` file of `{"tokens",
+      "tags", "intent"}`.
 
   Returns:
-    `IntentSlotExamples` with `words`, `tags` (lists of lists of str), `intents`
-    (list of str) and `path`.
+    `IntentSlotExamples` with `words`, `tags` (lists of lists of str),
+    `intents` (list of str) and `path`.
 
   Raises:
-    FileNotFoundError: a file is missing.
-    ValueError: the files disagree on their line count, a line's word and tag
-      counts differ, a query or intent is empty, or a tag is not O, B-x or
-      I-x. The message names the file and the 1-based line.
+    user_data.DataError (a ValueError): a file is missing or breaks the data
+      contract; the message names the file and the 1-based line.
   """
-  paths = {name: os.path.join(data_dir, name) for name in _FILES}
-  lines = {name: _read_lines(path) for name, path in paths.items()}
-  counts = {name: len(lines[name]) for name in _FILES}
-  if len(set(counts.values())) != 1:
-    raise ValueError(
-        f"SNIPS files in {data_dir} must have the same number of lines; "
-        "received " +
-        ", ".join(f"{name}: {count}" for name, count in counts.items()) + ".")
-  words, tags, intents = [], [], []
-  for i, (query, tag_line, intent) in enumerate(
-      zip(lines["seq.in"], lines["seq.out"], lines["label"])):
-    line_number = i + 1
-    query_words = query.split()
-    query_tags = tag_line.split()
-    intent = intent.strip()
-    if not query_words:
-      raise ValueError(f"{paths['seq.in']} line {line_number} is empty.")
-    if len(query_words) != len(query_tags):
-      raise ValueError(
-          f"{paths['seq.out']} line {line_number} has {len(query_tags)} tags "
-          f"but {paths['seq.in']} line {line_number} has {len(query_words)} "
-          "words; expected one IOB tag per whitespace word. Words: "
-          f"{query_words}; tags: {query_tags}.")
-    for tag in query_tags:
-      if not _is_iob_tag(tag):
-        raise ValueError(
-            f"{paths['seq.out']} line {line_number} holds {tag!r}, which is "
-            "not an IOB tag (O, B-type or I-type).")
-    if not intent or len(intent.split()) != 1:
-      raise ValueError(
-          f"{paths['label']} line {line_number} must hold one intent name; "
-          f"received {intent!r}.")
-    words.append(query_words)
-    tags.append(query_tags)
-    intents.append(intent)
-  return IntentSlotExamples(words, tags, intents, data_dir)
+  split = user_data.read_intent_slot(data_dir)
+  return IntentSlotExamples(split.words, split.tags, split.intents, data_dir)
 
 
 class IntentSlotLabels:

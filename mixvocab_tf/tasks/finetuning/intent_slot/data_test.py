@@ -7,11 +7,12 @@ import tensorflow as tf
 
 from mixvocab_tf import data
 from mixvocab_tf import text
+from mixvocab_tf.tasks.finetuning import user_data
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 from mixvocab_tf.text import vocab as vocab_lib
 from mixvocab_tf.text import wordpiece
 
-# The package's own copy of SNIPS (the Goo et al. split, as in ../shared).
+# The package's own copy of SNIPS (the Goo et al. split).
 _SNIPS = os.path.dirname(data.snips_dir("train"))
 
 
@@ -51,8 +52,8 @@ class ReadSnipsTest(tf.test.TestCase):
                         ["O B-genre", "O B-object_select"],
                         ["PlayMusic", "RateBook"])
     with self.assertRaisesRegex(
-        ValueError, r"misaligned/seq.out line 2 has 2 tags but .*seq.in line 2 "
-        r"has 3 words"):
+        user_data.DataError, r"misaligned/seq.out, line 2: there are 2 slot "
+        r"tags .* but .*seq.in, line 2, has 3 words"):
       intent_slot_data.read_intent_slot(path)
 
   def test_line_count_mismatch(self):
@@ -60,24 +61,27 @@ class ReadSnipsTest(tf.test.TestCase):
                         ["play jazz", "rate this"], ["O B-genre", "O O"],
                         ["PlayMusic"])
     with self.assertRaisesRegex(
-        ValueError,
-        "same number of lines; received seq.in: 2, seq.out: 2, label: 1"):
+        user_data.DataError,
+        "different numbers of lines: seq.in has 2, seq.out has 2, label has "
+        "1"):
       intent_slot_data.read_intent_slot(path)
 
   def test_bad_tag_empty_query_and_missing_file(self):
     path = _write_snips(os.path.join(self.get_temp_dir(), "swapped"),
                         ["play jazz"], ["play jazz"], ["PlayMusic"])
-    with self.assertRaisesRegex(ValueError,
-                                "line 1 holds 'play', which is not an IOB"):
+    with self.assertRaisesRegex(
+        user_data.DataError,
+        "seq.out, line 1: slot tag 1 is 'play', which is not an IOB tag"):
       intent_slot_data.read_intent_slot(path)
     path = _write_snips(os.path.join(self.get_temp_dir(), "empty"),
                         ["play jazz", "  "], ["O B-genre", ""],
                         ["PlayMusic", "PlayMusic"])
-    with self.assertRaisesRegex(ValueError, "empty/seq.in line 2 is empty"):
+    with self.assertRaisesRegex(user_data.DataError,
+                                "empty/seq.in, line 2: the query is empty"):
       intent_slot_data.read_intent_slot(path)
     os.remove(os.path.join(path, "label"))
-    with self.assertRaisesRegex(FileNotFoundError,
-                                "empty/label does not exist"):
+    with self.assertRaisesRegex(user_data.DataError,
+                                "empty: the directory has no label"):
       intent_slot_data.read_intent_slot(path)
 
   def test_real_splits(self):

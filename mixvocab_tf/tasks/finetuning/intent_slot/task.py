@@ -113,9 +113,10 @@ def joint_intent_slot_loss(outputs, features):
   return loss, metrics
 
 
-@functools.lru_cache(maxsize=8)
-def _read(directory):
-  return intent_slot_data.read_intent_slot(directory)
+def builtin_dir() -> str:
+  """The built-in SNIPS copy: a dataset directory like a user's (Goo layout,
+  `train/` and `valid/`), what `data_dir=None` stands for."""
+  return os.path.dirname(data_lib.snips_dir("train"))
 
 
 @functools.lru_cache(maxsize=4)
@@ -156,7 +157,7 @@ def read_split(data_dir: Optional[str], split: str) -> intent_slot_data.IntentSl
   if data_dir is None:
     if split == "test":
       raise FileNotFoundError("The built-in SNIPS copy has no test split.")
-    return _read(data_lib.snips_dir(split))
+    data_dir = builtin_dir()
   dataset = user_dataset(os.path.abspath(data_dir))
   part = dataset.splits.get(_USER_SPLITS[split])
   if part is None:
@@ -389,13 +390,13 @@ class IntentSlotTask(finetune_task.FinetuneTask):
   @classmethod
   def serving_examples(cls, split, limit):
     """The built-in SNIPS split's queries (train calibrates, valid checks)."""
-    words = _read(data_lib.snips_dir(split)).words
+    words = read_split(None, split).words
     return [" ".join(w) for w in words[:limit]]
 
   @classmethod
   def serving_scores(cls, predictions, split):
     """Intent accuracy and slot F1 on the built-in split's gold labels."""
-    gold = _read(data_lib.snips_dir(split))
+    gold = read_split(None, split)
     n = len(predictions)
     scores = intent_slot_export.intent_slot_scores(predictions, gold.intents[:n],
                                               gold.tags[:n])
