@@ -536,27 +536,36 @@ class Trainer:
         controller.train(steps=segment_end,
                          checkpoint_at_completion=segment_end == end_step)
         step = self._step()
-        if not self.evaluator:
-          continue
-        controller.evaluate(steps=self.evaluator.eval_steps)
-        self.eval_results.append(dict(self.evaluator.last_results, step=step,
-                                      is_best=self.evaluator.best.is_best))
-        if early_stopping and early_stopping.should_stop(step):
-          logging.info("Early stopping at step %d: %s.", step,
-                       early_stopping.reason(step))
-          self.stopped_early_at = step
-          controller.save_checkpoint()
-          if self.is_chief:
-            early_stopping.write_record(self.model_dir, step,
-                                        self.train_steps)
+        if self.evaluator and self._evaluate(controller, step,
+                                             early_stopping):
           break
     except actions.StopRequested:
       step = self._step()
       logging.warning("Stop requested at step %d.", step)
       controller.save_checkpoint()
+      if self.evaluator and (step % self.evaluate_every == 0 or
+                             step == end_step):
+        # The evaluation an uninterrupted run makes at this step, so the
+        # best checkpoint and the early-stopping count stay the same.
+        self._evaluate(controller, step, early_stopping)
     logging.info("Trained steps %d-%d in %s.", start_step, step,
                  actions.format_duration(time.time() - start_time))
     return self.progress.records
+
+  def _evaluate(self, controller, step, early_stopping) -> bool:
+    """Evaluates at `step`; whether early stopping ends the run there."""
+    controller.evaluate(steps=self.evaluator.eval_steps)
+    self.eval_results.append(dict(self.evaluator.last_results, step=step,
+                                  is_best=self.evaluator.best.is_best))
+    if not (early_stopping and early_stopping.should_stop(step)):
+      return False
+    logging.info("Early stopping at step %d: %s.", step,
+                 early_stopping.reason(step))
+    self.stopped_early_at = step
+    controller.save_checkpoint()
+    if self.is_chief:
+      early_stopping.write_record(self.model_dir, step, self.train_steps)
+    return True
 
   # ---------------------------------------------------------------------------
   # Dry run (--dry_run): orbit has none.

@@ -1,4 +1,6 @@
-"""A run directory written by the trainer before orbit resumes after it.
+"""What the trainer keeps of its loop from before orbit.Controller drove it.
+
+A run directory written by the trainer before orbit resumes after it.
 
 `testdata/run_before_orbit` was written by the package's own training loop
 (commit 54f7938, before `orbit.Controller` drove it): the toy task of
@@ -46,6 +48,31 @@ class RunDirectoryBeforeOrbitTest(tf.test.TestCase):
     for expected, actual in zip(trainer_test._weights(whole),  # pylint: disable=protected-access
                                 trainer_test._weights(resumed)):  # pylint: disable=protected-access
       self.assertAllEqual(expected, actual)
+
+
+class StopRequestTest(tf.test.TestCase):
+
+  def test_a_stop_at_an_evaluation_step_still_evaluates_there(self):
+    model_dir = self.get_temp_dir()
+
+    def trainer():
+      return trainer_test._trainer(  # pylint: disable=protected-access
+          model_dir, train_steps=4, evaluate_every=2, eval_max_batches=2,
+          best_metric="mse", checkpoint_every=2, log_every=2,
+          steps_per_loop=2)
+
+    stopped = trainer()
+    stopped.request_stop()  # As the SIGTERM handler of train.py does.
+    stopped.train()
+    self.assertEqual(os.path.basename(tf.train.latest_checkpoint(model_dir)),
+                     "ckpt-2")
+    self.assertEqual([r["step"] for r in stopped.eval_results], [2])
+    resumed = trainer()
+    resumed.train()
+    self.assertEqual([r["step"] for r in resumed.eval_results], [4])
+    with open(os.path.join(model_dir, evaluation.EVAL_DIR,
+                           evaluation.HISTORY_JSONL)) as f:
+      self.assertEqual([json.loads(line)["step"] for line in f], [2, 4])
 
 
 if __name__ == "__main__":
