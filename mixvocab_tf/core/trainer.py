@@ -44,6 +44,7 @@ from absl import logging
 import gin
 import numpy as np
 import orbit
+from orbit import controller as orbit_controller
 import tensorflow as tf
 import tf_keras
 
@@ -527,6 +528,13 @@ class Trainer:
                  self.train_steps, self.task.global_batch_size,
                  self.strategy.num_replicas_in_sync, self.precision)
     start_step, start_time = step, time.time()
+    with _orbit_summaries_logged_not_printed():
+      return self._train_segments(controller, step, end_step, early_stopping,
+                                  start_step, start_time)
+
+  def _train_segments(self, controller, step, end_step, early_stopping,
+                      start_step, start_time):
+    """Trains from `step` to `end_step`, evaluating; the progress records."""
     try:
       # Controller.train_and_evaluate, in segments that early stopping can
       # end.
@@ -599,6 +607,23 @@ class Trainer:
     lines.append("Operative config:")
     lines.append(gin.operative_config_str())
     return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def _orbit_summaries_logged_not_printed():
+  """orbit.Controller prints every loop's train and eval summary to stdout.
+
+  Behaviour orbit lacks: a quiet console. orbit's `controller._log` logs a
+  line and also prints it, which with `steps_per_loop = 1` (most CPU
+  configs) is a line per step beside the package's own progress line. Within
+  this context the summaries go to the log at debug level only.
+  """
+  printed = orbit_controller._log  # pylint: disable=protected-access
+  orbit_controller._log = lambda message: logging.debug("%s", message)  # pylint: disable=protected-access
+  try:
+    yield
+  finally:
+    orbit_controller._log = printed  # pylint: disable=protected-access
 
 
 def _next_multiple(step, every):

@@ -9,6 +9,8 @@ best checkpoint. The checkpoint items (model, optimizer, dropout generators,
 input position, metadata) keep their names, so it resumes as it would have.
 """
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -77,3 +79,15 @@ class StopRequestTest(tf.test.TestCase):
 
 if __name__ == "__main__":
   tf.test.main()
+
+
+class QuietConsoleTest(tf.test.TestCase):
+
+  def test_orbit_summaries_are_not_printed(self):
+    # orbit.Controller prints "train | step: ..." and "eval | step: ..." to
+    # stdout after every loop; the package's console shows its own progress
+    # line instead.
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+      _trainer(os.path.join(self.get_temp_dir(), "quiet")).train()
+    self.assertNotIn("| step:", printed.getvalue())
