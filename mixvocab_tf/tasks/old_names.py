@@ -23,20 +23,16 @@ order of registration.
 """
 
 import functools
-from typing import Callable, Dict
+from typing import Callable
 
 import gin
 
 from mixvocab_tf.core import base_task
 
-#: Old task name -> new task name (what a run directory or an export made
-#: before the rename records -> the task that reads it now).
-OLD_TASK_NAMES: Dict[str, str] = {}
-
 
 def new_task_name(name: str) -> str:
   """The current name of task `name` (itself unless it is an old name)."""
-  return OLD_TASK_NAMES.get(name, name)
+  return base_task.current_task_name(name)
 
 
 def same_task(recorded: str, current: str) -> bool:
@@ -47,16 +43,15 @@ def same_task(recorded: str, current: str) -> bool:
 def alias_task(old_name: str, cls: type) -> None:
   """Makes `Trainer.task = old_name` build `cls` (a registered task).
 
-  The task registry has no alias of its own; the old name maps to the same
-  class object, so `get_task_class(old_name) is cls`.
+  The old name maps to the same class object in the task registry, so
+  `get_task_class(old_name) is cls`, and `base_task.rename_task` records it
+  so that a run directory that recorded the old name resumes.
   """
-  new_name = cls.task_name
   registry = base_task._TASKS  # pylint: disable=protected-access
   if old_name in registry and registry[old_name] is not cls:
     raise ValueError(f"Task name {old_name!r} is already registered.")
   registry[old_name] = cls
-  OLD_TASK_NAMES[old_name] = new_name
-  base_task.rename_task(old_name, new_name)
+  base_task.rename_task(old_name, cls.task_name)
 
 
 def _selector(module: str, name: str) -> str:
