@@ -148,20 +148,30 @@ def paper_question_steps(main_run: str = gin.REQUIRED,
   if long_cm_steps:
     late = _nokd_steps("long_nokd_cm", "split_long", long_cm_steps,
                        long_vocab, curve_points, eval_batches)
-  # Seed 0 of every student on SNIPS first, then the other seeds, then
-  # SST-2 (four times longer a run); the last compute-matched arm at the end.
+  # Every seed of every student on SNIPS first (the shortest runs), the last
+  # compute-matched arm pretrained before its own SNIPS runs; then SST-2 (four
+  # times longer a run), seed 0 of every student before the other seeds, so
+  # that an interrupted job leaves complete comparisons.
+  cm_student = {("long", "nokd_cm"): ("{output_dir}/long_nokd_cm", long_vocab)}
   for task in tasks:
+    if task == "sst2" and late:
+      steps += late
+      late = []
+      students.update(cm_student)
     for seed in seeds:
       for (budget, arm), (init, vocab) in students.items():
         steps.append(_finetune_step(task, budget, arm, seed, init, vocab,
                                     glue_dir))
-  if late:
-    steps += late
-    for task in tasks:
+    if task == "snips" and late:
+      steps += late
+      late = []
+      students.update(cm_student)
       for seed in seeds:
         steps.append(_finetune_step(task, "long", "nokd_cm", seed,
                                     "{output_dir}/long_nokd_cm", long_vocab,
                                     glue_dir))
+  if late:  # SNIPS not among the tasks
+    steps += late
   steps.append(("results", "paper_question_results", [], []))
   return steps
 

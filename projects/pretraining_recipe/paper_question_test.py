@@ -29,9 +29,20 @@ class PaperQuestionTest(unittest.TestCase):
         sorted(f"ft_snips_{b}_{a}_seed0" for b, a in [
             ("main", "stage2"), ("main", "nokd"), ("main", "nokd_cm"),
             ("long", "stage2"), ("long", "nokd")]))
-    # The longer compute-matched arm comes last, after its own curve.
-    self.assertLess(names.index("ft_sst2_long_nokd_seed2"),
+    # The longer compute-matched arm is pretrained after every other SNIPS
+    # run and before its own SNIPS runs; SST-2 comes after all of SNIPS, seed
+    # 0 of every student (the longer compute-matched arm included) first.
+    self.assertLess(names.index("ft_snips_long_nokd_seed2"),
                     names.index("long_nokd_cm"))
+    self.assertLess(names.index("long_nokd_cm"),
+                    names.index("ft_snips_long_nokd_cm_seed0"))
+    self.assertLess(names.index("ft_snips_long_nokd_cm_seed2"),
+                    names.index("ft_sst2_main_stage2_seed0"))
+    first_sst2_seed1 = names.index("ft_sst2_main_stage2_seed1")
+    self.assertEqual(
+        len([n for n in names[:first_sst2_seed1] if n.startswith("ft_sst2")]),
+        6)
+    self.assertEqual(len(names), len(set(names)))
     by_name = {s[0]: s for s in steps}
     nokd = by_name["long_nokd"]
     self.assertEqual(nokd[2], ["nokd_cpu.gin"])
@@ -58,6 +69,14 @@ class PaperQuestionTest(unittest.TestCase):
     self.assertNotIn("main_nokd_cm", names)
     self.assertNotIn("long_nokd_cm", names)
     self.assertEqual(len([n for n in names if n.startswith("ft_")]), 4)
+
+  def test_one_task_pretrains_the_compute_matched_arm_once(self):
+    for tasks in (["snips"], ["sst2"]):
+      names = [s[0] for s in self._steps(tasks=tasks, seeds=[0])]
+      self.assertEqual(names.count("long_nokd_cm"), 1)
+      self.assertLess(names.index("long_nokd_cm"),
+                      names.index(f"ft_{tasks[0]}_long_nokd_cm_seed0"))
+      self.assertEqual(len([n for n in names if n.startswith("ft_")]), 6)
 
   def test_bad_arguments(self):
     with self.assertRaisesRegex(ValueError, "glue_dir is required"):
