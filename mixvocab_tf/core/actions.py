@@ -27,6 +27,8 @@ from typing import Callable, Dict, List, Optional
 from absl import logging
 import tensorflow as tf
 
+from mixvocab_tf.core import metrics_io
+
 #: Where checkpoints whose weights gave a NaN or a loss spike are moved.
 DIVERGED_DIR = "diverged"
 #: Written when early stopping ends a run: its step, the best step and why.
@@ -203,6 +205,7 @@ class EarlyStopping:
               "evaluate_every": self.evaluate_every,
               "train_steps": train_steps,
               "reason": self.reason(step)}
-    with tf.io.gfile.GFile(os.path.join(model_dir, EARLY_STOPPING_JSON),
-                           "w") as f:
-      json.dump(record, f, indent=2)
+    # Atomic: a run killed mid-write must not leave a part that the next
+    # resume cannot read.
+    metrics_io.write_atomically(os.path.join(model_dir, EARLY_STOPPING_JSON),
+                                json.dumps(record, indent=2))

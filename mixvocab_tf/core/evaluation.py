@@ -81,28 +81,13 @@ def evaluate(task, model, max_batches: Optional[int] = None,
   Raises:
     ValueError: there was no batch to evaluate.
   """
-  if dataset is None:
-    dataset = task.build_inputs(None, training=False)
-  if max_batches is not None:
-    if max_batches <= 0:
-      raise ValueError(f"max_batches must be positive or None; received "
-                       f"{max_batches!r}.")
-    dataset = dataset.take(max_batches)
-
-  step = step_fn or validation_step_fn(task, model)
-  start = time.time()
-  state, batches = None, 0
-  for features in dataset:
-    outputs = tf.nest.map_structure(lambda t: t.numpy(), step(features))
-    state = task.aggregate_logs(state, outputs)
-    batches += 1
-  if not batches:
-    raise ValueError(f"Task {task.task_name} gave no evaluation batch; check "
-                     "its evaluation data.")
-  results = dict((reduce_fn or task.reduce_aggregated_logs)(state))
-  results["eval_batches"] = batches
-  results["eval_seconds"] = time.time() - start
-  return results
+  if max_batches is not None and max_batches <= 0:
+    raise ValueError(f"max_batches must be positive or None; received "
+                     f"{max_batches!r}.")
+  evaluator = TaskEvaluator(task, model, dataset=dataset, reduce_fn=reduce_fn,
+                            step_fn=step_fn)
+  evaluator.evaluate(tf.constant(max_batches or -1, tf.int32))
+  return evaluator.last_results
 
 
 def restore_model(task, model, checkpoint: str) -> str:
@@ -171,8 +156,78 @@ def report_fields(task, model, results: Mapping[str, Any],
   }
 
 
-class Evaluator(orbit.StandardEvaluator):
-  """The task's validation as an `orbit.StandardEvaluator`, with `best/`.
+class TaskEvaluator(orbit.StandardEvaluator):
+  """The task's validation over a dataset, as an `orbit.StandardEvaluator`.
+
+  `evaluate(num_steps)` (-1: until the data ends) returns the numeric
+  results; `last_results` holds all of them. `evaluate()` above runs it once;
+  `Evaluator` adds the run's files and the best checkpoint.
+
+  Args:
+    task: the task (`validation_step`, `aggregate_logs`,
+      `reduce_aggregated_logs`).
+    model: its model.
+    dataset: batches to evaluate (default: a new
+      `task.build_inputs(training=False)` at every evaluation).
+    reduce_fn: turns the aggregated state into metrics (default:
+      `task.reduce_aggregated_logs`).
+    step_fn: a kept `validation_step_fn(task, model)` (default: made once).
+  """
+
+  def __init__(self, task, model, dataset: Optional[tf.data.Dataset] = None,
+               reduce_fn=None, step_fn=None):
+    # The Python loop of StandardEvaluator around a kept tf.function (see
+    # `validation_step_fn`): folding the outputs is NumPy, and the last batch
+    # of a split is usually smaller.
+    super().__init__(eval_dataset=None,
+                     options=orbit.StandardEvaluatorOptions(
+                         use_tf_function=False, use_tf_while_loop=False))
+    self.task = task
+    self.model = model
+    self._dataset = dataset
+    self._reduce_fn = reduce_fn or task.reduce_aggregated_logs
+    self._step_fn = step_fn
+    self._start = None
+    #: Every result of the latest evaluation (the output holds the numbers).
+    self.last_results = None
+
+  @property
+  def eval_dataset(self):
+    # A new pass over the split at every evaluation (built when it starts).
+    if self._dataset is not None:
+      return self._dataset
+    return self.task.build_inputs(None, training=False)
+
+  def eval_begin(self):
+    if self._step_fn is None:
+      self._step_fn = validation_step_fn(self.task, self.model)
+    self._start = time.time()
+    return {"logs": None, "batches": 0}
+
+  def eval_step(self, iterator):
+    return self._step_fn(next(iterator))
+
+  def eval_reduce(self, state, step_outputs):
+    outputs = tf.nest.map_structure(lambda t: t.numpy(), step_outputs)
+    state["logs"] = self.task.aggregate_logs(state["logs"], outputs)
+    state["batches"] += 1
+    return state
+
+  def eval_end(self, state):
+    """The numeric results (summaries); all of them in `last_results`."""
+    if not state["batches"]:
+      raise ValueError(f"Task {self.task.task_name} gave no evaluation "
+                       "batch; check its evaluation data.")
+    results = dict(self._reduce_fn(state["logs"]))
+    results["eval_batches"] = state["batches"]
+    results["eval_seconds"] = time.time() - self._start
+    self.last_results = results
+    return {k: v for k, v in results.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+class Evaluator(TaskEvaluator):
+  """The task's validation during training, with the run's files and `best/`.
 
   `orbit.Controller.evaluate` runs it every `evaluate_every` steps and writes
   its numeric results to `model_dir/eval/`; its eval action `best`
@@ -203,20 +258,9 @@ class Evaluator(orbit.StandardEvaluator):
                best_metric: Optional[str] = None, best_mode: str = "max",
                max_batches: Optional[int] = None, is_chief: bool = True,
                global_step: Optional[tf.Variable] = None):
-    # The Python loop of StandardEvaluator around a kept tf.function (see
-    # `validation_step_fn`): folding the outputs is NumPy, and the last batch
-    # of a split is usually smaller.
-    super().__init__(eval_dataset=None,
-                     options=orbit.StandardEvaluatorOptions(
-                         use_tf_function=False, use_tf_while_loop=False))
-    self.task = task
-    self.model = model
+    super().__init__(task, model)
     self.max_batches = max_batches
     self.global_step = global_step
-    #: Every result of the latest evaluation (the output holds the numbers).
-    self.last_results = None
-    self._step_fn = None
-    self._start = None
     self.best = BestCheckpoint(self, model_dir, best_metric=best_metric,
                                best_mode=best_mode, is_chief=is_chief)
 
@@ -226,41 +270,9 @@ class Evaluator(orbit.StandardEvaluator):
   best_dir = property(lambda self: self.best.best_dir)
 
   @property
-  def eval_dataset(self):
-    # A new pass over the split at every evaluation (built when it starts).
-    return self.task.build_inputs(None, training=False)
-
-  @property
   def eval_steps(self) -> int:
     """The `steps` of `Controller.evaluate` (-1: the whole split)."""
     return self.max_batches or -1
-
-  def eval_begin(self):
-    if self._step_fn is None:
-      self._step_fn = validation_step_fn(self.task, self.model)
-    self._start = time.time()
-    return {"logs": None, "batches": 0}
-
-  def eval_step(self, iterator):
-    return self._step_fn(next(iterator))
-
-  def eval_reduce(self, state, step_outputs):
-    outputs = tf.nest.map_structure(lambda t: t.numpy(), step_outputs)
-    state["logs"] = self.task.aggregate_logs(state["logs"], outputs)
-    state["batches"] += 1
-    return state
-
-  def eval_end(self, state):
-    """The numeric results (summaries); all of them in `last_results`."""
-    if not state["batches"]:
-      raise ValueError(f"Task {self.task.task_name} gave no evaluation "
-                       "batch; check its evaluation data.")
-    results = dict(self.task.reduce_aggregated_logs(state["logs"]))
-    results["eval_batches"] = state["batches"]
-    results["eval_seconds"] = time.time() - self._start
-    self.last_results = results
-    return {k: v for k, v in results.items()
-            if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
 class BestCheckpoint:
