@@ -20,7 +20,10 @@ only the step is timed, not the text pipeline):
 
 Measured on an idle 2-core machine (matmul peak 362 GFLOP/s), `--only=student`,
 5 processes: speed ratio 1.036 / 1.049 / 1.059 wall, 1.032 / 1.047 / 1.061
-CPU (min / median / max; 0.98 before the 16-bit dropout of `core/dropout.py`),
+CPU (min / median / max; 0.98 before the 16-bit dropout of `core/dropout.py`);
+with the loop on `orbit.Controller` (2026-11-26, an idle AMD EPYC 2-core
+machine, non-editable install): 1.025 / 1.069 / 1.071 wall, 1.037 / 1.069 /
+1.075 CPU,
 about 500 ms per step, 24% of the matmul peak. TensorFlow's op profile of the
 step: the attention and feed-forward einsums ~50% of the CPU time, dropout
 (random draws, masks) ~20%, the trainer's own extras (metrics, gradient norm,
