@@ -182,7 +182,8 @@ def _list_directory(directory: str) -> str:
 # -----------------------------------------------------------------------------
 
 
-def _read_lines(path: str, expected: str) -> list[str]:
+def _read_lines(path: str, expected: str,
+                allow_bom: bool = False) -> list[str]:
   """The lines of a UTF-8 file, without '\\n' or a final '\\r'.
 
   A final newline ends the last line; it does not start an empty one. The
@@ -192,17 +193,18 @@ def _read_lines(path: str, expected: str) -> list[str]:
   Args:
     path: the file.
     expected: what the file should hold, for the message of an empty file.
+    allow_bom: drop a leading UTF-8 byte-order mark instead of refusing it.
 
   Raises:
-    DataError: the file is missing, starts with a byte-order mark, is not
-      UTF-8 (the message gives the line and the byte offset), or holds
-      nothing but blank lines.
+    DataError: the file is missing, starts with a byte-order mark (unless
+      `allow_bom`), is not UTF-8 (the message gives the line and the byte
+      offset), or holds nothing but blank lines.
   """
   if not os.path.isfile(path):
     raise _error(path, None, "the file does not exist", expected)
   with open(path, "rb") as f:
     data = f.read()
-  if data.startswith(_BOM):
+  if data.startswith(_BOM) and not allow_bom:
     raise _error(
         path, 1,
         "the file starts with a UTF-8 byte-order mark (as Excel writes); "
@@ -227,6 +229,9 @@ def _read_lines(path: str, expected: str) -> list[str]:
         "The file is probably in another encoding (Latin-1 or Windows-1252 "
         "are common): convert it, e.g. `iconv -f cp1252 -t utf-8 FILE > "
         "NEW_FILE`, or save it again as UTF-8.") from None
+  # Dropped after decoding, so that a UTF-8 error's byte offset is the file's.
+  if allow_bom and text.startswith("\ufeff"):
+    text = text[1:]
   lines = text.split("\n")
   if lines[-1] == "":
     lines.pop()
@@ -301,12 +306,12 @@ def _table_records(
 
 
 def _read_table(
-    path: str,
-    fmt: str) -> tuple[int, list[str], list[tuple[int, dict[str, str]]]]:
+    path: str, fmt: str, allow_bom: bool = False
+) -> tuple[int, list[str], list[tuple[int, dict[str, str]]]]:
   """Reads a CSV/TSV file: (header line, header, [(line, {column: field})]).
   """
   lines = _read_lines(path, f"a {fmt.upper()} file: a header row, then one "
-                      "example per row")
+                      "example per row", allow_bom)
   header, header_line = None, None
   rows = []
   for start, end, row in _table_records(path, lines, fmt):
@@ -343,9 +348,10 @@ def _read_table(
   return header_line, header, rows
 
 
-def _read_jsonl(path: str, expected: str) -> list[tuple[int, dict[str, Any]]]:
+def _read_jsonl(path: str, expected: str,
+                allow_bom: bool = False) -> list[tuple[int, dict[str, Any]]]:
   """Reads a JSONL file: [(line, object)], blank lines skipped."""
-  lines = _read_lines(path, expected)
+  lines = _read_lines(path, expected, allow_bom)
   records = []
   for line_number, line in enumerate(lines, start=1):
     if not line.strip():
@@ -461,7 +467,7 @@ def _json_label(path: str, line: int, key: str, value: Any) -> str | None:
 
 
 def _text_field(path: str, line: int, record: dict[str, Any], key: str,
-                is_json: bool) -> str:
+                is_json: bool, allow_empty: bool = False) -> str:
   if is_json and key not in record:
     raise _error(path, line,
                  f"the object has no key {key!r}; its keys are "
@@ -474,7 +480,7 @@ def _text_field(path: str, line: int, record: dict[str, Any], key: str,
     raise _error(path, line,
                  f"{key!r} is a JSON {_json_type(value)}: {_show(value)}",
                  "a string", "Write the text as a JSON string.")
-  if not value.strip():
+  if not value.strip() and not allow_empty:
     raise _error(path, line, f"the text {key!r} is empty ({value!r})",
                  "a text with at least one non-space character",
                  "Fill it in or delete the example.")
@@ -486,11 +492,19 @@ def read_text_classification(
     text_column: str = "text",
     text_b_column: str | None = None,
     label_column: str = "label",
-    require_labels: bool = True) -> TextClassificationSplit:
+    require_labels: bool = True,
+    allow_bom: bool = False,
+    allow_empty_text: bool = False) -> TextClassificationSplit:
   """Reads and checks one split of a text classification dataset.
 
   The format follows the extension: `.csv`, `.tsv` (split on tabs, quotes
   are text, as in GLUE) or `.jsonl`.
+
+  `allow_bom` and `allow_empty_text` loosen two checks of the data contract
+  for files that others publish, which may break them without being wrong:
+  the GLUE TSV files (`text_classification.data.read_glue_tsv`), read with a
+  byte-order mark and an empty sentence accepted, as GLUE tools read them.
+  A user's dataset (`load_dataset`) is read with both False.
 
   Args:
     path: the file.
@@ -503,6 +517,10 @@ def read_text_classification(
     require_labels: whether every example must have a label. If False (a
       test split), the label column may be missing, or empty on every row:
       `labels` is then None.
+    allow_bom: drop a leading UTF-8 byte-order mark instead of refusing the
+      file.
+    allow_empty_text: accept a text that is empty or only spaces (kept as
+      it is) instead of refusing the example.
 
   Returns:
     A `TextClassificationSplit`.
@@ -514,11 +532,11 @@ def read_text_classification(
   if fmt == "jsonl":
     expected = ("one JSON object per line, with keys for the text(s) and the "
                 "label")
-    records = _read_jsonl(path, expected)
+    records = _read_jsonl(path, expected, allow_bom)
     first_line, first = records[0]
     columns, what = list(first), "keys"
   else:
-    first_line, columns, records = _read_table(path, fmt)
+    first_line, columns, records = _read_table(path, fmt, allow_bom)
     if not records:
       raise _error(path, None,
                    f"the file has a header {columns} but no examples",
@@ -532,9 +550,11 @@ def read_text_classification(
     col_label = label_column  # Looked up on every line.
   texts_a, texts_b, labels, line_numbers = [], [], [], []
   for line, record in records:
-    texts_a.append(_text_field(path, line, record, col_a, is_json))
+    texts_a.append(_text_field(path, line, record, col_a, is_json,
+                               allow_empty_text))
     if col_b:
-      texts_b.append(_text_field(path, line, record, col_b, is_json))
+      texts_b.append(_text_field(path, line, record, col_b, is_json,
+                                 allow_empty_text))
     label = None
     if col_label and col_label in record:
       value = record[col_label]

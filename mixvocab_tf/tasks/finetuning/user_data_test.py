@@ -292,6 +292,27 @@ def test_byte_order_mark_refused(tmp_path):
   assert error.line == 1
 
 
+def test_byte_order_mark_and_empty_text_allowed_when_asked(tmp_path):
+  # For files others publish (GLUE's TSV files); a user's file is refused.
+  path = _write(tmp_path / "train.tsv",
+                b"\xef\xbb\xbftext\tlabel\r\na\tx\r\n \ty\r\n")
+  split = user_data.read_text_classification(path, allow_bom=True,
+                                             allow_empty_text=True)
+  assert (split.texts_a, split.labels) == (["a", " "], ["x", "y"])
+  _raises("line 3: the text 'text' is empty",
+          user_data.read_text_classification, path, allow_bom=True)
+  _raises("byte-order mark", user_data.read_text_classification, path,
+          allow_empty_text=True)
+  path = _write(tmp_path / "train.jsonl",
+                b'\xef\xbb\xbf{"text": "a", "label": 1}\n')
+  assert user_data.read_text_classification(
+      path, allow_bom=True).labels == ["1"]
+  # A byte offset still counts the mark: it is the file's.
+  path = _write(tmp_path / "bad.csv", b"\xef\xbb\xbftext,label\ncaf\xe9,x\n")
+  _raises(r"line 2: byte offset 17 of the file",
+          user_data.read_text_classification, path, allow_bom=True)
+
+
 @pytest.mark.parametrize("name, content, line", [
     ("train.csv", _CSV + "text,label\nfine,neg\n", 4),
     ("train.tsv", "text\tlabel\na\tx\n text \tlabel\nb\ty\n", 3),
