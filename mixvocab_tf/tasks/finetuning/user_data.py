@@ -78,6 +78,8 @@ import math
 import os
 from typing import Any, Iterator
 
+import tensorflow as tf
+
 TEXT_CLASSIFICATION = "text_classification"
 INTENT_SLOT = "intent_slot"
 SPLITS = ("train", "validation", "test")
@@ -105,6 +107,18 @@ _NEAR_MISSES = {
 # Characters of a value quoted in a message, and entries of a directory listed.
 _MAX_SHOWN = 80
 _MAX_LISTED = 30
+
+
+
+# Files go through tf.io.gfile, as everywhere in the package: a dataset may be
+# on any file system TensorFlow reads (a local disk, gs://).
+def _isfile(path: str) -> bool:
+  return tf.io.gfile.exists(path) and not tf.io.gfile.isdir(path)
+
+
+def _listdir(directory: str) -> list[str]:
+  # Object stores list sub-directories with a trailing '/'.
+  return [name.rstrip("/") for name in tf.io.gfile.listdir(directory)]
 
 
 class DataError(ValueError):
@@ -163,13 +177,13 @@ def _json_type(value: Any) -> str:
 def _list_directory(directory: str) -> str:
   """'a.csv, b/' (directories end in '/'), or 'nothing'."""
   try:
-    names = sorted(os.listdir(directory))
-  except OSError:
+    names = sorted(_listdir(directory))
+  except (OSError, tf.errors.OpError):
     return "nothing readable"
   if not names:
     return "nothing"
   shown = [
-      name + "/" if os.path.isdir(os.path.join(directory, name)) else name
+      name + "/" if tf.io.gfile.isdir(os.path.join(directory, name)) else name
       for name in names[:_MAX_LISTED]
   ]
   if len(names) > _MAX_LISTED:
@@ -200,9 +214,9 @@ def _read_lines(path: str, expected: str,
       `allow_bom`), is not UTF-8 (the message gives the line and the byte
       offset), or holds nothing but blank lines.
   """
-  if not os.path.isfile(path):
+  if not _isfile(path):
     raise _error(path, None, "the file does not exist", expected)
-  with open(path, "rb") as f:
+  with tf.io.gfile.GFile(path, "rb") as f:
     data = f.read()
   if data.startswith(_BOM) and not allow_bom:
     raise _error(
@@ -664,7 +678,7 @@ def _read_goo(path: str, require_labels: bool) -> IntentSlotSplit:
   """Reads a Goo et al. split directory (`seq.in`, `seq.out`, `label`)."""
   required = _GOO_FILES if require_labels else ("seq.in",)
   missing = [name for name in required
-             if not os.path.isfile(os.path.join(path, name))]
+             if not _isfile(os.path.join(path, name))]
   if missing:
     raise _error(
         path, None,
@@ -682,7 +696,7 @@ def _read_goo(path: str, require_labels: bool) -> IntentSlotSplit:
   lines = {}
   for name in _GOO_FILES:
     file_path = os.path.join(path, name)
-    if os.path.isfile(file_path):
+    if _isfile(file_path):
       lines[name] = _read_lines(file_path, expected[name])
   # Blank lines at the end of the files are dropped, up to the last line that
   # is not blank in one of them (so an empty last intent is still reported).
@@ -831,9 +845,9 @@ def read_intent_slot(path: str, require_labels: bool = True) -> IntentSlotSplit:
   Raises:
     DataError: the data breaks the data contract (see the module docstring).
   """
-  if os.path.isdir(path):
+  if tf.io.gfile.isdir(path):
     return _read_goo(path, require_labels)
-  if not os.path.exists(path):
+  if not tf.io.gfile.exists(path):
     raise _error(path, None, "the path does not exist",
                  "a directory with seq.in, seq.out and label, or a .jsonl "
                  "file")
@@ -874,14 +888,14 @@ def _accepted_names(split: str) -> str:
 def _near_miss_hint(data_dir: str, split: str) -> str:
   """Advice on entries that look like `split` but are not accepted names."""
   hints = []
-  for name in sorted(os.listdir(data_dir)):
+  for name in sorted(_listdir(data_dir)):
     full = os.path.join(data_dir, name)
     lower = name.lower()
     stem, ext = lower.split(".", 1) if "." in lower else (lower, "")
     if stem not in SPLIT_NAMES[split] and _NEAR_MISSES.get(stem) != split:
       continue
-    if os.path.isdir(full):
-      if any(os.path.isfile(os.path.join(full, f)) for f in _GOO_FILES):
+    if tf.io.gfile.isdir(full):
+      if any(_isfile(os.path.join(full, f)) for f in _GOO_FILES):
         hints.append(f"Rename {name}/ to {SPLIT_NAMES[split][-1]}/.")
       else:
         hints.append(f"The directory {name}/ holds none of seq.in, seq.out "
@@ -921,20 +935,21 @@ def find_dataset(data_dir: str) -> DatasetFiles:
     DataError: `data_dir` is missing, has no train or validation split, has
       two candidates for one split, or mixes formats.
   """
-  if not os.path.isdir(data_dir):
-    found = ("the path is a file, not a directory" if os.path.exists(data_dir)
+  if not tf.io.gfile.isdir(data_dir):
+    found = ("the path is a file, not a directory"
+             if tf.io.gfile.exists(data_dir)
              else "the directory does not exist")
     raise _error(data_dir, None, found,
                  "a dataset directory holding the splits train, validation "
                  "(or dev, or valid) and optionally test",
                  "Check the path.")
   candidates = {split: [] for split in SPLITS}
-  for name in sorted(os.listdir(data_dir)):
+  for name in sorted(_listdir(data_dir)):
     full = os.path.join(data_dir, name)
     lower = name.lower()
-    if os.path.isdir(full):
+    if tf.io.gfile.isdir(full):
       stem, fmt = lower, "goo"
-      if not any(os.path.isfile(os.path.join(full, f)) for f in _GOO_FILES):
+      if not any(_isfile(os.path.join(full, f)) for f in _GOO_FILES):
         continue
     else:
       stem, ext = os.path.splitext(lower)

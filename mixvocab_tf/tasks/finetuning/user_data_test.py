@@ -65,6 +65,30 @@ def test_find_dataset_csv_with_test(tmp_path):
                          for s in user_data.SPLITS}
 
 
+def test_dataset_on_another_file_system_reads_through_gfile():
+  # ram:// is TensorFlow's in-memory file system: only tf.io.gfile sees it,
+  # as only it sees gs://.
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  root = "ram://user_data_test/csv"
+  tf.io.gfile.makedirs(os.path.join(root, "dev"))  # not a split file
+  for split in ("train", "dev"):
+    with tf.io.gfile.GFile(os.path.join(root, f"{split}.csv"), "w") as f:
+      f.write(_CSV)
+  dataset = user_data.load_dataset(root)
+  assert dataset.kind == user_data.TEXT_CLASSIFICATION
+  assert dataset.splits["validation"].texts_a == ["good film", "bad film"]
+  goo = "ram://user_data_test/goo"
+  for split in ("train", "valid"):
+    tf.io.gfile.makedirs(os.path.join(goo, split))
+    for name, lines in (("seq.in", _GOO_TRAIN["seq_in"]),
+                        ("seq.out", _GOO_TRAIN["seq_out"]),
+                        ("label", _GOO_TRAIN["label"])):
+      with tf.io.gfile.GFile(os.path.join(goo, split, name), "w") as f:
+        f.write("".join(l + "\n" for l in lines))
+  assert user_data.load_dataset(goo).kind == user_data.INTENT_SLOT
+  _raises("does not exist", user_data.load_dataset, "ram://user_data_test/no")
+
+
 def test_find_dataset_goo_layout_with_dev(tmp_path):
   _write_goo(tmp_path / "train", **_GOO_TRAIN)
   _write_goo(tmp_path / "dev", **_GOO_TRAIN)

@@ -6,7 +6,8 @@ tensorflow-datasets name: `load_glue` reads a task's split from any of
 
 - `tsv`: GLUE-format directories as GLUE's download script writes them
   (`SST-2/{train,dev}.tsv`, `MRPC/{train,dev}.tsv`,
-  `MNLI/{train,dev_matched,dev_mismatched}.tsv`), on the local disk. They are
+  `MNLI/{train,dev_matched,dev_mismatched}.tsv`), on any file system
+  `tf.io.gfile` reads. They are
   read by the reader of a user's files,
   `user_data.read_text_classification` (`read_glue_tsv` names the task's
   columns and maps its labels to ids), so SST-2 given as a user's TSV or
@@ -246,8 +247,8 @@ def load_glue(task, split, data_dir=None, source="auto"):
       'validation_matched' ('dev_matched', what 'validation' means) and
       'validation_mismatched' ('dev_mismatched').
     data_dir: for 'tsv' and 'mnli_json', the GLUE root holding `SST-2/`,
-      `MRPC/` and `MNLI/` (or one task's directory; TSV files are read from
-      the local disk, as a user's); for 'tfds', the tensorflow-datasets data
+      `MRPC/` and `MNLI/` (or one task's directory; any file system that
+      `tf.io.gfile` reads); for 'tfds', the tensorflow-datasets data
       directory (None: its default).
     source: 'tsv', 'mnli_json', 'tfds', or 'auto': with `data_dir`, the TSV
       file if present, else (MNLI) the sample JSON; without `data_dir`,
