@@ -78,6 +78,8 @@ import math
 import os
 from typing import Any, Iterator
 
+import tensorflow as tf
+
 TEXT_CLASSIFICATION = "text_classification"
 INTENT_SLOT = "intent_slot"
 SPLITS = ("train", "validation", "test")
@@ -105,6 +107,18 @@ _NEAR_MISSES = {
 # Characters of a value quoted in a message, and entries of a directory listed.
 _MAX_SHOWN = 80
 _MAX_LISTED = 30
+
+
+
+# Files go through tf.io.gfile, as everywhere in the package: a dataset may be
+# on any file system TensorFlow reads (a local disk, gs://).
+def _isfile(path: str) -> bool:
+  return tf.io.gfile.exists(path) and not tf.io.gfile.isdir(path)
+
+
+def _listdir(directory: str) -> list[str]:
+  # Object stores list sub-directories with a trailing '/'.
+  return [name.rstrip("/") for name in tf.io.gfile.listdir(directory)]
 
 
 class DataError(ValueError):
@@ -163,13 +177,13 @@ def _json_type(value: Any) -> str:
 def _list_directory(directory: str) -> str:
   """'a.csv, b/' (directories end in '/'), or 'nothing'."""
   try:
-    names = sorted(os.listdir(directory))
-  except OSError:
+    names = sorted(_listdir(directory))
+  except (OSError, tf.errors.OpError):
     return "nothing readable"
   if not names:
     return "nothing"
   shown = [
-      name + "/" if os.path.isdir(os.path.join(directory, name)) else name
+      name + "/" if tf.io.gfile.isdir(os.path.join(directory, name)) else name
       for name in names[:_MAX_LISTED]
   ]
   if len(names) > _MAX_LISTED:
@@ -182,7 +196,8 @@ def _list_directory(directory: str) -> str:
 # -----------------------------------------------------------------------------
 
 
-def _read_lines(path: str, expected: str) -> list[str]:
+def _read_lines(path: str, expected: str,
+                allow_bom: bool = False) -> list[str]:
   """The lines of a UTF-8 file, without '\\n' or a final '\\r'.
 
   A final newline ends the last line; it does not start an empty one. The
@@ -192,17 +207,18 @@ def _read_lines(path: str, expected: str) -> list[str]:
   Args:
     path: the file.
     expected: what the file should hold, for the message of an empty file.
+    allow_bom: drop a leading UTF-8 byte-order mark instead of refusing it.
 
   Raises:
-    DataError: the file is missing, starts with a byte-order mark, is not
-      UTF-8 (the message gives the line and the byte offset), or holds
-      nothing but blank lines.
+    DataError: the file is missing, starts with a byte-order mark (unless
+      `allow_bom`), is not UTF-8 (the message gives the line and the byte
+      offset), or holds nothing but blank lines.
   """
-  if not os.path.isfile(path):
+  if not _isfile(path):
     raise _error(path, None, "the file does not exist", expected)
-  with open(path, "rb") as f:
+  with tf.io.gfile.GFile(path, "rb") as f:
     data = f.read()
-  if data.startswith(_BOM):
+  if data.startswith(_BOM) and not allow_bom:
     raise _error(
         path, 1,
         "the file starts with a UTF-8 byte-order mark (as Excel writes); "
@@ -227,6 +243,9 @@ def _read_lines(path: str, expected: str) -> list[str]:
         "The file is probably in another encoding (Latin-1 or Windows-1252 "
         "are common): convert it, e.g. `iconv -f cp1252 -t utf-8 FILE > "
         "NEW_FILE`, or save it again as UTF-8.") from None
+  # Dropped after decoding, so that a UTF-8 error's byte offset is the file's.
+  if allow_bom and text.startswith("\ufeff"):
+    text = text[1:]
   lines = text.split("\n")
   if lines[-1] == "":
     lines.pop()
@@ -301,12 +320,12 @@ def _table_records(
 
 
 def _read_table(
-    path: str,
-    fmt: str) -> tuple[int, list[str], list[tuple[int, dict[str, str]]]]:
+    path: str, fmt: str, allow_bom: bool = False
+) -> tuple[int, list[str], list[tuple[int, dict[str, str]]]]:
   """Reads a CSV/TSV file: (header line, header, [(line, {column: field})]).
   """
   lines = _read_lines(path, f"a {fmt.upper()} file: a header row, then one "
-                      "example per row")
+                      "example per row", allow_bom)
   header, header_line = None, None
   rows = []
   for start, end, row in _table_records(path, lines, fmt):
@@ -343,9 +362,10 @@ def _read_table(
   return header_line, header, rows
 
 
-def _read_jsonl(path: str, expected: str) -> list[tuple[int, dict[str, Any]]]:
+def _read_jsonl(path: str, expected: str,
+                allow_bom: bool = False) -> list[tuple[int, dict[str, Any]]]:
   """Reads a JSONL file: [(line, object)], blank lines skipped."""
-  lines = _read_lines(path, expected)
+  lines = _read_lines(path, expected, allow_bom)
   records = []
   for line_number, line in enumerate(lines, start=1):
     if not line.strip():
@@ -461,7 +481,7 @@ def _json_label(path: str, line: int, key: str, value: Any) -> str | None:
 
 
 def _text_field(path: str, line: int, record: dict[str, Any], key: str,
-                is_json: bool) -> str:
+                is_json: bool, allow_empty: bool = False) -> str:
   if is_json and key not in record:
     raise _error(path, line,
                  f"the object has no key {key!r}; its keys are "
@@ -474,7 +494,7 @@ def _text_field(path: str, line: int, record: dict[str, Any], key: str,
     raise _error(path, line,
                  f"{key!r} is a JSON {_json_type(value)}: {_show(value)}",
                  "a string", "Write the text as a JSON string.")
-  if not value.strip():
+  if not value.strip() and not allow_empty:
     raise _error(path, line, f"the text {key!r} is empty ({value!r})",
                  "a text with at least one non-space character",
                  "Fill it in or delete the example.")
@@ -486,11 +506,19 @@ def read_text_classification(
     text_column: str = "text",
     text_b_column: str | None = None,
     label_column: str = "label",
-    require_labels: bool = True) -> TextClassificationSplit:
+    require_labels: bool = True,
+    allow_bom: bool = False,
+    allow_empty_text: bool = False) -> TextClassificationSplit:
   """Reads and checks one split of a text classification dataset.
 
   The format follows the extension: `.csv`, `.tsv` (split on tabs, quotes
   are text, as in GLUE) or `.jsonl`.
+
+  `allow_bom` and `allow_empty_text` loosen two checks of the data contract
+  for files that others publish, which may break them without being wrong:
+  the GLUE TSV files (`text_classification.data.read_glue_tsv`), read with a
+  byte-order mark and an empty sentence accepted, as GLUE tools read them.
+  A user's dataset (`load_dataset`) is read with both False.
 
   Args:
     path: the file.
@@ -503,6 +531,10 @@ def read_text_classification(
     require_labels: whether every example must have a label. If False (a
       test split), the label column may be missing, or empty on every row:
       `labels` is then None.
+    allow_bom: drop a leading UTF-8 byte-order mark instead of refusing the
+      file.
+    allow_empty_text: accept a text that is empty or only spaces (kept as
+      it is) instead of refusing the example.
 
   Returns:
     A `TextClassificationSplit`.
@@ -514,11 +546,11 @@ def read_text_classification(
   if fmt == "jsonl":
     expected = ("one JSON object per line, with keys for the text(s) and the "
                 "label")
-    records = _read_jsonl(path, expected)
+    records = _read_jsonl(path, expected, allow_bom)
     first_line, first = records[0]
     columns, what = list(first), "keys"
   else:
-    first_line, columns, records = _read_table(path, fmt)
+    first_line, columns, records = _read_table(path, fmt, allow_bom)
     if not records:
       raise _error(path, None,
                    f"the file has a header {columns} but no examples",
@@ -532,9 +564,11 @@ def read_text_classification(
     col_label = label_column  # Looked up on every line.
   texts_a, texts_b, labels, line_numbers = [], [], [], []
   for line, record in records:
-    texts_a.append(_text_field(path, line, record, col_a, is_json))
+    texts_a.append(_text_field(path, line, record, col_a, is_json,
+                               allow_empty_text))
     if col_b:
-      texts_b.append(_text_field(path, line, record, col_b, is_json))
+      texts_b.append(_text_field(path, line, record, col_b, is_json,
+                                 allow_empty_text))
     label = None
     if col_label and col_label in record:
       value = record[col_label]
@@ -644,7 +678,7 @@ def _read_goo(path: str, require_labels: bool) -> IntentSlotSplit:
   """Reads a Goo et al. split directory (`seq.in`, `seq.out`, `label`)."""
   required = _GOO_FILES if require_labels else ("seq.in",)
   missing = [name for name in required
-             if not os.path.isfile(os.path.join(path, name))]
+             if not _isfile(os.path.join(path, name))]
   if missing:
     raise _error(
         path, None,
@@ -662,7 +696,7 @@ def _read_goo(path: str, require_labels: bool) -> IntentSlotSplit:
   lines = {}
   for name in _GOO_FILES:
     file_path = os.path.join(path, name)
-    if os.path.isfile(file_path):
+    if _isfile(file_path):
       lines[name] = _read_lines(file_path, expected[name])
   # Blank lines at the end of the files are dropped, up to the last line that
   # is not blank in one of them (so an empty last intent is still reported).
@@ -811,9 +845,9 @@ def read_intent_slot(path: str, require_labels: bool = True) -> IntentSlotSplit:
   Raises:
     DataError: the data breaks the data contract (see the module docstring).
   """
-  if os.path.isdir(path):
+  if tf.io.gfile.isdir(path):
     return _read_goo(path, require_labels)
-  if not os.path.exists(path):
+  if not tf.io.gfile.exists(path):
     raise _error(path, None, "the path does not exist",
                  "a directory with seq.in, seq.out and label, or a .jsonl "
                  "file")
@@ -854,14 +888,14 @@ def _accepted_names(split: str) -> str:
 def _near_miss_hint(data_dir: str, split: str) -> str:
   """Advice on entries that look like `split` but are not accepted names."""
   hints = []
-  for name in sorted(os.listdir(data_dir)):
+  for name in sorted(_listdir(data_dir)):
     full = os.path.join(data_dir, name)
     lower = name.lower()
     stem, ext = lower.split(".", 1) if "." in lower else (lower, "")
     if stem not in SPLIT_NAMES[split] and _NEAR_MISSES.get(stem) != split:
       continue
-    if os.path.isdir(full):
-      if any(os.path.isfile(os.path.join(full, f)) for f in _GOO_FILES):
+    if tf.io.gfile.isdir(full):
+      if any(_isfile(os.path.join(full, f)) for f in _GOO_FILES):
         hints.append(f"Rename {name}/ to {SPLIT_NAMES[split][-1]}/.")
       else:
         hints.append(f"The directory {name}/ holds none of seq.in, seq.out "
@@ -901,20 +935,21 @@ def find_dataset(data_dir: str) -> DatasetFiles:
     DataError: `data_dir` is missing, has no train or validation split, has
       two candidates for one split, or mixes formats.
   """
-  if not os.path.isdir(data_dir):
-    found = ("the path is a file, not a directory" if os.path.exists(data_dir)
+  if not tf.io.gfile.isdir(data_dir):
+    found = ("the path is a file, not a directory"
+             if tf.io.gfile.exists(data_dir)
              else "the directory does not exist")
     raise _error(data_dir, None, found,
                  "a dataset directory holding the splits train, validation "
                  "(or dev, or valid) and optionally test",
                  "Check the path.")
   candidates = {split: [] for split in SPLITS}
-  for name in sorted(os.listdir(data_dir)):
+  for name in sorted(_listdir(data_dir)):
     full = os.path.join(data_dir, name)
     lower = name.lower()
-    if os.path.isdir(full):
+    if tf.io.gfile.isdir(full):
       stem, fmt = lower, "goo"
-      if not any(os.path.isfile(os.path.join(full, f)) for f in _GOO_FILES):
+      if not any(_isfile(os.path.join(full, f)) for f in _GOO_FILES):
         continue
     else:
       stem, ext = os.path.splitext(lower)

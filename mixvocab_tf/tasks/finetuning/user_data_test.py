@@ -65,6 +65,30 @@ def test_find_dataset_csv_with_test(tmp_path):
                          for s in user_data.SPLITS}
 
 
+def test_dataset_on_another_file_system_reads_through_gfile():
+  # ram:// is TensorFlow's in-memory file system: only tf.io.gfile sees it,
+  # as only it sees gs://.
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  root = "ram://user_data_test/csv"
+  tf.io.gfile.makedirs(os.path.join(root, "dev"))  # not a split file
+  for split in ("train", "dev"):
+    with tf.io.gfile.GFile(os.path.join(root, f"{split}.csv"), "w") as f:
+      f.write(_CSV)
+  dataset = user_data.load_dataset(root)
+  assert dataset.kind == user_data.TEXT_CLASSIFICATION
+  assert dataset.splits["validation"].texts_a == ["good film", "bad film"]
+  goo = "ram://user_data_test/goo"
+  for split in ("train", "valid"):
+    tf.io.gfile.makedirs(os.path.join(goo, split))
+    for name, lines in (("seq.in", _GOO_TRAIN["seq_in"]),
+                        ("seq.out", _GOO_TRAIN["seq_out"]),
+                        ("label", _GOO_TRAIN["label"])):
+      with tf.io.gfile.GFile(os.path.join(goo, split, name), "w") as f:
+        f.write("".join(l + "\n" for l in lines))
+  assert user_data.load_dataset(goo).kind == user_data.INTENT_SLOT
+  _raises("does not exist", user_data.load_dataset, "ram://user_data_test/no")
+
+
 def test_find_dataset_goo_layout_with_dev(tmp_path):
   _write_goo(tmp_path / "train", **_GOO_TRAIN)
   _write_goo(tmp_path / "dev", **_GOO_TRAIN)
@@ -290,6 +314,27 @@ def test_byte_order_mark_refused(tmp_path):
                   "save it as UTF-8 without BOM",
                   user_data.read_text_classification, path)
   assert error.line == 1
+
+
+def test_byte_order_mark_and_empty_text_allowed_when_asked(tmp_path):
+  # For files others publish (GLUE's TSV files); a user's file is refused.
+  path = _write(tmp_path / "train.tsv",
+                b"\xef\xbb\xbftext\tlabel\r\na\tx\r\n \ty\r\n")
+  split = user_data.read_text_classification(path, allow_bom=True,
+                                             allow_empty_text=True)
+  assert (split.texts_a, split.labels) == (["a", " "], ["x", "y"])
+  _raises("line 3: the text 'text' is empty",
+          user_data.read_text_classification, path, allow_bom=True)
+  _raises("byte-order mark", user_data.read_text_classification, path,
+          allow_empty_text=True)
+  path = _write(tmp_path / "train.jsonl",
+                b'\xef\xbb\xbf{"text": "a", "label": 1}\n')
+  assert user_data.read_text_classification(
+      path, allow_bom=True).labels == ["1"]
+  # A byte offset still counts the mark: it is the file's.
+  path = _write(tmp_path / "bad.csv", b"\xef\xbb\xbftext,label\ncaf\xe9,x\n")
+  _raises(r"line 2: byte offset 17 of the file",
+          user_data.read_text_classification, path, allow_bom=True)
 
 
 @pytest.mark.parametrize("name, content, line", [

@@ -1,14 +1,20 @@
-"""GLUE SST-2, MRPC and MNLI: one reader over three sources, and packing.
+"""GLUE SST-2, MRPC and MNLI: one loader over three sources, and packing.
 
 The paper (Zhao et al., EACL 2021, §4.2, Table 2) fine-tunes students on SST-2,
-MRPC and MNLI. `load_glue` reads a task's split from any of:
+MRPC and MNLI. A task's name is a shortcut to a directory or a
+tensorflow-datasets name: `load_glue` reads a task's split from any of
 
 - `tsv`: GLUE-format directories as GLUE's download script writes them
   (`SST-2/{train,dev}.tsv`, `MRPC/{train,dev}.tsv`,
-  `MNLI/{train,dev_matched,dev_mismatched}.tsv`); columns are found by their
-  header names;
+  `MNLI/{train,dev_matched,dev_mismatched}.tsv`), on any file system
+  `tf.io.gfile` reads. They are
+  read by the reader of a user's files,
+  `user_data.read_text_classification` (`read_glue_tsv` names the task's
+  columns and maps its labels to ids), so SST-2 given as a user's TSV or
+  CSV is read, and refused, by the same code as SST-2 by name;
 - `mnli_json`: the MNLI sample files `MNLI/{train_sample,dev_sample}.json`
-  (`{"i": {"text_a", "text_b", "label"}}`), for machines without the full set;
+  (`{"i": {"text_a", "text_b", "label"}}`), for machines without the full set,
+  read by `read_mnli_json`;
 - `tfds`: tensorflow-datasets `glue/sst2`, `glue/mrpc`, `glue/mnli`;
 
 and gives the same examples whatever the source, `{'sentence_a': string [],
@@ -22,7 +28,6 @@ its round-robin trimmer cuts the longer sentence first, as BERT's
 """
 
 import collections
-import csv
 import json
 import os
 
@@ -30,6 +35,7 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from mixvocab_tf.tasks.finetuning import user_data
 from mixvocab_tf.text import wordpiece
 
 DEFAULT_SEQ_LENGTH = 128
@@ -114,11 +120,16 @@ def canonical_split(task, split):
   return name
 
 
-def _label_id(task, value, where):
+def _label_values(task):
+  """The label strings of a GLUE file, by label id: SST-2 and MRPC files hold
+  the ids ('0', '1'), MNLI files the names."""
   if _TASKS[task].labels_by_name:
-    allowed = list(LABEL_NAMES[task])
-  else:
-    allowed = [str(i) for i in range(len(LABEL_NAMES[task]))]
+    return list(LABEL_NAMES[task])
+  return [str(i) for i in range(len(LABEL_NAMES[task]))]
+
+
+def _label_id(task, value, where):
+  allowed = _label_values(task)
   if value not in allowed:
     raise ValueError(f"{where}: label {value!r} is not one of {allowed}.")
   return allowed.index(value)
@@ -127,51 +138,48 @@ def _label_id(task, value, where):
 def read_glue_tsv(task, path):
   """Reads a GLUE TSV file into (sentences_a, sentences_b, labels).
 
-  Columns are looked up by their header names, so the MNLI layout (`index
-  promptID ... sentence1 sentence2 label1 ... gold_label`) reads the same for
-  train and dev. Quotes are text, not quoting (MRPC and MNLI sentences start
-  with `"`), as in GLUE's own reader. `sentences_b` is all '' for SST-2.
+  The file is read and checked by the reader of a user's files
+  (`user_data.read_text_classification`) with the task's columns, looked up
+  by their header names, so the MNLI layout (`index promptID ... sentence1
+  sentence2 label1 ... gold_label`) reads the same for train and dev. Quotes
+  are text, not quoting (MRPC and MNLI sentences start with `"`), as in
+  GLUE's own reader. Unlike a user's file, a GLUE file may start with a UTF-8
+  byte-order mark and hold an empty sentence (`allow_bom`,
+  `allow_empty_text`). Labels are then mapped to the fixed ids of
+  `LABEL_NAMES` (tensorflow-datasets order), not to train's sorted labels as
+  for a user's dataset. `sentences_b` is all '' for SST-2.
 
   Raises:
-    ValueError: a column is missing, a row has the wrong number of fields, or
-      a label is unknown; the message names the file and the 1-based line.
+    user_data.DataError (a ValueError): the file is not UTF-8, a column is
+      missing, a row has the wrong number of fields, or a label is empty or
+      not one of the task's; the message names the file and the 1-based
+      line.
   """
   task = canonical_task(task)
   col_a, col_b, col_label = _TASKS[task].columns
-  with tf.io.gfile.GFile(path, "rb") as f:
-    text = f.read().decode("utf-8-sig")
-  # Split on '\n' only: str.splitlines() would also break a sentence at the
-  # Unicode separators (U+2028, U+0085) that it may contain.
-  lines = [line.rstrip("\r") for line in text.split("\n")]
-  reader = csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
-  header = next(reader, None)
-  if not header:
-    raise ValueError(
-        f"{path} is empty; expected a GLUE {task} TSV with a header.")
-  wanted = [c for c in (col_a, col_b, col_label) if c is not None]
-  missing = [c for c in wanted if c not in header]
-  if missing:
-    raise ValueError(
-        f"{path} has no column {missing}; expected a GLUE {task} header with "
-        f"{wanted}, received {header}.")
-  index = {c: header.index(c) for c in wanted}
-  sentences_a, sentences_b, labels = [], [], []
-  for line_number, row in enumerate(reader, start=2):
-    if not row:
-      continue
-    if len(row) != len(header):
-      raise ValueError(
-          f"{path} line {line_number} has {len(row)} fields; the header has "
-          f"{len(header)}.")
-    sentences_a.append(row[index[col_a]])
-    sentences_b.append(row[index[col_b]] if col_b else "")
-    labels.append(_label_id(task, row[index[col_label]],
-                            f"{path} line {line_number}"))
-  return sentences_a, sentences_b, labels
+  split = user_data.read_text_classification(
+      path, text_column=col_a, text_b_column=col_b, label_column=col_label,
+      allow_bom=True, allow_empty_text=True)
+  allowed = _label_values(task)
+  ids = {value: i for i, value in enumerate(allowed)}
+  labels = []
+  for label, line in zip(split.labels, split.line_numbers):
+    if label not in ids:
+      raise user_data.DataError(
+          f"{path}, line {line}: the label {label!r} is not a GLUE {task} "
+          f"label. Expected one of {allowed} in the column {col_label!r}.",
+          path=path, line=line)
+    labels.append(ids[label])
+  sentences_b = split.texts_b if col_b else [""] * len(split)
+  return list(split.texts_a), list(sentences_b), labels
 
 
 def read_mnli_json(path):
-  """Reads an MNLI sample `{"i": {"text_a", "text_b", "label"}}`, by key."""
+  """Reads an MNLI sample `{"i": {"text_a", "text_b", "label"}}`, by key.
+
+  Its own small reader: the file is one JSON object keyed by example index,
+  not JSONL (one object per line), so `user_data` cannot read it.
+  """
   with tf.io.gfile.GFile(path, "r") as f:
     content = json.load(f)
   sentences_a, sentences_b, labels = [], [], []
@@ -239,8 +247,9 @@ def load_glue(task, split, data_dir=None, source="auto"):
       'validation_matched' ('dev_matched', what 'validation' means) and
       'validation_mismatched' ('dev_mismatched').
     data_dir: for 'tsv' and 'mnli_json', the GLUE root holding `SST-2/`,
-      `MRPC/` and `MNLI/` (or one task's directory); for 'tfds', the
-      tensorflow-datasets data directory (None: its default).
+      `MRPC/` and `MNLI/` (or one task's directory; any file system that
+      `tf.io.gfile` reads); for 'tfds', the tensorflow-datasets data
+      directory (None: its default).
     source: 'tsv', 'mnli_json', 'tfds', or 'auto': with `data_dir`, the TSV
       file if present, else (MNLI) the sample JSON; without `data_dir`,
       tensorflow-datasets.
@@ -251,7 +260,8 @@ def load_glue(task, split, data_dir=None, source="auto"):
     tuple of label names indexed by label id.
 
   Raises:
-    ValueError: unknown task, split or source, or a malformed file.
+    ValueError: unknown task, split or source, or a malformed file (a TSV
+      file: `user_data.DataError`, naming the file and the line).
     FileNotFoundError: the split's local file is not in `data_dir`.
   """
   task = canonical_task(task)

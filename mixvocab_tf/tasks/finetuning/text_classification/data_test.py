@@ -8,6 +8,7 @@ import tensorflow as tf
 import tensorflow_datasets as tfds
 
 from mixvocab_tf import data
+from mixvocab_tf.tasks.finetuning import user_data
 from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
 from mixvocab_tf.text import vocab as vocab_lib
 from mixvocab_testing import testing_utils
@@ -116,24 +117,45 @@ class LoadGlueTest(tf.test.TestCase):
     self.assertEqual(_as_lists(dataset), (["P"], ["H"], [1]))
 
   def test_bad_files(self):
+    # The reader of a user's files checks GLUE files: its messages, its
+    # DataError (a ValueError).
     root = os.path.join(self.get_temp_dir(), "bad")
     path = os.path.join(root, "SST-2", "train.tsv")
     _write(path, ["sentence\tlabel", "good\t1", "bad\t1\textra"])
     with self.assertRaisesRegex(
-        ValueError, "train.tsv line 3 has 3 fields; the header has 2"):
+        user_data.DataError, r"train.tsv, line 3: the row has 3 fields: "
+        r"\['bad', '1', 'extra'\]. Expected 2 fields"):
       text_classification_data.load_glue("sst2", "train", root)
     _write(path, ["sentence\tlabel", "good\t2"])
     with self.assertRaisesRegex(
-        ValueError, r"train.tsv line 2: label '2' is not one of \['0', '1'\]"):
+        user_data.DataError, r"train.tsv, line 2: the label '2' is not a "
+        r"GLUE sst2 label. Expected one of \['0', '1'\]"):
       text_classification_data.load_glue("sst2", "train", root)
     _write(path, ["text\tlabel", "good\t1"])
-    with self.assertRaisesRegex(ValueError, r"has no column \['sentence'\]"):
+    with self.assertRaisesRegex(
+        user_data.DataError, r"train.tsv, line 1: there is no column "
+        r"'sentence'; the columns are \['text', 'label'\]"):
       text_classification_data.load_glue("sst2", "train", root)
     with self.assertRaisesRegex(FileNotFoundError, r"looked for \['dev.tsv'\]"):
       text_classification_data.load_glue("sst2", "dev", root)
     with self.assertRaisesRegex(FileNotFoundError,
                                 r"\['dev_matched.tsv', 'dev_sample.json'\]"):
       text_classification_data.load_glue("mnli", "dev", root)
+
+  def test_byte_order_mark_and_empty_sentence_accepted(self):
+    # Refused in a user's file, read in a GLUE file (as GLUE tools do).
+    root = os.path.join(self.get_temp_dir(), "lenient")
+    path = os.path.join(root, "MRPC", "dev.tsv")
+    os.makedirs(os.path.dirname(path))
+    with open(path, "wb") as f:
+      f.write(b"\xef\xbb\xbfQuality\t#1 ID\t#2 ID\t#1 String\t#2 String\r\n"
+              b"1\t1\t2\t\"A\" b.\t\r\n0\t3\t4\tc\td\r\n")
+    dataset, _ = text_classification_data.load_glue("mrpc", "dev", root)
+    self.assertEqual(_as_lists(dataset), (["\"A\" b.", "c"], ["", "d"], [1, 0]))
+    with self.assertRaisesRegex(user_data.DataError, "byte-order mark"):
+      user_data.read_text_classification(path, text_column="#1 String",
+                                         text_b_column="#2 String",
+                                         label_column="Quality")
 
   def test_bad_arguments(self):
     with self.assertRaisesRegex(ValueError, "Unknown GLUE task 'cola'"):

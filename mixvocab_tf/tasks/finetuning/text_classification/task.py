@@ -8,7 +8,8 @@ and scored on the dev sets: accuracy for SST-2 and MNLI (matched), F1 and
 accuracy for MRPC (`metrics.glue_metrics`).
 
 Data (`text_classification_data.load_glue`): tensorflow-datasets `glue/*` (no `data_dir`),
-GLUE-format TSV directories, or the MNLI sample JSON files
+GLUE-format TSV directories (read by `user_data`, the reader of a user's
+files, with GLUE's fixed label ids), or the MNLI sample JSON files
 (`MNLI/{train,dev}_sample.json`; say in reports that it is a sample).
 
 Paper settings (Section 4.2): 10 epochs, LAMB, learning rate 1e-4, batch 64.
