@@ -181,7 +181,11 @@ def collect(output_dir) -> Dict[tuple, Dict]:
   runs = {}
   for name in sorted(os.listdir(output_dir)):
     path = os.path.join(output_dir, name, "best", "metrics.json")
-    if not name.startswith("ft_") or not os.path.exists(path):
+    # A run still training (or interrupted) has a best/ too: only finished
+    # steps count.
+    done = os.path.join(output_dir, name, pipeline.DONE)
+    if not (name.startswith("ft_") and os.path.exists(path) and
+            os.path.exists(done)):
       continue
     _, task, budget, rest = name.split("_", 3)
     arm, seed = rest.rsplit("_seed", 1)

@@ -46,8 +46,12 @@ def archive(dest, run_dir, main_run, long_run):
   for source in glob.glob(os.path.join(run_dir, "ft_*", "best",
                                        "metrics.json")):
     run = source.split(os.sep)[-3]
+    done = os.path.join(run_dir, run, "DONE")
+    if not os.path.exists(done):  # Still training, or interrupted.
+      continue
     os.makedirs(os.path.join(dest, run, "best"), exist_ok=True)
     shutil.copy(source, os.path.join(dest, run, "best", "metrics.json"))
+    shutil.copy(done, os.path.join(dest, run, "DONE"))
 
 
 def read_curves(directory):

@@ -97,6 +97,13 @@ class PaperQuestionTest(unittest.TestCase):
         os.makedirs(os.path.join(d, name, "best"))
         with open(os.path.join(d, name, "best", "metrics.json"), "w") as f:
           json.dump({"metrics": metrics}, f)
+        with open(os.path.join(d, name, "DONE"), "w") as f:
+          f.write("done\n")
+      # A run still training has a best/ but no DONE: left out.
+      os.makedirs(os.path.join(d, "ft_snips_main_stage2_seed2", "best"))
+      with open(os.path.join(d, "ft_snips_main_stage2_seed2", "best",
+                             "metrics.json"), "w") as f:
+        json.dump({"metrics": {"intent_accuracy": 0.5, "slot_f1": 0.5}}, f)
       table = paper_question.results_table(d)
     self.assertIn("| snips | main | stage II | SNIPS intent | 97.00 ± 1.41 "
                   "(n=2) | 0: 98.00, 1: 96.00 |", table)
@@ -114,10 +121,13 @@ class PaperQuestionTest(unittest.TestCase):
         os.makedirs(os.path.join(root, step))
         with open(os.path.join(root, step, "mlm_curve.json"), "w") as f:
           json.dump({"points": [point]}, f)
-      os.makedirs(os.path.join(job, "ft_snips_long_nokd_seed0", "best"))
-      with open(os.path.join(job, "ft_snips_long_nokd_seed0", "best",
-                             "metrics.json"), "w") as f:
-        json.dump({"metrics": {"intent_accuracy": 0.9, "slot_f1": 0.8}}, f)
+      for run in ("ft_snips_long_nokd_seed0", "ft_snips_long_nokd_seed1"):
+        os.makedirs(os.path.join(job, run, "best"))
+        with open(os.path.join(job, run, "best", "metrics.json"), "w") as f:
+          json.dump({"metrics": {"intent_accuracy": 0.9, "slot_f1": 0.8}}, f)
+      with open(os.path.join(job, "ft_snips_long_nokd_seed0", "DONE"),
+                "w") as f:  # seed 1 is still training
+        f.write("done\n")
       paper_question_table.archive(dest, job, main, long)
       table = paper_question_table.held_out_table(dest)
       downstream = paper_question.results_table(dest)
