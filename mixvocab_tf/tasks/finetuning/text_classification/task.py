@@ -510,6 +510,9 @@ class TextClassificationTask(finetune_task.FinetuneTask):
     else:
       results.update(metrics_lib.glue_metrics(
           self.glue_task, arrays["labels"], arrays["predictions"]))
+      if self.is_local:  # The floor beside the score, as for a user's data.
+        results["majority_accuracy"] = metrics_lib.majority_accuracy(
+            arrays["labels"], self.majority_label())
     results["num_examples"] = int(len(arrays["labels"]))
     return results
 

@@ -82,6 +82,8 @@ def test_mrpc_reports_f1_then_accuracy(tmp_path):
   assert results["accuracy"] == pytest.approx(1 / 3)
   assert results["f1"] == pytest.approx(2 * 1 / (2 + 2))
   assert results["classifier/loss"] == pytest.approx(4.0 / 3.0)
+  # The floor beside the score: train's most frequent label (1) for all.
+  assert results["majority_accuracy"] == pytest.approx(2 / 3)
 
 
 @needs_glue
