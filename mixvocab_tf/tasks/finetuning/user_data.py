@@ -109,7 +109,6 @@ _MAX_SHOWN = 80
 _MAX_LISTED = 30
 
 
-
 # Files go through tf.io.gfile, as everywhere in the package: a dataset may be
 # on any file system TensorFlow reads (a local disk, gs://).
 def _isfile(path: str) -> bool:

@@ -5,6 +5,7 @@ import os
 import shutil
 
 import pytest
+import tensorflow as tf
 
 from mixvocab_testing import testing_utils
 from mixvocab_tf.tasks.finetuning import user_data
@@ -68,7 +69,6 @@ def test_find_dataset_csv_with_test(tmp_path):
 def test_dataset_on_another_file_system_reads_through_gfile():
   # ram:// is TensorFlow's in-memory file system: only tf.io.gfile sees it,
   # as only it sees gs://.
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   root = "ram://user_data_test/csv"
   tf.io.gfile.makedirs(os.path.join(root, "dev"))  # not a split file
   for split in ("train", "dev"):

@@ -7,8 +7,7 @@ tensorflow-datasets name: `load_glue` reads a task's split from any of
 - `tsv`: GLUE-format directories as GLUE's download script writes them
   (`SST-2/{train,dev}.tsv`, `MRPC/{train,dev}.tsv`,
   `MNLI/{train,dev_matched,dev_mismatched}.tsv`), on any file system
-  `tf.io.gfile` reads. They are
-  read by the reader of a user's files,
+  `tf.io.gfile` reads. They are read by the reader of a user's files,
   `user_data.read_text_classification` (`read_glue_tsv` names the task's
   columns and maps its labels to ids), so SST-2 given as a user's TSV or
   CSV is read, and refused, by the same code as SST-2 by name;
