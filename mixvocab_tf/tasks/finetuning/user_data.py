@@ -1060,23 +1060,38 @@ class UserDataset:
         },
     }
 
-  def warning(self) -> str | None:
+  def warning(self, most: int = 10) -> str | None:
     """One message on every unseen label and slot tag; None if there is none.
+
+    Per split: how many examples (and words) it costs, then the `most` most
+    frequent unseen labels and tags; the rest are counted, not listed (all
+    of them are in `unseen` and `summary()`).
     """
     label_word = "intent" if self.kind == INTENT_SLOT else "label"
     parts = []
     for split, found in self.unseen.items():
       items = [
-          f"{label_word} {name!r} ({count} example{'s' * (count != 1)})"
+          (count, f"{label_word} {name!r} ({count} example{'s' * (count != 1)})")
           for name, count in found["labels"].items()
       ]
       items += [
-          f"slot tag {name!r} ({count} word{'s' * (count != 1)})"
+          (count, f"slot tag {name!r} ({count} word{'s' * (count != 1)})")
           for name, count in found["slot_tags"].items()
       ]
-      if items:
-        parts.append(f"{split} ({self.splits[split].path}): " +
-                     ", ".join(items))
+      if not items:
+        continue
+      items.sort(key=lambda item: -item[0])
+      listed = ", ".join(text for _, text in items[:most])
+      if len(items) > most:
+        listed += f" and {len(items) - most} more"
+      examples = sum(found["labels"].values())
+      total = len(self.splits[split])
+      cost = (f"{examples} of {total} examples ({examples / total:.1%}) have a "
+              f"{label_word} train lacks" if examples else "")
+      words = sum(found["slot_tags"].values())
+      if words:
+        cost += ("; " if cost else "") + f"{words} words have a slot tag train lacks"
+      parts.append(f"{split} ({self.splits[split].path}): {cost}: {listed}")
     if not parts:
       return None
     subject = ("intents or slot tags" if self.kind == INTENT_SLOT else

@@ -543,6 +543,20 @@ def test_load_dataset_snips_like_with_unseen_intent_and_tag(tmp_path):
   assert summary["unseen"]["validation"]["labels"] == {"RateBook": 2}
 
 
+def test_warning_counts_the_cost_and_lists_the_most_frequent(tmp_path):
+  _write(tmp_path / "train.csv", "text,label\na,x\nb,y\n")
+  rows = [f"q{i},new{i % 15}" for i in range(30)] + ["c,x"] * 10
+  _write(tmp_path / "validation.csv", "text,label\n" + "\n".join(rows) + "\n")
+  dataset = user_data.load_dataset(str(tmp_path))
+  assert len(dataset.unseen["validation"]["labels"]) == 15
+  warning = dataset.warning(most=10)
+  assert "30 of 40 examples (75.0%) have a label train lacks" in warning
+  assert warning.count("(2 examples)") == 10
+  assert "and 5 more" in warning
+  assert "new14" not in dataset.warning(most=3)
+  assert "and 0 more" not in dataset.warning(most=15)
+
+
 def test_load_dataset_pair_csv(tmp_path):
   content = ("text_a,text_b,label\nA man sleeps.,A man rests.,entail\n"
              "It rains.,\"Sunny, warm.\",contradict\n")
