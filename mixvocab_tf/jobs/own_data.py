@@ -261,8 +261,14 @@ def _rows(split):
   return rows, gold
 
 
-def scores(kind, predictions, gold):
-  """Scores of predictions (the predictor's dicts) against gold labels."""
+def scores(kind, predictions, gold, known_labels=None):
+  """Scores of predictions (the predictor's dicts) against gold labels.
+
+  Macro-F1 is the trainer's (`metrics.macro_f1`): the mean F1 of the
+  `known_labels` (train's) that occur as gold or predicted labels; a gold
+  label train lacks is an error (a false positive of the label predicted for
+  it) but not a class of its own. None: every label that occurs.
+  """
   from mixvocab_tf.tasks.finetuning import metrics as metrics_lib  # pylint: disable=g-import-not-at-top
   if kind == user_data.INTENT_SLOT:
     result = metrics_lib.snips_metrics(
@@ -273,8 +279,9 @@ def scores(kind, predictions, gold):
     labels = (list(gold), [p["label"] for p in predictions])
     result = {"accuracy": float(np.mean([a == b for a, b in zip(*labels)]))}
   per_label, confused = label_errors(*labels)
-  result["macro_f1"] = (float(np.mean([r["f1"] for r in per_label]))
-                        if per_label else float("nan"))
+  known = [r["f1"] for r in per_label
+           if known_labels is None or r["label"] in set(known_labels)]
+  result["macro_f1"] = float(np.mean(known)) if known else float("nan")
   return result, per_label, confused
 
 
@@ -358,7 +365,7 @@ def _score_export(predictor, dataset, output_dir, summary):
     entry = {"examples": len(rows)}
     if gold is not None:
       entry["scores"], entry["per_label"], entry["confused"] = scores(
-          dataset.kind, predictions, gold)
+          dataset.kind, predictions, gold, dataset.labels)
     if name == "test":
       path = os.path.join(output_dir, PREDICTIONS_JSONL)
       run_files.write_text(path, "".join(

@@ -2,9 +2,11 @@
 
 import os
 
+import numpy as np
 import tensorflow as tf
 
 from mixvocab_tf.jobs import own_data
+from mixvocab_tf.tasks.finetuning import metrics
 
 
 class OwnDataStepsTest(tf.test.TestCase):
@@ -29,6 +31,22 @@ class OwnDataStepsTest(tf.test.TestCase):
         self.assertIn(f"{configurable}.label_column = 'label'", bindings)
     for name in ("data", "export", "report"):
       self.assertIn("text_column = 'sentence'", steps[name][1])
+
+  def test_export_macro_f1_is_the_trainers_over_train_labels(self):
+    # 'c' is a gold label train lacked: an error, not a class of its own.
+    known = ["a", "b"]
+    gold = ["a", "a", "b", "c", "c"]
+    predicted = ["a", "b", "b", "a", "b"]
+    result, per_label, _ = own_data.scores(
+        "text_classification", [{"label": p} for p in predicted], gold, known)
+    ids = {"a": 0, "b": 1, "c": metrics.UNKNOWN_LABEL}
+    expected = metrics.macro_f1(np.array([ids[g] for g in gold]),
+                                np.array([ids[p] for p in predicted]), 2)
+    self.assertAlmostEqual(result["macro_f1"], expected)
+    self.assertAlmostEqual(result["accuracy"], 2 / 5)
+    # The report still lists the unseen label, with recall 0.
+    self.assertIn({"label": "c", "support": 2, "precision": 0.0,
+                   "recall": 0.0, "f1": 0.0}, per_label)
 
 
 if __name__ == "__main__":

@@ -119,6 +119,9 @@ class DistillTextClassificationTask(
       package's default teacher; or a Hugging Face / google-research BERT
       directory): its architecture and vocab.txt.
     teacher_vocab: the teacher's vocabulary (default: teacher_base's).
+    teacher_pooling: what the teacher's classifier reads ('cls' or 'mean',
+      `SentenceClassifier.pooling`); None: what the teacher run was trained
+      with (its operative_config.gin), 'cls' if it does not say.
     temperature: T of the KL term.
     kd_weight: weight of the distillation term (times T^2).
     hard_label_weight: weight of the ordinary cross-entropy.
@@ -153,6 +156,7 @@ class DistillTextClassificationTask(
                teacher_run: Optional[str] = None,
                teacher_base: str = finetune_task.DEFAULT_TEACHER,
                teacher_vocab: Optional[str] = None,
+               teacher_pooling: Optional[str] = None,
                temperature: float = 1.0,
                kd_weight: float = 1.0,
                hard_label_weight: float = 1.0,
@@ -174,6 +178,14 @@ class DistillTextClassificationTask(
       raise ValueError("DistillTextClassificationTask.teacher_run is required: a "
                        "text_classification run of the teacher on the same task.")
     super().__init__(**kwargs)
+    if teacher_pooling is None:
+      teacher_pooling = finetuned_teacher.run_binding(
+          teacher_run, "TextClassificationTask.pooling") or "cls"
+    if teacher_pooling not in models.sentence_classifier.POOLINGS:
+      raise ValueError(
+          f"teacher_pooling must be one of "
+          f"{models.sentence_classifier.POOLINGS}; received {teacher_pooling!r}.")
+    self.teacher_pooling = teacher_pooling
     self.init_teacher(
         teacher_run, teacher_base, teacher_vocab, temperature,
         dict(kd=kd_weight, hard_label=hard_label_weight,
@@ -238,8 +250,8 @@ class DistillTextClassificationTask(
   def build_teacher(self):
     """The fine-tuned teacher `SentenceClassifier`, loaded, frozen."""
     return self.load_teacher(models.SentenceClassifier(
-        self.teacher_encoder(),
-        num_classes=len(self.label_names), name="teacher"))
+        self.teacher_encoder(), num_classes=len(self.label_names),
+        pooling=self.teacher_pooling, name="teacher"))
 
   def train_examples(self):
     """(sentences_a, sentences_b, labels, is_original) of the transfer set."""

@@ -45,12 +45,22 @@ def _glue_slice(directory, glue_task, train_size=40, dev_size=12, skip=0):
   return directory
 
 
-def _write_teacher_run(run_dir, teacher_dir, data_dir, glue_task, seed=0):
-  """A `text_classification` teacher run (random head) as the trainer saves it."""
+def _write_teacher_run(run_dir, teacher_dir, data_dir, glue_task, seed=0,
+                       pooling=None):
+  """A `text_classification` teacher run (random head) as the trainer saves it.
+
+  With `pooling`, the run's operative_config.gin records it, as the trainer's
+  does.
+  """
   tf.keras.utils.set_random_seed(seed)
   task = text_classification_task.TextClassificationTask(
       glue_task=glue_task, teacher_checkpoint=teacher_dir, data_dir=data_dir,
-      seq_length=SEQ_LENGTH)
+      seq_length=SEQ_LENGTH, pooling=pooling or "cls")
+  if pooling:
+    os.makedirs(run_dir, exist_ok=True)
+    with open(os.path.join(run_dir, "operative_config.gin"), "w") as f:
+      f.write("# Parameters for TextClassificationTask:\n"
+              f"TextClassificationTask.pooling = {pooling!r}\n")
   model = task.build_model()
   task.initialize(model)
   if seed:  # Another fine-tuning: other head weights.
@@ -439,6 +449,30 @@ def test_user_dataset_transfer_set_cache_and_training(user_setup, tmp_path):
   assert results["accuracy"] <= 5 / 6
   assert results["majority_accuracy"] == pytest.approx(2 / 6)
   assert 0.0 <= results["macro_f1"] <= 1.0
+
+
+def test_the_teacher_reads_what_its_run_was_trained_with(user_setup, tmp_path):
+  setup = dict(user_setup)
+  # The fixture's run records no pooling: the teacher reads [CLS].
+  assert _task(setup).teacher_pooling == "cls"
+  setup["run_dir"] = str(tmp_path / "mean_run")
+  teacher = _write_teacher_run(setup["run_dir"], setup["teacher_dir"],
+                               setup["data_dir"], None, pooling="mean")
+  task = _task(setup, cache_dir=str(tmp_path / "cache"))
+  assert task.teacher_pooling == "mean"
+  a, b, _, _ = task.train_examples()
+  featurize = text_classification_data.text_classification_featurizer(
+      data_lib.default_teacher_vocab(), SEQ_LENGTH, pair=False)
+  features = featurize({"sentence_a": tf.constant(a),
+                        "sentence_b": tf.constant(b)})
+  direct = teacher(features, training=False)["logits"].numpy()
+  np.testing.assert_allclose(task.teacher_outputs().logits, direct, atol=1e-5)
+  # The same weights read through [CLS] are another classifier.
+  teacher.pooling = "cls"
+  assert np.abs(teacher(features, training=False)["logits"].numpy()
+                - direct).max() > 1e-3
+  with pytest.raises(ValueError, match="teacher_pooling must be one of"):
+    _task(setup, teacher_pooling="max")
 
 
 def test_user_pair_dataset_refuses_transfer_text(user_setup, tmp_path):
