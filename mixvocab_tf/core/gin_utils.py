@@ -15,6 +15,7 @@ kept beside the code. With both on gin's search path a bare name such as
 other by bare name.
 """
 
+import ast
 import contextlib
 import difflib
 import inspect
@@ -323,6 +324,31 @@ def parse_run_config(model_dir: Optional[str] = None,
   if isinstance(task, type):
     return task
   return base_task.get_task_class(task)
+
+
+def run_binding(model_dir: str, name: str, default=None):
+  """The value a run's `operative_config.gin` binds to `name`, else `default`.
+
+  A look at one parameter of a finished run without parsing its whole
+  configuration (`parse_run_config` does that, replacing the caller's). `name`
+  is a configurable's parameter, e.g. 'StudentSpec.vocab'; a scoped or
+  module-qualified binding of it ('student/StudentSpec.vocab') matches too.
+  The value is read as a Python literal (strings, numbers, None); one gin
+  wrote over several lines, or a reference, gives `default`.
+  """
+  operative = os.path.join(model_dir, trainer_lib.OPERATIVE_CONFIG)
+  if not tf.io.gfile.exists(operative):
+    return default
+  with tf.io.gfile.GFile(operative, "r") as f:
+    for line in f:
+      key, sep, value = line.partition("=")
+      key = key.strip()
+      if sep and (key == name or key.endswith(("." + name, "/" + name))):
+        try:
+          return ast.literal_eval(value.strip())
+        except (ValueError, SyntaxError):
+          return default
+  return default
 
 
 @contextlib.contextmanager

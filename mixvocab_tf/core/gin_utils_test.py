@@ -116,6 +116,23 @@ class ParseRunConfigTest(tf.test.TestCase):
     with self.assertRaisesRegex(ValueError, "received neither"):
       gin_utils.parse_run_config(None)
 
+  def test_run_binding_reads_one_parameter_of_the_record(self):
+    model_dir = self.get_temp_dir()
+    with open(os.path.join(model_dir, trainer.OPERATIVE_CONFIG), "w") as f:
+      f.write("# Parameters for StudentSpec:\n"
+              "student/StudentSpec.vocab = '/runs/x/vocab.txt'\n"
+              "TextClassificationTask.pooling = 'mean'\n"
+              "Trainer.seed = None\n")
+    self.assertEqual(gin_utils.run_binding(model_dir, "StudentSpec.vocab"),
+                     "/runs/x/vocab.txt")
+    self.assertEqual(
+        gin_utils.run_binding(model_dir, "TextClassificationTask.pooling"),
+        "mean")
+    self.assertIsNone(gin_utils.run_binding(model_dir, "Trainer.seed", 3))
+    self.assertEqual(gin_utils.run_binding(model_dir, "Spec.vocab", "d"), "d")
+    self.assertEqual(gin_utils.run_binding(
+        os.path.join(model_dir, "absent"), "Trainer.seed", "d"), "d")
+
   def test_isolated_config_restores_the_callers_config(self):
     gin_utils.parse([], ["Trainer.train_steps = 7"])
     with gin_utils.isolated_config():

@@ -53,6 +53,7 @@ import numpy as np
 import tensorflow as tf
 
 from mixvocab_tf import data as data_lib
+from mixvocab_tf.core import gin_utils
 from mixvocab_tf.jobs import heldout_steps
 from mixvocab_tf.jobs import run_files
 from mixvocab_tf.tasks.finetuning import user_data
@@ -233,15 +234,7 @@ def student_vocab(student_dir: str) -> Optional[str]:
   beside = os.path.join(student_dir, "student_vocab.txt")
   if tf.io.gfile.exists(beside):
     return run_files.absolute(beside)
-  config = os.path.join(student_dir, "operative_config.gin")
-  if tf.io.gfile.exists(config):
-    with tf.io.gfile.GFile(config, "r") as f:
-      for line in f:
-        name, _, value = line.partition("=")
-        if name.strip().endswith("StudentSpec.vocab") and value.strip() not in (
-            "None", ""):
-          return value.strip().strip("'\"")
-  return None
+  return gin_utils.run_binding(student_dir, "StudentSpec.vocab") or None
 
 
 def pretraining_steps():
@@ -313,8 +306,9 @@ def scores(kind, predictions, gold, known_labels=None):
     labels = (list(gold), [p["label"] for p in predictions])
     result = {"accuracy": float(np.mean([a == b for a, b in zip(*labels)]))}
   per_label, confused = label_errors(*labels)
+  known_set = None if known_labels is None else set(known_labels)
   known = [r["f1"] for r in per_label
-           if known_labels is None or r["label"] in set(known_labels)]
+           if known_set is None or r["label"] in known_set]
   result["macro_f1"] = float(np.mean(known)) if known else float("nan")
   return result, per_label, confused
 

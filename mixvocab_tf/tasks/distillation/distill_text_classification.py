@@ -63,6 +63,7 @@ import tensorflow as tf
 from mixvocab_tf import models
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import base_task
+from mixvocab_tf.core import gin_utils
 from mixvocab_tf.tasks import old_names
 from mixvocab_tf.tasks.distillation import losses
 from mixvocab_tf.tasks.distillation import finetuned_teacher
@@ -179,8 +180,9 @@ class DistillTextClassificationTask(
                        "text_classification run of the teacher on the same task.")
     super().__init__(**kwargs)
     if teacher_pooling is None:
-      teacher_pooling = finetuned_teacher.run_binding(
-          teacher_run, "TextClassificationTask.pooling") or "cls"
+      teacher_pooling = gin_utils.run_binding(
+          finetuned_teacher.run_dir(teacher_run),
+          "TextClassificationTask.pooling") or "cls"
     if teacher_pooling not in models.sentence_classifier.POOLINGS:
       raise ValueError(
           f"teacher_pooling must be one of "

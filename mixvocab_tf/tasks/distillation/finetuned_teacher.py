@@ -3,7 +3,6 @@
 it frozen after checking that the run was made with its vocabulary.
 """
 
-import ast
 import os
 import re
 
@@ -31,26 +30,6 @@ def run_dir(path):
   if os.path.basename(path) == "best":
     path = os.path.dirname(path)
   return path
-
-
-def run_binding(run, name, default=None):
-  """The value a run's `operative_config.gin` binds to `name`, else `default`.
-
-  `name` is a configurable's parameter, e.g. 'TextClassificationTask.pooling';
-  the value is parsed as a Python literal (strings, numbers, None, lists).
-  """
-  config = os.path.join(run_dir(run), "operative_config.gin")
-  if not tf.io.gfile.exists(config):
-    return default
-  with tf.io.gfile.GFile(config, "r") as f:
-    for line in f:
-      key, sep, value = line.partition("=")
-      if sep and key.strip() == name:
-        try:
-          return ast.literal_eval(value.strip())
-        except (ValueError, SyntaxError):
-          return default
-  return default
 
 
 class FinetunedTeacherMixin:
