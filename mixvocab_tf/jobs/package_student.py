@@ -114,7 +114,7 @@ def step_functions():
 @gin.configurable(module="mixvocab_tf")
 def pretrained_student_steps(corpus=None,
                              stage1_steps: int = 200,
-                             student_steps: int = 9000,
+                             student_steps: int = 36000,
                              curve_points: int = 10,
                              eval_batches: int = 50,
                              destination=None,
