@@ -32,6 +32,25 @@ class OwnDataStepsTest(tf.test.TestCase):
     for name in ("data", "export", "report"):
       self.assertIn("text_column = 'sentence'", steps[name][1])
 
+  def test_intent_slot_student_runs_its_whole_budget(self):
+    # Its slot F1 peaks late as the learning rate decays: no early stopping
+    # (a user's student_bindings, appended after, still override it).
+    data_dir = self.get_temp_dir()
+    for split, rows in (("train", 30), ("valid", 10)):
+      os.makedirs(os.path.join(data_dir, split))
+      for name, line in (("seq.in", "play some jazz"),
+                         ("seq.out", "O O B-genre"),
+                         ("label", "PlayMusic")):
+        with open(os.path.join(data_dir, split, name), "w") as f:
+          f.write("".join(f"{line}\n" for _ in range(rows)))
+    steps = {name: bindings for name, _, _, bindings in
+             own_data.own_data_steps(data_dir, student=data_dir,
+                                     student_bindings=["A.b = 1"])}
+    student = steps["student"]
+    self.assertIn("Trainer.early_stopping_patience = None", student)
+    self.assertEqual(student[-1], "A.b = 1")
+    self.assertIn("Trainer.early_stopping_patience = 2", steps["teacher"])
+
   def test_export_macro_f1_is_the_trainers_over_train_labels(self):
     # 'c' is a gold label train lacked: an error, not a class of its own.
     known = ["a", "b"]
