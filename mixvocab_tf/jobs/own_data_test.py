@@ -32,9 +32,9 @@ class OwnDataStepsTest(tf.test.TestCase):
     for name in ("data", "export", "report"):
       self.assertIn("text_column = 'sentence'", steps[name][1])
 
-  def test_intent_slot_student_runs_its_whole_budget(self):
-    # Its slot F1 peaks late as the learning rate decays: no early stopping
-    # (a user's student_bindings, appended after, still override it).
+  def test_student_runs_its_whole_budget(self):
+    # Its score peaks late as the learning rate decays: no early stopping (a
+    # user's student_bindings, appended after, still override it).
     data_dir = self.get_temp_dir()
     for split, rows in (("train", 30), ("valid", 10)):
       os.makedirs(os.path.join(data_dir, split))
@@ -50,6 +50,15 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertIn("Trainer.early_stopping_patience = None", student)
     self.assertEqual(student[-1], "A.b = 1")
     self.assertIn("Trainer.early_stopping_patience = 2", steps["teacher"])
+    text_dir = os.path.join(data_dir, "text")
+    os.makedirs(text_dir)
+    for split in ("train", "dev"):
+      with open(os.path.join(text_dir, f"{split}.csv"), "w") as f:
+        f.write("text,label\n" + "".join(
+            f"query number {i},{'ab'[i % 2]}\n" for i in range(20)))
+    steps = {name: bindings for name, _, _, bindings in
+             own_data.own_data_steps(text_dir, student=data_dir)}
+    self.assertIn("Trainer.early_stopping_patience = None", steps["student"])
 
   def test_export_macro_f1_is_the_trainers_over_train_labels(self):
     # 'c' is a gold label train lacked: an error, not a class of its own.
