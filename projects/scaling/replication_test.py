@@ -132,7 +132,10 @@ class ResultsStepTest(tf.test.TestCase):
       self.assertIn("80.0 ± 7.1 (n=2)", f.read())
 
   def test_config_parses(self):
-    gin_utils.parse(["projects/scaling/replication_cpu.gin"], [])
+    # GLUE_DIR's default is the development machine's data; any directory
+    # will do to parse the config (a user's checkout has none there).
+    gin_utils.parse(["projects/scaling/replication_cpu.gin"],
+                    [f"GLUE_DIR = {self.get_temp_dir()!r}"])
     steps, _ = pipeline.pipeline()
     self.assertEqual(steps[-1][:2], ("results", "results"))
 
