@@ -36,6 +36,12 @@ label table cannot be).
 Load the result with
 `ai_edge_litert.interpreter.InterpreterWithCustomOps(custom_op_registerers=
 tensorflow_text.tflite_registrar.SELECT_TFTEXT_OPS, model_path=...)`.
+
+A fine-tuned model also gets `--builtin_output` (default
+`<output stem>_builtin.tflite`): the same model on BERT's three int32
+[1, seq_length] inputs, LiteRT builtin operators only, with TFLite Model
+Metadata (vocabulary as a BertTokenizer, label files), which MediaPipe
+Tasks, LiteRT.js and a stock LiteRT app load (docs/SERVING.md, "Deploy").
 """
 
 import json
@@ -67,6 +73,10 @@ _INT8_FLOAT_NODES = flags.DEFINE_string(
     "int8_float_nodes", tflite_conversion.INT8_FLOAT_NODES,
     "With --quantize=int8: regex of the .tflite tensor names whose ops stay "
     "in float (empty: none).")
+_BUILTIN_OUTPUT = flags.DEFINE_string(
+    "builtin_output", None, "Where to write the builtin-only .tflite (token "
+    "ids in, TFLite Model Metadata; for MediaPipe Tasks, LiteRT.js and stock "
+    "LiteRT). Default: --output with '_builtin' before '.tflite'.")
 _PARITY_EXAMPLES = flags.DEFINE_integer(
     "parity_examples", None, "Compare on only this many examples (default: "
     "all of the task's own, e.g. SNIPS valid; 500 lines otherwise).")
@@ -81,7 +91,8 @@ def _run():
       representative_examples=_REPRESENTATIVE_EXAMPLES.value,
       parity_file=_PARITY_FILE.value,
       parity_examples=_PARITY_EXAMPLES.value,
-      int8_float_nodes=_INT8_FLOAT_NODES.value)
+      int8_float_nodes=_INT8_FLOAT_NODES.value,
+      builtin_output=_BUILTIN_OUTPUT.value)
   print(json.dumps(summary, indent=1))
 
 

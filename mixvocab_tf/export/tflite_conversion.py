@@ -145,14 +145,14 @@ def _representative_dataset(input_names, examples):
   return generate
 
 
-def _make_converter(loaded, function, quantize, dataset):
+def _make_converter(loaded, function, quantize, dataset, builtin_only=False):
   """A TFLiteConverter for `function` (a converter converts only once)."""
   converter = tf.lite.TFLiteConverter.from_concrete_functions([function],
                                                               loaded)
   # Builtins only; tensorflow_text's ops pass as custom ops (checked after
-  # conversion), never as Flex ops.
+  # conversion), never as Flex ops. A builtin-only model allows none.
   converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
-  converter.allow_custom_ops = True
+  converter.allow_custom_ops = not builtin_only
   if quantize != "none":
     converter.optimizations = [tf.lite.Optimize.DEFAULT]
   if quantize == "float16":
@@ -168,7 +168,8 @@ def _make_converter(loaded, function, quantize, dataset):
 def convert_saved_model(saved_model_dir, quantize="none",
                         representative_examples=None,
                         signature=TFLITE_SIGNATURE,
-                        int8_float_nodes=INT8_FLOAT_NODES):
+                        int8_float_nodes=INT8_FLOAT_NODES,
+                        builtin_only=False):
   """Converts the `signature` of a SavedModel to a .tflite (bytes).
 
   Args:
@@ -180,10 +181,13 @@ def convert_saved_model(saved_model_dir, quantize="none",
     signature: the SavedModel signature to convert.
     int8_float_nodes: for `int8`, a regex of the tensor names (as in the
       .tflite) whose ops stay in float; default `INT8_FLOAT_NODES`.
+    builtin_only: allow no custom op at all (the token-id signature of
+      `builtin_model`, for runtimes without tensorflow_text's kernels).
 
   Returns:
     The .tflite flatbuffer, checked to need no custom op beyond
-    `TFTEXT_CUSTOM_OPS`. Its one signature is `SIGNATURE_KEY`.
+    `TFTEXT_CUSTOM_OPS` (none with `builtin_only`). Its one signature is
+    `SIGNATURE_KEY`.
 
   Raises:
     ValueError: an unknown `quantize`, or `int8` without examples.
@@ -205,8 +209,8 @@ def convert_saved_model(saved_model_dir, quantize="none",
     input_names = sorted(function.structured_input_signature[1])
     dataset = _representative_dataset(input_names,
                                       list(representative_examples))
-  tflite_model = _make_converter(loaded, function, quantize,
-                                 dataset).convert()
+  tflite_model = _make_converter(loaded, function, quantize, dataset,
+                                 builtin_only).convert()
   if quantize == "int8":
     float_nodes = [name for name in operator_outputs(tflite_model)
                    if int8_float_nodes and re.search(int8_float_nodes, name)]
@@ -214,11 +218,16 @@ def convert_saved_model(saved_model_dir, quantize="none",
       # Quantized again, with those nodes in float. The debugger is the
       # converter's API for a per-node denylist; it calibrates anew.
       debugger = tf.lite.experimental.QuantizationDebugger(
-          converter=_make_converter(loaded, function, quantize, dataset),
+          converter=_make_converter(loaded, function, quantize, dataset,
+                                    builtin_only),
           debug_dataset=dataset,
           debug_options=tf.lite.experimental.QuantizationDebugOptions(
               denylisted_nodes=float_nodes))
       tflite_model = debugger.get_nondebug_quantized_model()
+  if builtin_only and custom_ops(tflite_model):
+    raise UnsupportedOpsError(
+        f"The builtin-only model uses custom ops {custom_ops(tflite_model)}; "
+        "its signature must hold no tokenizer or string op.")
   check_custom_ops(tflite_model)
   return tflite_model
 

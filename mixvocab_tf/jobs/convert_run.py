@@ -25,6 +25,7 @@ import tensorflow as tf
 
 import mixvocab_tf.tasks  # Registers the built-in tasks.  # pylint: disable=unused-import
 from mixvocab_tf.core import base_task
+from mixvocab_tf.export import builtin_model
 from mixvocab_tf.export import parity
 from mixvocab_tf.export import saved_model_export
 from mixvocab_tf.export import tflite_conversion
@@ -110,9 +111,14 @@ def convert_run(saved_model_dir: str, output: str, quantize: str = "none",
                 representative_examples: int = 300,
                 parity_file: Optional[str] = None,
                 parity_examples: Optional[int] = None,
-                int8_float_nodes: str = tflite_conversion.INT8_FLOAT_NODES
-               ) -> dict:
+                int8_float_nodes: str = tflite_conversion.INT8_FLOAT_NODES,
+                builtin_output: Optional[str] = None) -> dict:
   """Converts an export, writes the .tflite and checks its parity.
+
+  A fine-tuned model's export also gets its builtin-only file
+  (`builtin_model`): token ids in, LiteRT builtins only, TFLite Model
+  Metadata, for MediaPipe Tasks, LiteRT.js and stock LiteRT; its size,
+  operators and p50 latency are in the summary under 'builtin'.
 
   Args:
     saved_model_dir: a SavedModel of `export_run` / `export_saved_model`.
@@ -125,10 +131,14 @@ def convert_run(saved_model_dir: str, output: str, quantize: str = "none",
     parity_file: parity text when the task has no examples of its own.
     parity_examples: compare on only this many examples.
     int8_float_nodes: regex of the tensors kept in float by int8.
+    builtin_output: where the builtin file goes (default
+      `builtin_model.builtin_path(output)`: `x.tflite` -> `x_builtin.tflite`);
+      its quantization is `builtin_model.QUANTIZE_FOR[quantize]`.
 
   Returns:
     The summary `tools/convert_tflite.py` prints: output, quantize, task,
-    size, custom ops, conversion time, calibration examples, parity.
+    size, custom ops, conversion time, calibration examples, parity, and
+    'builtin' (path, bytes, operators, p50_ms) for a fine-tuned model.
   """
   info = saved_model_export.read_export_info(saved_model_dir)
   task_class = serving_task_class(info)
@@ -147,7 +157,7 @@ def convert_run(saved_model_dir: str, output: str, quantize: str = "none",
   labels = os.path.join(saved_model_dir, saved_model_export.LABELS_FILE)
   if run_files.is_file(labels):
     run_files.copy(labels, output + ".labels.json")
-  return {
+  summary = {
       "output": output,
       "quantize": quantize,
       "task": info["task"],
@@ -159,3 +169,13 @@ def convert_run(saved_model_dir: str, output: str, quantize: str = "none",
       "parity": parity_summary(saved_model_dir, output, task_class, pair,
                                parity_file, parity_examples),
   }
+  if builtin_model.has_builtin_signature(saved_model_dir):
+    builtin_output = builtin_output or builtin_model.builtin_path(output)
+    run_files.write_atomically(builtin_output, builtin_model.convert_builtin(
+        saved_model_dir, builtin_model.QUANTIZE_FOR[quantize]))
+    examples = _task_examples(task_class, "valid", 200)
+    if examples is None:
+      examples = parity.corpus_examples(200, pair)
+    summary["builtin"] = builtin_model.summary(builtin_output,
+                                               saved_model_dir, examples)
+  return summary

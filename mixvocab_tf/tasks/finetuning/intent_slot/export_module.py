@@ -35,6 +35,12 @@ cannot do. Label strings are gathered from constant tables, which TFLite can,
 so a .tflite answers intent names and tags itself; the label vocabularies are
 also written to `assets.extra/labels.json` of the SavedModel.
 
+`serving_builtin` is the model without tokenizer and decoding, for runtimes
+that tokenize themselves (MediaPipe Tasks, LiteRT.js, a stock LiteRT app):
+BERT's three int32 [1, seq_length] inputs in, `intent_probs` [1, intents]
+and `slot_probs` [1, seq_length, slots] (per piece; a word's tag is read at
+its first piece) out (`builtin_model`).
+
 `IntentSlotTask.export_module` builds this module; `intent_slot_scores` scores
 its outputs (or a .tflite's) as the paper does (Table 3), for the converter's
 parity summary and the quickstart's export step.
@@ -42,6 +48,7 @@ parity summary and the quickstart's export step.
 
 import tensorflow as tf
 
+from mixvocab_tf.export import builtin_model
 from mixvocab_tf.export import parity
 from mixvocab_tf.export import serving_contract
 from mixvocab_tf.export import serving_tokenizer as serving_lib
@@ -172,10 +179,25 @@ class IntentSlotExportModule(tf.Module):
     """The outputs TFLite can compute (all but `words`)."""
     return self._predict(text, with_words=False)
 
+  def _predict_builtin(self, input_word_ids, input_mask, input_type_ids):
+    outputs = self.model({"input_word_ids": input_word_ids,
+                          "input_mask": input_mask,
+                          "input_type_ids": input_type_ids}, training=False)
+    return {
+        "intent_probs": tf.nn.softmax(
+            tf.cast(outputs["intent_logits"], tf.float32), axis=-1),
+        "slot_probs": tf.nn.softmax(
+            tf.cast(outputs["slot_logits"], tf.float32), axis=-1),
+    }
+
   def signatures(self):
+    builtin = tf.function(
+        self._predict_builtin,
+        input_signature=builtin_model.input_signature(self.seq_length))
     return {
         "serving_default": self.serve.get_concrete_function(),
         "serving_tflite": self.serve_tflite.get_concrete_function(),
+        builtin_model.BUILTIN_SIGNATURE: builtin.get_concrete_function(),
     }
 
 

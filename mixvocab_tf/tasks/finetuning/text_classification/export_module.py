@@ -12,6 +12,11 @@ single-sentence tasks take `sentence` (string [batch]); pair tasks take
 constant table, so TFLite answers it too), `label_id` (int32 [batch]),
 `probabilities` and `logits` (float32 [batch, labels]). The label names are
 also written to `assets.extra/labels.json` of the SavedModel.
+
+`serving_builtin` is the same classifier without the tokenizer, for runtimes
+that tokenize themselves (MediaPipe Tasks, LiteRT.js, a stock LiteRT app):
+BERT's three int32 [1, seq_length] inputs in, `probabilities` [1, labels]
+out (`builtin_model`).
 `TextClassificationTask.export_module` builds this module.
 """
 
@@ -19,9 +24,11 @@ import json
 
 import tensorflow as tf
 
+from mixvocab_tf.export import builtin_model
 from mixvocab_tf.export import serving_contract
 from mixvocab_tf.export import serving_tokenizer as serving_lib
 from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
+
 
 class TextClassificationExportModule(tf.Module):
   """A GLUE sentence(-pair) classifier with its tokenizer, for serving.
@@ -82,12 +89,15 @@ class TextClassificationExportModule(tf.Module):
     """Fields of `export_info.json`: pair or single sentence, label names."""
     return {"pair": self.pair, "labels": self.label_names}
 
-  def _predict(self, text_a, text_b):
-    features = self.tokenizer.pack_sentences(text_a, text_b, self.seq_length)
+  def _logits(self, features):
     outputs = self.model(features, training=False)
     if isinstance(outputs, dict):
       outputs = outputs["logits"]
-    logits = tf.cast(outputs, tf.float32)
+    return tf.cast(outputs, tf.float32)
+
+  def _predict(self, text_a, text_b):
+    logits = self._logits(
+        self.tokenizer.pack_sentences(text_a, text_b, self.seq_length))
     label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
     return {
         "label": tf.gather(tf.constant(self.label_names), label_id),
@@ -104,6 +114,16 @@ class TextClassificationExportModule(tf.Module):
     return self._predict(*serving_contract.check_text_batch(
         [sentence_a, sentence_b], ["sentence_a", "sentence_b"]))
 
+  def _predict_builtin(self, input_word_ids, input_mask, input_type_ids):
+    logits = self._logits({"input_word_ids": input_word_ids,
+                           "input_mask": input_mask,
+                           "input_type_ids": input_type_ids})
+    return {"probabilities": tf.nn.softmax(logits, axis=-1)}
+
   def signatures(self):
     function = self.serve.get_concrete_function()
-    return {"serving_default": function, "serving_tflite": function}
+    builtin = tf.function(
+        self._predict_builtin,
+        input_signature=builtin_model.input_signature(self.seq_length))
+    return {"serving_default": function, "serving_tflite": function,
+            builtin_model.BUILTIN_SIGNATURE: builtin.get_concrete_function()}

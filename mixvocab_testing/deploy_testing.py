@@ -1,0 +1,86 @@
+"""Exported models for the deployment tests, made by the own-data job.
+
+`deploy_models()` runs the own-data job (`own_data.gin`) on the two example
+datasets of the repository (`examples/intent_slot`, `examples/text_classification`,
+600 SNIPS queries each) with the real default teacher and the shipped
+pretrained 6x96 student, on budgets cut to a few hundred steps, so that the
+files are what a user gets (both .tflite files of every export), and the
+predictions are decisive enough that comparisons between runtimes are not
+decided by near ties. Runs once per process (the tests of one pytest
+session share it); about 6 minutes on 2 cores.
+
+Returns, per kind ('intent_slot', 'text_classification'): 'builtin' (the
+builtin-ops .tflite with metadata), 'tflite' (the raw-string .tflite),
+'saved_model', 'job' (the job's directory), 'queries' (the validation texts)
+and 'vocab' (the student vocabulary the model was trained with).
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: Budgets: the teacher and student steps of each job (batch 64).
+TEACHER_STEPS = 150
+STUDENT_STEPS = 400
+
+_CACHE = {}
+
+
+def _bindings(steps):
+  return [f"Trainer.train_steps = {steps}",
+          f"Trainer.evaluate_every = {steps}",
+          f"Trainer.checkpoint_every = {steps}",
+          "Trainer.early_stopping_patience = None"]
+
+
+def _validation_texts(data_dir):
+  goo = os.path.join(data_dir, "dev", "seq.in")
+  if os.path.exists(goo):
+    with open(goo, encoding="utf-8") as f:
+      return [line.strip() for line in f if line.strip()]
+  import csv  # pylint: disable=g-import-not-at-top
+  for name in ("validation.csv", "dev.csv", "valid.csv"):
+    path = os.path.join(data_dir, name)
+    if os.path.exists(path):
+      with open(path, encoding="utf-8", newline="") as f:
+        return [row["text"] for row in csv.DictReader(f)]
+  raise FileNotFoundError(f"No validation split in {data_dir}.")
+
+
+def run_own_data(kind, job_dir):
+  """Runs the own-data job on `examples/<kind>` into `job_dir`."""
+  data_dir = os.path.join(_ROOT, "examples", kind)
+  command = [
+      sys.executable, "-m", "mixvocab_tf.train", "--gin_file=own_data.gin",
+      f"--model_dir={job_dir}",
+      f"--gin_bindings=DATA_DIR = {data_dir!r}",
+      "--gin_bindings=own_data_steps.teacher_bindings = "
+      f"{_bindings(TEACHER_STEPS)!r}",
+      "--gin_bindings=own_data_steps.student_bindings = "
+      f"{_bindings(STUDENT_STEPS)!r}"]
+  result = subprocess.run(command, capture_output=True, text=True,
+                          cwd=_ROOT, timeout=3600)
+  if result.returncode:
+    raise RuntimeError(f"The own-data job on {data_dir} failed:\n"
+                       f"{result.stderr[-4000:]}")
+  export = os.path.join(job_dir, "export")
+  from mixvocab_tf import data as data_lib  # pylint: disable=g-import-not-at-top
+  return {"builtin": os.path.join(export, "model_builtin.tflite"),
+          "tflite": os.path.join(export, "model_dynamic.tflite"),
+          "saved_model": os.path.join(export, "saved_model"),
+          "job": job_dir, "queries": _validation_texts(data_dir),
+          "vocab": os.path.join(data_lib.pretrained_student_dir(),
+                                "student_vocab.txt")}
+
+
+def deploy_models(directory=None):
+  """The two exported models (see the module docstring), made once."""
+  if "models" not in _CACHE:
+    directory = directory or os.environ.get(
+        "MIXVOCAB_DEPLOY_DIR") or tempfile.mkdtemp(prefix="mixvocab_deploy_")
+    _CACHE["models"] = {
+        kind: run_own_data(kind, os.path.join(directory, kind))
+        for kind in ("intent_slot", "text_classification")}
+  return _CACHE["models"]

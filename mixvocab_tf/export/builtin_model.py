@@ -1,0 +1,377 @@
+"""The student without its tokenizer: a .tflite of LiteRT builtins only.
+
+The raw-string .tflite (`tflite_conversion`) tokenizes inside the model with
+three tensorflow_text custom ops, which only a runtime built with
+tensorflow_text's kernels can load (Python's LiteRT with
+`tensorflow_text.tflite_registrar`). MediaPipe Tasks (Android, iOS, Web,
+Python), LiteRT.js in a browser and a stock LiteRT app cannot. For them every
+export also writes this file:
+
+- **Inputs**: BERT's three int32 tensors of shape [1, seq_length]
+  (`input_word_ids`, `input_mask`, `input_type_ids`; in the metadata `ids`,
+  `mask`, `segment_ids`, as MediaPipe Model Maker names them): `[CLS]`, the
+  student WordPieces of the text, `[SEP]`, then `[PAD]` (id 0) with mask 0.
+- **Outputs**: class probabilities `probabilities` [1, labels] for a text
+  classifier; `intent_probs` [1, intents] and `slot_probs`
+  [1, seq_length, tags] (per WordPiece; a word's tag is read at its first
+  piece) for intent and slots.
+- **Operators**: LiteRT builtins only (`operators` lists them); weights
+  dynamic-range quantized like the raw-string file.
+- **TFLite Model Metadata** (`write_metadata`), in the form MediaPipe Tasks
+  reads: the student vocabulary as a BertTokenizer process unit, the label
+  file (`labels.txt`, or `intents.txt`) on the class output and, for intent
+  and slots, `slot_tags.txt` on the tag output; name, description, version,
+  licence, and the input length in the description. A .tflite with metadata
+  is also a zip archive of those files.
+
+The export modules define the signature (`BUILTIN_SIGNATURE`, traced by
+`input_signature`); `convert` turns a SavedModel's into the file. The
+tokenization contract, a 30-line reference tokenizer and decoder, and the
+runtimes that load the file are in docs/SERVING.md.
+"""
+
+import contextlib
+import ctypes
+import json
+import os
+import tempfile
+import time
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from mixvocab_tf.export import tflite_conversion
+
+#: The SavedModel signature of the token-id model.
+BUILTIN_SIGNATURE = "serving_builtin"
+#: Its inputs, in the order of their metadata.
+INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
+VOCAB_FILE = "vocab.txt"
+LABELS_FILE = "labels.txt"
+INTENTS_FILE = "intents.txt"
+SLOT_TAGS_FILE = "slot_tags.txt"
+#: Suffix of the builtin file beside a raw-string `<name>.tflite`.
+BUILTIN_SUFFIX = "_builtin.tflite"
+#: The quantization of the builtin file for each of the raw-string file's:
+#: int8 would need calibration on token ids; it gets dynamic-range weights.
+QUANTIZE_FOR = {"none": "none", "dynamic": "dynamic", "float16": "float16",
+                "int8": "dynamic"}
+LICENSE = "Apache-2.0"
+AUTHOR = "mixvocab_tf"
+
+_METADATA_INSTALL = (
+    "Writing TFLite Model Metadata needs tflite-support's metadata writer: "
+    "`python3.11 -m pip install --no-deps tflite-support==0.4.4` (--no-deps: "
+    "its protobuf<4 pin conflicts with TensorFlow 2.20; the writer does not "
+    "use protobuf) and `python3.11 -m pip install libusb-package` (its "
+    "library needs libusb-1.0, which that package ships).")
+
+
+def input_signature(seq_length: int) -> List[tf.TensorSpec]:
+  """The signature's inputs: int32 [1, seq_length] each, in `INPUT_NAMES`."""
+  return [tf.TensorSpec([1, int(seq_length)], tf.int32, name=name)
+          for name in INPUT_NAMES]
+
+
+def builtin_path(path: str) -> str:
+  """`x.tflite` -> `x_builtin.tflite`: where the builtin file goes."""
+  stem = path[:-len(".tflite")] if path.endswith(".tflite") else path
+  return stem + BUILTIN_SUFFIX
+
+
+def operators(model: bytes) -> List[str]:
+  """Sorted names of the operators of a .tflite: builtin names (`GATHER`,
+  `FULLY_CONNECTED`, ...) and custom op names as they are."""
+  from ai_edge_litert import schema_py_generated as schema  # pylint: disable=g-import-not-at-top
+  names = {value: key for key, value in vars(schema.BuiltinOperator).items()
+           if not key.startswith("_")}
+  parsed = schema.Model.GetRootAsModel(model, 0)
+  found = set()
+  for i in range(parsed.OperatorCodesLength()):
+    code = parsed.OperatorCodes(i)
+    builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+    if builtin == schema.BuiltinOperator.CUSTOM:
+      found.add(code.CustomCode().decode("utf-8"))
+    else:
+      found.add(names[builtin])
+  return sorted(found)
+
+
+def non_builtin_operators(model: bytes) -> List[str]:
+  """The custom (including Flex) operators of a .tflite; [] for a builtin one."""
+  return tflite_conversion.custom_ops(model)
+
+
+@contextlib.contextmanager
+def _metadata_modules():
+  """tflite-support's metadata modules, with libusb loaded for their library.
+
+  tflite-support's compiled metadata helpers link libusb-1.0 (for its audio
+  tasks); `libusb-package` ships that library, loaded globally first so that
+  the dynamic linker finds it by name.
+  """
+  try:
+    import libusb_package  # pylint: disable=g-import-not-at-top
+    library = libusb_package.get_library_path()
+    if library:
+      ctypes.CDLL(str(library), mode=ctypes.RTLD_GLOBAL)
+  except ImportError:
+    pass  # A system libusb-1.0 may be there.
+  try:
+    # pylint: disable=g-import-not-at-top
+    from tensorflow_lite_support.metadata.python import metadata
+    from tensorflow_lite_support.metadata.python.metadata_writers import metadata_info
+    from tensorflow_lite_support.metadata.python.metadata_writers import metadata_writer
+    from tensorflow_lite_support.metadata.python.metadata_writers import writer_utils
+    # pylint: enable=g-import-not-at-top
+  except ImportError as e:
+    raise ImportError(f"{_METADATA_INSTALL} ({e})") from e
+  yield metadata, metadata_info, metadata_writer, writer_utils
+
+
+def _tensor_names(model: bytes):
+  """Signature input and output names -> the model's tensor names."""
+  from ai_edge_litert import interpreter as litert  # pylint: disable=g-import-not-at-top
+  interpreter = litert.Interpreter(model_content=bytes(model))
+  runner = interpreter.get_signature_runner()
+  by_index = {d["index"]: d["name"] for d in interpreter.get_tensor_details()}
+  inputs = {k: by_index[v["index"]]
+            for k, v in runner.get_input_details().items()}
+  outputs = {k: by_index[v["index"]]
+             for k, v in runner.get_output_details().items()}
+  return inputs, outputs
+
+
+def _write_lines(directory, name, lines):
+  path = os.path.join(directory, name)
+  with open(path, "w", encoding="utf-8") as f:
+    f.write("".join(f"{line}\n" for line in lines))
+  return path
+
+
+def write_metadata(model: bytes, info: dict, vocab: Sequence[str],
+                   name: Optional[str] = None,
+                   version: Optional[str] = None) -> bytes:
+  """Returns `model` with TFLite Model Metadata, in MediaPipe Tasks' form.
+
+  Args:
+    model: a builtin .tflite of `convert_builtin` (its signature's names).
+    info: the SavedModel's `export_info.json`: `task` ('glue' for a text
+      classifier with `labels`, 'snips' for intent and slots with `intents`
+      and `slots`), `seq_length`, `lower_case`.
+    vocab: the student vocabulary, one token per id.
+    name: the model's name in the metadata.
+    version: its version (default: the package's).
+
+  Returns:
+    The .tflite with metadata and its associated files packed in.
+  """
+  from mixvocab_tf import __version__  # pylint: disable=g-import-not-at-top
+  intent_slot = info["task"] == "snips"
+  seq_length = int(info["seq_length"])
+  inputs, outputs = _tensor_names(model)
+  what = ("the intent of a query and an IOB slot tag per WordPiece"
+          if intent_slot else "the label of a text")
+  description = (
+      f"A mixvocab_tf student that predicts {what}. Inputs: [CLS] student "
+      f"WordPieces [SEP] as int32 ids, mask and segment ids of shape "
+      f"[1, {seq_length}] (seq_length={seq_length}; "
+      f"lower_case={bool(info.get('lower_case', True))}, accents stripped, "
+      "punctuation split; [PAD]=0 after the text). Only LiteRT builtin "
+      "operators.")
+  with _metadata_modules() as (_, metadata_info, metadata_writer,
+                               writer_utils), \
+      tempfile.TemporaryDirectory() as directory:
+    vocab_path = _write_lines(directory, VOCAB_FILE, vocab)
+    tokenizer = metadata_info.BertTokenizerMd(vocab_path)
+    bert_inputs = metadata_info.BertInputTensorsMd(
+        model, inputs["input_word_ids"], inputs["input_mask"],
+        inputs["input_type_ids"], tokenizer_md=tokenizer)
+    general = metadata_info.GeneralMd(
+        name=name or ("mixvocab_tf intent and slot student" if intent_slot
+                      else "mixvocab_tf text classifier student"),
+        version=version or f"mixvocab_tf {__version__}",
+        description=description, author=AUTHOR, licenses=LICENSE)
+    float32 = writer_utils.get_output_tensor_types(model)[0]
+    if intent_slot:
+      labels = [
+          (outputs["intent_probs"], "intent_probs",
+           "Probabilities of the intents.",
+           _write_lines(directory, INTENTS_FILE, info["intents"])),
+          (outputs["slot_probs"], "slot_probs",
+           "Probabilities of the IOB slot tags at each WordPiece (a word's "
+           "tag is read at its first piece).",
+           _write_lines(directory, SLOT_TAGS_FILE, info["slots"]))]
+    else:
+      labels = [(outputs["probabilities"], "probability",
+                 "Probabilities of the labels.",
+                 _write_lines(directory, LABELS_FILE, info["labels"]))]
+    output_md = {
+        tensor: metadata_info.ClassificationTensorMd(
+            name=md_name, description=text,
+            label_files=[metadata_info.LabelFileMd(file_path=path)],
+            tensor_type=float32, tensor_name=tensor)
+        for tensor, md_name, text, path in labels}
+    order = writer_utils.get_output_tensor_names(model)
+    writer = metadata_writer.MetadataWriter.create_from_metadata(
+        model, model_metadata=general.create_metadata(),
+        input_metadata=bert_inputs.create_input_tesnor_metadata(),
+        output_metadata=[output_md[t].create_metadata() for t in order],
+        associated_files=[path for _, _, _, path in labels] +
+        bert_inputs.get_tokenizer_associated_files(),
+        input_process_units=bert_inputs.create_input_process_unit_metadata())
+    return bytes(writer.populate())
+
+
+def read_metadata(model: bytes) -> dict:
+  """The metadata of a .tflite: {'metadata': its JSON as a dict, 'files':
+  {associated file name: its text}}."""
+  with _metadata_modules() as (metadata, _, _, _):
+    displayer = metadata.MetadataDisplayer.with_model_buffer(bytearray(model))
+    files = {name: displayer.get_associated_file_buffer(name).decode("utf-8")
+             for name in displayer.get_packed_associated_file_list()}
+    return {"metadata": json.loads(displayer.get_metadata_json()),
+            "files": files}
+
+
+def convert_builtin(saved_model_dir: str, quantize: str = "dynamic") -> bytes:
+  """The SavedModel's `BUILTIN_SIGNATURE` as a builtin-only .tflite with
+  metadata.
+
+  Args:
+    saved_model_dir: an export of a fine-tuned student (`export_run`).
+    quantize: 'none', 'dynamic' or 'float16' (`QUANTIZE_FOR` maps the
+      raw-string file's choice).
+
+  Raises:
+    ValueError: the export has no builtin signature (an encoder export, or
+      one written before the signature existed: export the run again).
+  """
+  from mixvocab_tf.export import saved_model_export  # pylint: disable=g-import-not-at-top
+  info = saved_model_export.read_export_info(saved_model_dir)
+  if BUILTIN_SIGNATURE not in info.get("signatures", ()):
+    raise ValueError(
+        f"{saved_model_dir} has no {BUILTIN_SIGNATURE!r} signature (it has "
+        f"{info.get('signatures')}); it is an encoder export or predates "
+        "builtin-only models: export the fine-tuned run again.")
+  model = tflite_conversion.convert_saved_model(
+      saved_model_dir, QUANTIZE_FOR.get(quantize, quantize),
+      signature=BUILTIN_SIGNATURE, builtin_only=True)
+  vocab = os.path.join(saved_model_dir, "assets", VOCAB_FILE)
+  if not tf.io.gfile.exists(vocab):
+    candidates = tf.io.gfile.glob(os.path.join(saved_model_dir, "assets",
+                                               "*.txt"))
+    if len(candidates) != 1:
+      raise FileNotFoundError(
+          f"No vocabulary in {saved_model_dir}/assets (found {candidates}).")
+    vocab = candidates[0]
+  with tf.io.gfile.GFile(vocab, "r") as f:
+    tokens = f.read().splitlines()
+  return write_metadata(model, info, tokens)
+
+
+def has_builtin_signature(saved_model_dir: str) -> bool:
+  from mixvocab_tf.export import saved_model_export  # pylint: disable=g-import-not-at-top
+  info = saved_model_export.read_export_info(saved_model_dir)
+  return BUILTIN_SIGNATURE in info.get("signatures", ())
+
+
+class BuiltinRunner:
+  """Runs a builtin .tflite on token ids with LiteRT's builtin op resolver.
+
+  No tensorflow_text kernel is registered: the file must load without them.
+
+  Args:
+    model_path: path of the .tflite, or None with `model_content`.
+    model_content: its bytes.
+    num_threads: interpreter threads.
+  """
+
+  def __init__(self, model_path=None, model_content=None, num_threads=1):
+    from ai_edge_litert import interpreter as litert  # pylint: disable=g-import-not-at-top
+    self.interpreter = litert.Interpreter(
+        model_path=model_path, model_content=model_content,
+        num_threads=num_threads)
+    self.runner = self.interpreter.get_signature_runner()
+    details = self.runner.get_input_details()
+    self.seq_length = int(details["input_word_ids"]["shape"][1])
+
+  def pad(self, features: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+    """int32 [1, seq_length] inputs from features of any shorter length."""
+    padded = {}
+    for name in INPUT_NAMES:
+      value = np.asarray(features[name], np.int32).reshape(1, -1)
+      value = value[:, :self.seq_length]
+      padded[name] = np.pad(value,
+                            ((0, 0), (0, self.seq_length - value.shape[1])))
+    return padded
+
+  def __call__(self, features: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+    return self.runner(**self.pad(features))
+
+
+def p50_ms(runner: BuiltinRunner, features: Sequence[Dict[str, np.ndarray]]
+           ) -> float:
+  """Median milliseconds of one invocation over `features` (model only)."""
+  padded = [runner.pad(f) for f in features]
+  times = []
+  for inputs in padded:
+    start = time.perf_counter()
+    runner.runner(**inputs)
+    times.append(time.perf_counter() - start)
+  return 1000 * float(np.median(times)) if times else float("nan")
+
+
+def features(saved_model_dir: str, rows: Sequence[Sequence[str]]
+             ) -> List[Dict[str, np.ndarray]]:
+  """Token-id inputs of the builtin file for `rows`, one dict per row.
+
+  Tokenized by the export's own in-graph tokenizer (`ServingTokenizer`, the
+  SavedModel's vocabulary), as the raw-string model tokenizes: the ids a
+  runtime's tokenizer must give (docs/SERVING.md).
+
+  Args:
+    saved_model_dir: the export.
+    rows: one text, a tuple of texts (a pair) or a {'text_a', 'text_b'}
+      dict per example.
+  """
+  from mixvocab_tf.export import saved_model_export  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf.export import serving_tokenizer  # pylint: disable=g-import-not-at-top
+  info = saved_model_export.read_export_info(saved_model_dir)
+  vocab = tf.io.gfile.glob(os.path.join(saved_model_dir, "assets", "*.txt"))
+  tokenizer = serving_tokenizer.ServingTokenizer(
+      vocab[0], info.get("lower_case", True))
+  seq_length = int(info["seq_length"])
+  result = []
+  for row in rows:
+    if isinstance(row, str):
+      row = (row,)
+    elif isinstance(row, dict):
+      row = (row["text_a"], row["text_b"])
+    texts = [tf.constant([text]) for text in row]
+    if info["task"] == "snips":
+      packed, _ = tokenizer.pack_words(texts[0], seq_length)
+    else:
+      packed = tokenizer.pack_sentences(*texts, seq_length=seq_length)
+    result.append({k: v.numpy() for k, v in packed.items()})
+  return result
+
+
+def summary(path: str, saved_model_dir: str,
+            latency_rows: Sequence[Sequence[str]]) -> dict:
+  """Size, operators and model-only p50 latency of a builtin file.
+
+  Returns:
+    {'path', 'bytes', 'operators', 'custom_ops' (must be []), 'seq_length',
+    'p50_ms' (one invocation on `latency_rows`' ids, one thread; the
+    runtime's tokenization not included)}.
+  """
+  with tf.io.gfile.GFile(path, "rb") as f:
+    content = f.read()
+  runner = BuiltinRunner(model_content=content)
+  return {"path": path, "bytes": len(content),
+          "operators": operators(content),
+          "custom_ops": non_builtin_operators(content),
+          "seq_length": runner.seq_length,
+          "p50_ms": p50_ms(runner, features(saved_model_dir, latency_rows))}
