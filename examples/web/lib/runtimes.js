@@ -1,0 +1,137 @@
+// The two runtimes: MediaPipe Tasks' TextClassifier for a text classifier,
+// LiteRT.js for intent and slots. Their wasm comes from node_modules on the
+// same server: nothing is fetched from elsewhere.
+import { FilesetResolver, TextClassifier } from "@mediapipe/tasks-text";
+import { loadLiteRt, loadAndCompile, Tensor } from "@litertjs/core";
+import { associatedFiles } from "./model_files.js";
+import { wordPieceTokenizer, packWords } from "./tokenize.js";
+import { allowedTransitions, viterbi, iobSpans } from "./iob.js";
+
+const MEDIAPIPE_WASM = new URL("../node_modules/@mediapipe/tasks-text/wasm", import.meta.url).href;
+const LITERT_WASM = new URL("../node_modules/@litertjs/core/wasm/", import.meta.url).href;
+
+async function fetchBytes(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+function need(files, name) {
+  if (!files[name]) {
+    throw new Error(`the model packs no ${name} (it packs ${Object.keys(files).join(", ") || "nothing"})`);
+  }
+  return files[name];
+}
+
+/**
+ * A text classifier (model_builtin.tflite of a text classification export)
+ * run by MediaPipe Tasks, which reads the vocabulary and labels from the
+ * model's metadata and tokenizes itself.
+ * classify(text) -> {label, score, top: [{label, score}]}.
+ */
+export async function loadClassifier(url) {
+  const bytes = await fetchBytes(url);
+  const labels = need(associatedFiles(bytes), "labels.txt");
+  const fileset = await FilesetResolver.forTextTasks(MEDIAPIPE_WASM);
+  const classifier = await TextClassifier.createFromOptions(fileset, {
+    baseOptions: { modelAssetBuffer: bytes, delegate: "CPU" },
+    maxResults: -1,
+  });
+  return {
+    kind: "classifier",
+    runtime: "MediaPipe Tasks TextClassifier",
+    description: `${labels.length} labels`,
+    async predict(text) {
+      const result = classifier.classify(text);
+      const categories = [...result.classifications[0].categories];
+      // Highest score first; a tie goes to the lowest label id, as an
+      // arg-max gives it.
+      categories.sort((a, b) => b.score - a.score || a.index - b.index);
+      const top = categories.map((c) => ({
+        label: c.categoryName || labels[c.index],
+        score: c.score,
+      }));
+      return { label: top[0].label, score: top[0].score, top };
+    },
+  };
+}
+
+let liteRtLoaded = null;
+
+// log(p), kept finite where p underflowed to 0 (the in-graph decoder takes a
+// log-softmax of logits, which never is -Infinity).
+const logProb = (p) => Math.log(Math.max(p, 1e-45));
+
+/**
+ * An intent and slot model (model_builtin.tflite of an intent and slot
+ * export) run by LiteRT.js on the ids of the JS WordPiece tokenizer; tags are
+ * read at each word's first piece and decoded as valid IOB sequences.
+ * predict(text) -> {intent, score, top, words: [{text, start, end, tag}],
+ * spans: [{type, start, end}]}.
+ */
+export async function loadIntentSlot(url) {
+  const bytes = await fetchBytes(url);
+  const files = associatedFiles(bytes);
+  const intents = need(files, "intents.txt");
+  const tags = need(files, "slot_tags.txt");
+  const wordPiece = wordPieceTokenizer(need(files, "vocab.txt"));
+  const constraint = allowedTransitions(tags);
+  liteRtLoaded ??= loadLiteRt(LITERT_WASM);
+  await liteRtLoaded;
+  const model = await loadAndCompile(bytes, { accelerator: "wasm" });
+  const inputs = model.getInputDetails();
+  const idsInput = inputs.find((d) => d.name.includes("input_word_ids"));
+  if (!idsInput) {
+    throw new Error(`the model has no input_word_ids input (it has ${inputs.map((d) => d.name).join(", ")})`);
+  }
+  const length = idsInput.shape[1];
+  return {
+    kind: "intent_slot",
+    runtime: "LiteRT.js",
+    description: `${intents.length} intents, ${tags.length} slot tags, ${length} tokens`,
+    async predict(text) {
+      const packed = packWords(wordPiece, text, length);
+      const feed = {
+        input_word_ids: new Tensor(packed.inputWordIds, [1, length]),
+        input_mask: new Tensor(packed.inputMask, [1, length]),
+        input_type_ids: new Tensor(packed.inputTypeIds, [1, length]),
+      };
+      let outputs;
+      try {
+        outputs = await model.run(feed);
+      } finally {
+        Object.values(feed).forEach((t) => t.delete());
+      }
+      let intentProbs, slotProbs;
+      try {
+        intentProbs = Float32Array.from(await outputs.intent_probs.data());
+        slotProbs = Float32Array.from(await outputs.slot_probs.data());
+      } finally {
+        Object.values(outputs).forEach((t) => t.delete());
+      }
+      const numTags = tags.length;
+      // Log-probabilities at the first piece of each word that has one; the
+      // words after the cut are 'O'.
+      const kept = packed.words.filter((w) => w.position >= 0);
+      const scores = kept.map((w) =>
+        Array.from(slotProbs.subarray(w.position * numTags, (w.position + 1) * numTags), logProb),
+      );
+      const best = viterbi(scores, constraint);
+      const words = packed.words.map((w, i) => ({
+        text: w.text,
+        start: w.start,
+        end: w.end,
+        tag: i < best.length ? tags[best[i]] : "O",
+      }));
+      const top = Array.from(intentProbs, (score, id) => ({ label: intents[id], score, id }))
+        .sort((a, b) => b.score - a.score || a.id - b.id);
+      return {
+        intent: top[0].label,
+        score: top[0].score,
+        top,
+        words,
+        spans: iobSpans(words.map((w) => w.tag)),
+      };
+    },
+  };
+}

@@ -1,0 +1,275 @@
+"""The browser demo (examples/web) answers as the Python predictor does.
+
+`examples/web` is a static page: it reads a `model_builtin.tflite` (LiteRT
+builtin operators, TFLite Model Metadata) from its server and runs it in the
+browser, a text classifier through MediaPipe Tasks' TextClassifier and an
+intent and slot model through LiteRT.js with the page's own tokenizer and
+IOB decoder. Here the page is served by `python3.11 -m http.server` on
+127.0.0.1 and driven in headless Chromium (Debian's `chromium`, through
+`playwright-core`: `examples/web/test/drive.mjs`), on the exports of
+`deploy_testing.deploy_models()`:
+
+- the page's tokenizer gives the ids and first-piece positions of the
+  package's in-graph tokenizer (`ServingTokenizer.pack_words`), on
+  validation queries and on text that exercises each normalization rule;
+- its IOB decoder gives `iob_decoding.viterbi_decode_numpy`'s tags;
+- 20 validation queries typed into the page give the labels (classifier),
+  intents and per-word tags (intent and slots) of
+  `predict.load_predictor(model_dynamic.tflite)`, probabilities within 0.01;
+  the page makes no request outside its server and throws no error. A
+  screenshot of each page goes to the test's temporary directory and to
+  $MIXVOCAB_SCREENSHOT_DIR when set.
+
+Needs `node`, `chromium` and `examples/web/node_modules` (`npm ci` there):
+without them the tests skip, except under CI (CI=true), where they fail.
+"""
+
+import contextlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import zipfile
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from mixvocab_tf import predict
+from mixvocab_tf.export import serving_tokenizer
+from mixvocab_tf.tasks.finetuning import iob_decoding
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WEB = os.path.join(ROOT, "examples", "web")
+CHROMIUM = "/usr/bin/chromium"
+NODE_PACKAGES = ("playwright-core", "@litertjs/core", "@mediapipe/tasks-text",
+                 "@huggingface/tokenizers", "fflate")
+#: Queries typed into each page.
+NUM_QUERIES = 20
+#: Most a probability shown by the page may differ from Python's.
+SCORE_TOLERANCE = 0.01
+
+#: Text for each rule of the in-graph normalizer that the page's tokenizer
+#: reproduces (lib/tokenize.js). Not here: Unicode White_Space other than
+#: ASCII (U+00A0, U+3000, ...), where tensorflow_text's WhitespaceTokenizer
+#: cuts the word before it inside the space's UTF-8 bytes (that word becomes
+#: [UNK] in the raw-string model), and code points that are unassigned in
+#: the package's ICU but assigned in the browser's Unicode.
+TRICKY_TEXTS = [
+    "Play Norah Jones on Spotify!",
+    "crème brûlée À LA CARTE",
+    "e\u0301 decomposed accents",
+    "Straße STRASSE \u1e9e",
+    "\ufb01nd the \ufb02ight",
+    "\uff26\uff35\uff2c\uff2c\uff37\uff29\uff24\uff34\uff28 \uff11\uff12",
+    "\U0001d400\U0001d401 \u210c \u3200 \u00a8 \u2460",
+    "東京の天気 weather",
+    "x\U00020000y \U0002f800",
+    "\ue000private use",
+    "bad \ufffd byte",
+    "zero\u200bwidth soft\u00adhyphen \u2060joined",
+    "nul\x00inside arabic\u0600sign",
+    "emoji 😀 👍🏽 ok",
+    "ΟΔΟΣ Σίσυφος \u0345",
+    "İstanbul ǅ",
+    "don't stop-believing (live) ... $5",
+    "\u201cquotes\u201d \u00abguillemets\u00bb \u00bfqu\u00e9?",
+    "tab\tseparated\nlines",
+    "a" * 120 + " long",
+    "play " * 60,
+    "",
+    "   ",
+    "\u200b",
+]
+
+
+def _missing_tools():
+  """What the page tests lack, or None."""
+  missing = []
+  if not shutil.which("node"):
+    missing.append("node (apt-get install -y nodejs npm)")
+  if not os.path.exists(CHROMIUM):
+    missing.append(f"{CHROMIUM} (apt-get install -y chromium)")
+  absent = [name for name in NODE_PACKAGES if not os.path.isdir(
+      os.path.join(WEB, "node_modules", name))]
+  if absent:
+    missing.append(f"examples/web/node_modules ({', '.join(absent)}; run "
+                   "`npm ci` in examples/web)")
+  return "; ".join(missing) or None
+
+
+@pytest.fixture(scope="module")
+def tools():
+  reason = _missing_tools()
+  if reason:
+    message = f"The browser demo tests need {reason}."
+    if os.environ.get("CI") == "true":
+      pytest.fail(message + " (CI installs them in .ci/run.)")
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def models(tools):  # pylint: disable=unused-argument,redefined-outer-name
+  from mixvocab_testing import deploy_testing  # pylint: disable=g-import-not-at-top
+  return deploy_testing.deploy_models()
+
+
+def _free_port():
+  with contextlib.closing(socket.socket()) as s:
+    s.bind(("127.0.0.1", 0))
+    return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(models, tmp_path_factory):  # pylint: disable=redefined-outer-name
+  """The base URL of a server of examples/web and the two models."""
+  root = tmp_path_factory.mktemp("web_root")
+  os.makedirs(root / "examples")
+  os.symlink(WEB, root / "examples" / "web")
+  for kind, files in models.items():
+    os.makedirs(root / "models" / kind)
+    os.symlink(files["builtin"], root / "models" / kind / "model_builtin.tflite")
+  port = _free_port()
+  process = subprocess.Popen(
+      [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+      cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+  base = f"http://127.0.0.1:{port}"
+  try:
+    deadline = time.time() + 30
+    while True:
+      try:
+        urllib.request.urlopen(f"{base}/examples/web/index.html", timeout=2)
+        break
+      except OSError:
+        if time.time() > deadline or process.poll() is not None:
+          raise
+        time.sleep(0.2)
+    yield base
+  finally:
+    process.terminate()
+    try:
+      process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+      process.kill()
+      process.wait()
+
+
+def _node(args, stdin=None, timeout=600):
+  result = subprocess.run(["node", *args], cwd=WEB, input=stdin,
+                          capture_output=True, text=True, timeout=timeout)
+  lines = result.stdout.strip().splitlines()
+  if not lines:
+    pytest.fail(f"node {' '.join(args)} printed nothing (exit "
+                f"{result.returncode}):\n{result.stderr[-4000:]}")
+  output = json.loads(lines[-1])
+  if result.returncode or (isinstance(output, dict) and "error" in output):
+    pytest.fail(f"node {' '.join(args)} failed (exit {result.returncode}):\n"
+                f"{json.dumps(output, indent=1)[-6000:]}\n{result.stderr[-2000:]}")
+  return output
+
+
+def _seq_length(builtin):
+  from ai_edge_litert import interpreter as litert  # pylint: disable=g-import-not-at-top
+  runner = litert.Interpreter(model_path=builtin).get_signature_runner()
+  return int(runner.get_input_details()["input_word_ids"]["shape"][1])
+
+
+def _packed_files(builtin):
+  with zipfile.ZipFile(builtin) as archive:
+    return {name: archive.read(name).decode("utf-8").splitlines()
+            for name in archive.namelist()}
+
+
+def _drive(base, query, queries, tmp_path):
+  """Types `queries` into the page at `base/examples/web/?query`."""
+  queries_path = tmp_path / "queries.json"
+  queries_path.write_text(json.dumps(queries), encoding="utf-8")
+  screenshot = tmp_path / "page.png"
+  output = _node(["test/drive.mjs", f"{base}/examples/web/?{query}",
+                  str(queries_path), str(screenshot), CHROMIUM])
+  directory = os.environ.get("MIXVOCAB_SCREENSHOT_DIR")
+  if directory:
+    os.makedirs(directory, exist_ok=True)
+    shutil.copy(screenshot, os.path.join(
+        directory, f"web_demo_{query.split('=')[0]}.png"))
+  assert output["external"] == [], (
+      f"The page requested other hosts: {output['external']}")
+  errors = [m for m in output["console"] if m.startswith("pageerror")]
+  assert not errors, errors
+  assert [r["query"] for r in output["results"]] == queries
+  assert screenshot.stat().st_size > 0
+  return output["results"]
+
+
+def test_tokenizer_matches_in_graph_tokenizer(models, tmp_path):  # pylint: disable=redefined-outer-name
+  builtin = models["intent_slot"]["builtin"]
+  vocab = tmp_path / "vocab.txt"
+  vocab.write_text("".join(line + "\n" for line in
+                           _packed_files(builtin)["vocab.txt"]),
+                   encoding="utf-8")
+  tokenizer = serving_tokenizer.ServingTokenizer(str(vocab))
+  texts = models["intent_slot"]["queries"][:NUM_QUERIES] + TRICKY_TEXTS
+  for length in (_seq_length(builtin), 8):
+    page = _node(["test/units.mjs", "tokenize", builtin, str(length)],
+                 stdin=json.dumps(texts))
+    for text, got in zip(texts, page):
+      features, words = tokenizer.pack_words(
+          tf.constant([text.encode("utf-8")]), length)
+      expected = {name: np.pad(value.numpy()[0],
+                               (0, length - value.shape[1])).tolist()
+                  for name, value in features.items()}
+      for name, value in expected.items():
+        assert got[name] == value, (text, length, name)
+      positions = words["positions"].numpy().tolist()
+      assert got["positions"][:len(positions)] == positions, (text, length)
+      assert all(p == -1 for p in got["positions"][len(positions):]), (
+          text, length)
+
+
+def test_iob_decoder_matches_numpy(models):  # pylint: disable=redefined-outer-name
+  tags = _packed_files(models["intent_slot"]["builtin"])["slot_tags.txt"]
+  start, transitions = iob_decoding.allowed_transitions(tags)
+  rng = np.random.default_rng(0)
+  scores = []
+  for length in list(range(1, 13)) * 3:
+    logits = rng.normal(scale=3.0, size=[length, len(tags)])
+    scores.append(logits - np.log(np.exp(logits).sum(-1, keepdims=True)))
+  # Ties everywhere: the lowest tag id wins, as in an arg-max.
+  scores.append(np.full([5, len(tags)], -np.log(len(tags))))
+  page = _node(["test/units.mjs", "viterbi"], stdin=json.dumps(
+      {"tags": tags, "scores": [s.tolist() for s in scores]}))
+  for matrix, got in zip(scores, page):
+    expected = iob_decoding.viterbi_decode_numpy(
+        matrix[np.newaxis], [len(matrix)], start, transitions)[0]
+    assert got == expected
+
+
+def test_classifier_page(models, server, tmp_path):  # pylint: disable=redefined-outer-name
+  files = models["text_classification"]
+  queries = files["queries"][:NUM_QUERIES]
+  page = _drive(server, "classifier=models/text_classification/"
+                "model_builtin.tflite", queries, tmp_path)
+  expected = predict.load_predictor(files["tflite"]).predict(queries, top_k=2)
+  for want, got in zip(expected, page):
+    assert got["label"] == want["label"], (want, got)
+    assert abs(got["score"] - want["score"]) < SCORE_TOLERANCE, (want, got)
+
+
+def test_intent_slot_page(models, server, tmp_path):  # pylint: disable=redefined-outer-name
+  files = models["intent_slot"]
+  queries = files["queries"][:NUM_QUERIES]
+  page = _drive(server, "intent_slot=models/intent_slot/model_builtin.tflite",
+                queries, tmp_path)
+  expected = predict.load_predictor(files["tflite"]).predict(queries, top_k=2)
+  for want, got in zip(expected, page):
+    assert got["intent"] == want["intent"], (want, got)
+    assert abs(got["score"] - want["score"]) < SCORE_TOLERANCE, (want, got)
+    words = [w["word"] for w in got["words"]]
+    tags = [w["tag"] for w in got["words"]]
+    assert words[:len(want["words"])] == want["words"], (want, got)
+    assert tags[:len(want["tags"])] == want["tags"], (want, got)
+    assert set(tags[len(want["tags"]):]) <= {"O"}, (want, got)
