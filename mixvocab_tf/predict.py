@@ -35,7 +35,25 @@ model (SNIPS; `intent`, `intent_probs`, `slot_tags` outputs) gives
 probable labels (the model's first), `words` the query's whitespace words
 that the model tagged (at most its sequence length minus 2), `slots` the
 spans of their IOB tags as slot F1 reads them (`iob_to_spans`; `end_word`
-exclusive, `text` the span of the query itself).
+exclusive, `text` the span of the query itself). Every record ends with
+`unreadable_words`: how many whitespace words of the example (of both texts
+of a pair) the student vocabulary turns wholly into [UNK] (a word in another
+script, an emoji: the student reads English). The model answers such an
+example with less to go on; many of them in a stream mean the model is
+being asked what it cannot read.
+
+The vocabulary behind `unreadable_words` (`Predictor.vocab_source`):
+`--vocab` if given; else, for a SavedModel, the vocabulary in its `assets/`
+(the one its tokenizer reads); for a .tflite, `<model>.vocab.txt` beside it,
+else the SavedModel it was converted from when that sits beside it as
+`saved_model/` (the own-data job's export directory); else the shipped
+student vocabulary (`data.default_student_vocab()`, which the package's
+students use). A .tflite's tokenizer keeps no readable vocabulary (its
+WordPiece model stores a trie, not the tokens), so a .tflite of a student
+with another vocabulary needs `--vocab` or the file beside it. The words
+are checked in Python (`text.unreadable.WordReader`, which gives the
+in-graph tokenizer's answer for every character Python's `unicodedata`
+knows): about 40 microseconds for a word not seen before, then cached.
 
 Label names. The label itself is the model's string output (`label`,
 `intent`), which a .tflite answers too. Ranking `top_k > 1` labels needs the
@@ -60,6 +78,7 @@ predictor.predict(["play norah jones on spotify"], top_k=3)
 ```
 """
 
+import glob
 import json
 import os
 import struct
@@ -72,10 +91,12 @@ import numpy as np
 import tensorflow as tf
 
 from mixvocab_tf import cli as cli_entry
+from mixvocab_tf import data as data_lib
 from mixvocab_tf.core import cli
 from mixvocab_tf.export import saved_model_export
 from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.tasks.finetuning import metrics as metrics_lib
+from mixvocab_tf.text import unreadable
 
 #: Examples per call of the model.
 BATCH_SIZE = 64
@@ -85,6 +106,11 @@ KINDS = ("intent_slot", "classification")
 SIGNATURE = "serving_default"
 #: Suffix of the label list beside a .tflite (`convert_run` writes it).
 TFLITE_LABELS_SUFFIX = ".labels.json"
+#: Suffix of the student vocabulary beside a .tflite (`unreadable_words`).
+TFLITE_VOCAB_SUFFIX = ".vocab.txt"
+#: The SavedModel that a .tflite was converted from, when beside it (the
+#: own-data job's export directory).
+SAVED_MODEL_BESIDE = "saved_model"
 
 #: Sorted input names of a served signature -> keys of a row (and of the
 #: output record) for them.
@@ -320,10 +346,14 @@ class Predictor:
       None if the model does not give them (then only `top_k=1` works).
     labels_source: where `labels` were read.
     batch_size: examples per call of the model.
+    reader: a `text.unreadable.WordReader` of the student vocabulary, which
+      counts `unreadable_words` (None: of the shipped one).
+    vocab_source: the vocabulary file it reads (module docstring).
   """
 
   def __init__(self, backend, model_path, kind, labels=None,
-               labels_source=None, batch_size=BATCH_SIZE):
+               labels_source=None, batch_size=BATCH_SIZE, reader=None,
+               vocab_source=None):
     if batch_size < 1:
       raise ValueError(f"batch_size must be at least 1; received "
                        f"{batch_size}.")
@@ -335,6 +365,11 @@ class Predictor:
     self.labels = tuple(labels) if labels is not None else None
     self.labels_source = labels_source
     self.batch_size = int(batch_size)
+    if reader is None:
+      vocab_source = data_lib.default_student_vocab()
+      reader = unreadable.WordReader(vocab_source)
+    self.reader = reader
+    self.vocab_source = vocab_source
     self._keys = _OUTPUTS[kind]
     self.text_keys = _ROW_KEYS[self.input_names]
 
@@ -470,6 +505,8 @@ class Predictor:
       record["top_k"] = ranked
       if self.kind == "intent_slot":
         record.update(self._words_and_slots(outputs, i, encoded[i][0]))
+      record["unreadable_words"] = sum(self.reader.count(text)
+                                       for text in texts)
       records.append(record)
     return records
 
@@ -494,17 +531,60 @@ class Predictor:
     return {"words": words, "tags": tags, "slots": slots}
 
 
-def load_predictor(model_path: str, batch_size: int = BATCH_SIZE
-                  ) -> Predictor:
+def _saved_model_vocab(saved_model_dir):
+  """(vocab.txt in the SavedModel's assets, its lower_case), or None."""
+  found = glob.glob(os.path.join(saved_model_dir, "assets", "*.txt"))
+  if len(found) != 1:
+    return None
+  lower_case = True
+  info_path = os.path.join(saved_model_dir,
+                           saved_model_export.EXPORT_INFO_FILE)
+  try:
+    with open(info_path, encoding="utf-8") as f:
+      lower_case = bool(json.load(f).get("lower_case", True))
+  except (OSError, ValueError, AttributeError):
+    pass
+  return found[0], lower_case
+
+
+def model_vocab(model_path: str, vocab: Optional[str] = None
+               ) -> Tuple[str, bool]:
+  """The student vocabulary of a model and its lower_case, in the module
+  docstring's order: `vocab`; a SavedModel's assets; `<model>.vocab.txt`,
+  else a SavedModel `saved_model/`, beside a .tflite; the shipped one.
+
+  Raises:
+    FileNotFoundError: `vocab` is given but does not exist.
+  """
+  path = os.fspath(model_path)
+  if os.path.isdir(path):
+    found = _saved_model_vocab(path)
+  else:
+    found = _saved_model_vocab(os.path.join(os.path.dirname(path),
+                                            SAVED_MODEL_BESIDE))
+    if os.path.isfile(path + TFLITE_VOCAB_SUFFIX):
+      found = (path + TFLITE_VOCAB_SUFFIX, found[1] if found else True)
+  if vocab:
+    if not os.path.isfile(vocab):
+      raise FileNotFoundError(
+          f"The vocabulary {vocab} does not exist; expected the student's "
+          "vocab.txt (a SavedModel holds it in assets/).")
+    return vocab, found[1] if found else True
+  return found or (data_lib.default_student_vocab(), True)
+
+
+def load_predictor(model_path: str, batch_size: int = BATCH_SIZE,
+                   vocab: Optional[str] = None) -> Predictor:
   """A `Predictor` of a SavedModel directory or a .tflite file.
 
   The signature's inputs (`text`, `sentence`, or `sentence_a` and
   `sentence_b`) and outputs (intent and slots, or a label) decide how rows
-  are read and what records hold; label names come from the model (module
-  docstring).
+  are read and what records hold; label names come from the model, and the
+  student vocabulary (`unreadable_words`) from `vocab` or beside the model
+  (module docstring).
 
   Raises:
-    FileNotFoundError: `model_path` does not exist.
+    FileNotFoundError: `model_path` (or `vocab`) does not exist.
     ValueError: it is neither a SavedModel directory nor a .tflite file, or
       its signature is not one of an intent and slot model or a classifier.
   """
@@ -539,8 +619,11 @@ def load_predictor(model_path: str, batch_size: int = BATCH_SIZE
     if labels is None:
       source = path + TFLITE_LABELS_SUFFIX
       labels = _labels_from_json(source, key)
+  vocab_path, lower_case = model_vocab(path, vocab)
+  reader = unreadable.WordReader(vocab_path, lower_case)
   return Predictor(backend, path, kind, labels,
-                   source if labels is not None else None, batch_size)
+                   source if labels is not None else None, batch_size,
+                   reader=reader, vocab_source=vocab_path)
 
 
 # The command.
@@ -562,6 +645,11 @@ def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
                        lower_bound=1, flag_values=flag_values)
   flags.DEFINE_integer("batch_size", BATCH_SIZE, "Examples per call of the "
                        "model.", lower_bound=1, flag_values=flag_values)
+  flags.DEFINE_string(
+      "vocab", None, "The student's vocab.txt, against which each record's "
+      "`unreadable_words` are counted; default: the SavedModel's own, "
+      "<model>.vocab.txt beside a .tflite, else the shipped student "
+      "vocabulary.", flag_values=flag_values)
 
 
 def read_rows(lines: Iterable[bytes], source: str
@@ -630,7 +718,8 @@ def _run(values):
                      "per line, or - for stdin.")
   stream, source = _open_input(values.input)
   try:
-    predictor = load_predictor(values.model, values.batch_size)
+    predictor = load_predictor(values.model, values.batch_size,
+                               values.vocab)
     predictor.check_top_k(values.top_k)
     examples = (predictor.parse_row(row, where)
                 for where, row in read_rows(stream, source))

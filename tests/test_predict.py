@@ -33,6 +33,7 @@ from mixvocab_tf.tasks.finetuning.text_classification import data as text_classi
 from mixvocab_tf.tasks.finetuning.text_classification import export_module as text_classification_export
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 from mixvocab_tf.tasks.finetuning.intent_slot import export_module as intent_slot_export
+from mixvocab_tf.text import unreadable
 
 SEQ_LENGTH = 16
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -187,7 +188,8 @@ def test_pair_classifier_saved_model_and_tflite_agree(glue):
   _assert_same_predictions(tflite.predict(rows, top_k=3), want)
   assert len({r["label"] for r in want}) > 1
   assert [(r["text_a"], r["text_b"]) for r in want] == PAIRS
-  assert set(want[0]) == {"text_a", "text_b", "label", "score", "top_k"}
+  assert set(want[0]) == {"text_a", "text_b", "label", "score", "top_k",
+                          "unreadable_words"}
   # JSON rows, with our keys or the model's input names, answer the same.
   as_dicts = ([{"text_a": a, "text_b": b} for a, b in PAIRS[:2]] +
               [{"sentence_a": a, "sentence_b": b} for a, b in PAIRS[2:]])
@@ -260,6 +262,59 @@ def test_tflite_labels_from_the_file_beside_it(snips, tmp_path, monkeypatch):
       json.dump({"intents": names, "slots": SLOTS}, f)
     with pytest.raises(ValueError, match=message):
       predict.load_predictor(path).predict(QUERIES, top_k=2)
+
+
+# Rows and how many of their whitespace words the shipped student vocabulary
+# turns wholly into [UNK].
+UNREADABLE = [
+    ("play norah jones on spotify", 0),
+    ("rate this book 5 stars 😀", 1),
+    ("Москва weather tomorrow", 1),
+    ("北京 天气 怎么样", 3),
+    ("مرحبا play", 1),
+    ("naïve café 👍🏽 👨‍👩‍👧", 2),  # Accents are stripped; emoji are not read.
+    ("Ørsted  pâté straße", 1),  # Ø has no decomposition.
+    ("", 0),
+]
+
+
+def test_unreadable_words_count_what_the_student_cannot_read(
+    snips, glue, tmp_path):
+  rows = [row for row, _ in UNREADABLE]
+  want = [count for _, count in UNREADABLE]
+  # The in-graph tokenizer agrees, word by word.
+  words = [word for row in rows for word in row.split()]
+  assert sum(unreadable.unreadable_mask(
+      words, data_lib.default_student_vocab())) == sum(want)
+  for path in snips:
+    predictor = predict.load_predictor(path)
+    # The SavedModel's own vocabulary; the .tflite's, beside it in the
+    # SavedModel it was converted from.
+    assert predictor.vocab_source == os.path.join(snips[0], "assets",
+                                                  "student_vocab.txt")
+    assert [r["unreadable_words"] for r in predictor.predict(rows)] == want
+  # Both texts of a pair.
+  pairs = predict.load_predictor(glue[1]).predict(
+      ["你好 world\t😀 😀", "a man sleeps\tнет"])
+  assert [r["unreadable_words"] for r in pairs] == [3, 1]
+
+  # A .tflite alone: the shipped vocabulary; then the one beside it, then
+  # --vocab.
+  path = str(tmp_path / "alone.tflite")
+  shutil.copy(snips[1], path)
+  assert predict.load_predictor(path).vocab_source == (
+      data_lib.default_student_vocab())
+  tiny = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "play", "北", "##京"]
+  with open(path + predict.TFLITE_VOCAB_SUFFIX, "w", encoding="utf-8") as f:
+    f.write("\n".join(tiny) + "\n")
+  beside = predict.load_predictor(path)
+  assert beside.vocab_source == path + predict.TFLITE_VOCAB_SUFFIX
+  assert [r["unreadable_words"] for r in beside.predict(
+      ["play 北京 天气", "play"])] == [1, 0]
+  given = predict.load_predictor(path, vocab=data_lib.default_student_vocab())
+  assert [r["unreadable_words"] for r in given.predict(rows)] == want
+  with pytest.raises(FileNotFoundError, match="nope.txt does not exist"):
+    predict.load_predictor(path, vocab=str(tmp_path / "nope.txt"))
 
 
 def test_the_label_table_inside_a_tflite(glue, snips):
@@ -388,14 +443,24 @@ def test_command_reads_a_file_and_writes_a_file(glue, tmp_path):
   pairs.write_text("".join(f"{a}\t{b}\n" for a, b in PAIRS),
                    encoding="utf-8")
   output = tmp_path / "pairs.jsonl"
+  # --vocab reaches `unreadable_words`: a vocabulary of three words.
+  vocab = tmp_path / "vocab.txt"
+  vocab.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\na\nman\nis\n",
+                   encoding="utf-8")
   status, stdout, stderr = _command(
       tmp_path, f"--model={glue[0]}", f"--input={pairs}",
-      f"--output={output}", "--top_k=3", "--batch_size=3")
+      f"--output={output}", "--top_k=3", "--batch_size=3",
+      f"--vocab={vocab}")
   assert (status, stdout) == (0, ""), stderr
   got = [json.loads(line)
          for line in output.read_text(encoding="utf-8").splitlines()]
-  assert got == predict.load_predictor(glue[0]).predict(
-      ["\t".join(pair) for pair in PAIRS], top_k=3)
+  # The same batches as the command's: scores of other batchings differ in
+  # the last bits.
+  assert got == predict.load_predictor(
+      glue[0], batch_size=3, vocab=str(vocab)).predict(
+          ["\t".join(pair) for pair in PAIRS], top_k=3)
+  # "A man is playing a guitar." / "Someone plays music.": 2 + 3.
+  assert got[0]["unreadable_words"] == 5
 
 
 def test_command_errors_are_one_line(snips, glue, tmp_path):

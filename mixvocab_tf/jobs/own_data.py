@@ -267,10 +267,25 @@ def _load(bindings):
 
 
 def check_step(step_dir, output_dir, bindings):
-  """Writes the dataset's summary (and its warning) beside the job."""
+  """Writes the dataset's summary (and its warnings) beside the job.
+
+  Words the student cannot read (wholly [UNK]) are counted against the
+  binding `vocab`, the vocabulary of the student the job distils into
+  (`student_vocab`), else the shipped student's; when a split holds many,
+  their warning is logged here, once, before anything trains (the
+  unseen-label warning is logged when the job starts).
+  """
   del output_dir
-  _, dataset = _load(bindings)
-  summary = dict(dataset.summary(), warning=dataset.warning())
+  options = heldout_steps.parse_bindings(bindings)
+  columns = {k: options[k] for k in ("text_column", "text_b_column",
+                                     "label_column") if k in options}
+  dataset = user_data.load_dataset(options["data_dir"],
+                                   vocab=options.get("vocab"), **columns)
+  unreadable = dataset.unreadable_warning()
+  if unreadable:
+    logging.warning("%s", unreadable)
+  summary = dict(dataset.summary(), warning=dataset.warning(),
+                 unreadable_warning=unreadable)
   run_files.write_json(os.path.join(step_dir, SUMMARY_JSON), summary,
                        indent=1)
 

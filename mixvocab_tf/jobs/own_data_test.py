@@ -1,5 +1,6 @@
 """Tests of the own-data job's steps (no training: see tests/test_own_data.py)."""
 
+import json
 import os
 
 import numpy as np
@@ -59,6 +60,51 @@ class OwnDataStepsTest(tf.test.TestCase):
     steps = {name: bindings for name, _, _, bindings in
              own_data.own_data_steps(text_dir, student=data_dir)}
     self.assertIn("Trainer.early_stopping_patience = None", steps["student"])
+
+  def test_check_warns_once_of_words_the_student_cannot_read(self):
+    # Half the queries are Chinese: the check logs one warning, before
+    # anything trains, and records the counts in its summary.
+    data_dir = os.path.join(self.get_temp_dir(), "chinese")
+    queries = ["play some jazz", "播放 爵士 音乐"] * 10
+    for split in ("train", "valid"):
+      os.makedirs(os.path.join(data_dir, split))
+      for name, lines in (("seq.in", queries),
+                          ("seq.out", ["O O O"] * len(queries)),
+                          ("label", ["PlayMusic", "Play"] * 10)):
+        with open(os.path.join(data_dir, split, name), "w",
+                  encoding="utf-8") as f:
+          f.write("".join(f"{line}\n" for line in lines))
+    bindings = [f"data_dir = {data_dir!r}", "text_column = 'text'",
+                "text_b_column = None", "label_column = 'label'"]
+    step_dir = os.path.join(self.get_temp_dir(), "data")
+    os.makedirs(step_dir)
+    with self.assertLogs("absl", level="WARNING") as logs:
+      own_data.check_step(step_dir, self.get_temp_dir(), bindings)
+    unreadable = [line for line in logs.output if "[UNK]" in line]
+    self.assertLen(unreadable, 1)
+    self.assertIn("train (", unreadable[0])
+    self.assertIn("30 of 60 words (50.0%) are [UNK]", unreadable[0])
+    with open(os.path.join(step_dir, own_data.SUMMARY_JSON),
+              encoding="utf-8") as f:
+      summary = json.load(f)
+    self.assertEqual(summary["unreadable_words"]["train"]["unreadable"], 30)
+    self.assertEqual(summary["unreadable_words"]["validation"]["share"],
+                     0.5)
+    self.assertIn("reach the model as [UNK]", summary["unreadable_warning"])
+    # Against a student vocabulary that spells them (the binding `vocab`),
+    # they are read: no warning.
+    vocab = os.path.join(self.get_temp_dir(), "vocab.txt")
+    with open(vocab, "w", encoding="utf-8") as f:
+      f.write("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
+                         "播", "##放", "爵", "##士", "音", "##乐", "play",
+                         "some", "jazz"]) + "\n")
+    own_data.check_step(step_dir, self.get_temp_dir(),
+                        bindings + [f"vocab = {vocab!r}"])
+    with open(os.path.join(step_dir, own_data.SUMMARY_JSON),
+              encoding="utf-8") as f:
+      summary = json.load(f)
+    self.assertIsNone(summary["unreadable_warning"])
+    self.assertEqual(summary["unreadable_words"]["train"]["unreadable"], 0)
 
   def test_export_macro_f1_is_the_trainers_over_train_labels(self):
     # 'c' is a gold label train lacked: an error, not a class of its own.

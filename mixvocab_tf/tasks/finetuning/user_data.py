@@ -57,7 +57,13 @@ of the query to one IOB slot tag), in one of two layouts:
   intent if it has slot tags other than `O`);
 - labels, intents and slot tags that occur in validation or test but not in
   train are allowed: the model cannot predict them, so they count as errors
-  in the scores, and `UserDataset.warning()` lists them.
+  in the scores, and `UserDataset.warning()` lists them;
+- texts may be in any script, but the student reads English: its WordPiece
+  vocabulary turns a word of Chinese, Arabic, Cyrillic, ... or an emoji
+  wholly into [UNK]. Such words are counted per split (whitespace words of
+  the queries, or of `text` / `text_a` / `text_b`; `text.unreadable`), and
+  `UserDataset.unreadable_warning()` names the splits where they are more
+  than 2% of the words.
 
 A file that breaks the contract raises `DataError`, whose message names the
 file and the line, what was found there, what was expected, and how to fix it.
@@ -65,8 +71,9 @@ file and the line, what was found there, what was expected, and how to fix it.
 Example:
   dataset = load_dataset("/data/my_intents")
   print(dataset.summary())
-  if dataset.warning():
-    print(dataset.warning())
+  for warning in (dataset.warning(), dataset.unreadable_warning()):
+    if warning:
+      print(warning)
   train = dataset.splits["train"]  # IntentSlotSplit: words, tags, intents
 """
 
@@ -79,6 +86,9 @@ import os
 from typing import Any, Iterator
 
 import tensorflow as tf
+
+from mixvocab_tf import data as data_lib
+from mixvocab_tf.text import unreadable as unreadable_lib
 
 TEXT_CLASSIFICATION = "text_classification"
 INTENT_SLOT = "intent_slot"
@@ -107,6 +117,9 @@ _NEAR_MISSES = {
 # Characters of a value quoted in a message, and entries of a directory listed.
 _MAX_SHOWN = 80
 _MAX_LISTED = 30
+#: `UserDataset.unreadable_warning` names a split when more than this share
+#: of its words are wholly [UNK] to the student.
+UNREADABLE_SHARE = 0.02
 
 
 # Files go through tf.io.gfile, as everywhere in the package: a dataset may be
@@ -1005,9 +1018,21 @@ def _counts(values) -> dict[str, int]:
   return dict(sorted(counter.items(), key=lambda item: (-item[1], item[0])))
 
 
+def _split_words(data) -> Iterator[str]:
+  """The whitespace words of a split: of its queries, or of its texts."""
+  if isinstance(data, IntentSlotSplit):
+    for words in data.words:
+      yield from words
+    return
+  for texts in (data.texts_a, data.texts_b or ()):
+    for text in texts:
+      yield from text.split()
+
+
 @dataclasses.dataclass
 class UserDataset:
-  """A checked dataset: its splits, label names and unseen labels.
+  """A checked dataset: its splits, label names, unseen labels, and words the
+  student cannot read.
 
   Attributes:
     files: where the splits were found.
@@ -1019,19 +1044,25 @@ class UserDataset:
     unseen: split ('validation', 'test') -> {"labels": {name: examples},
       "slot_tags": {name: words}}: the labels (or intents) and slot tags of
       that split that train lacks, with their counts.
+    unreadable: split -> {"words": its whitespace words, "unreadable": those
+      the student vocabulary turns wholly into [UNK], "distinct_unreadable",
+      "examples": {word: count} of the most frequent of them}
+      (`text.unreadable.count_unreadable`); empty if not counted.
   """
   files: DatasetFiles
   splits: dict
   labels: list[str]
   slot_tags: list[str] | None
   unseen: dict
+  unreadable: dict = dataclasses.field(default_factory=dict)
 
   @property
   def kind(self) -> str:
     return self.files.kind
 
   def summary(self) -> dict:
-    """Examples per split, label counts, pairs or not, unseen labels (JSON)."""
+    """Examples per split, label counts, pairs or not, unseen labels, words
+    the student cannot read (JSON)."""
     train = self.splits["train"]
     if self.kind == TEXT_CLASSIFICATION:
       labeled = {split: data.labels is not None
@@ -1058,7 +1089,16 @@ class UserDataset:
                 "slot_tags": dict(found["slot_tags"]),
             } for split, found in self.unseen.items()
         },
+        "unreadable_words": {
+            split: dict(found, share=round(self._unreadable_share(split), 6),
+                        examples=dict(found["examples"]))
+            for split, found in self.unreadable.items()
+        },
     }
+
+  def _unreadable_share(self, split: str) -> float:
+    found = self.unreadable[split]
+    return found["unreadable"] / found["words"] if found["words"] else 0.0
 
   def warning(self, most: int = 10) -> str | None:
     """One message on every unseen label and slot tag; None if there is none.
@@ -1102,11 +1142,47 @@ class UserDataset:
         "as errors in the scores. " + "; ".join(parts) + ". To learn them, "
         "add examples of them to train.")
 
+  def unreadable_warning(self, threshold: float = UNREADABLE_SHARE,
+                         most: int = 10) -> str | None:
+    """One message on the splits whose words the student cannot read.
+
+    A split is named when more than `threshold` of its whitespace words are
+    wholly [UNK] to the student (`unreadable`), with its counts and its
+    `most` most frequent such words; None if no split is.
+    """
+    names, parts = [], []
+    for split, found in self.unreadable.items():
+      share = self._unreadable_share(split)
+      if share <= threshold:
+        continue
+      listed = ", ".join(f"{_show(word, 40)} ({count})" for word, count in
+                         list(found["examples"].items())[:most])
+      others = found["distinct_unreadable"] - min(most, len(found["examples"]))
+      if others > 0:
+        listed += f" and {_plural(others, 'other')}"
+      names.append(split)
+      parts.append(
+          f"{split} ({self.splits[split].path}): {found['unreadable']} of "
+          f"{found['words']} words ({share:.1%}) are [UNK], most often "
+          f"{listed}")
+    if not parts:
+      return None
+    return (
+        f"More than {threshold:.0%} of the words of {' and '.join(names)} "
+        "are unreadable to the student: it reads English (its vocabulary "
+        "holds WordPieces of English text), so these words (other scripts, "
+        "emoji) reach the model as [UNK], and it cannot tell them apart or "
+        "learn from them. " + "; ".join(parts) + ". Where such words decide "
+        "the label, expect low scores: the package has no student for other "
+        "languages. Translate these texts into English, or carry on if these "
+        "words are noise.")
+
 
 def load_dataset(data_dir: str,
                  text_column: str = "text",
                  text_b_column: str | None = None,
-                 label_column: str = "label") -> UserDataset:
+                 label_column: str = "label",
+                 vocab=None) -> UserDataset:
   """Finds, reads and checks every split of the dataset in `data_dir`.
 
   Args:
@@ -1116,6 +1192,9 @@ def load_dataset(data_dir: str,
     text_b_column: text classification: the column of the second text of a
       pair (None: `text_a` and `text_b` are a pair when there is no `text`).
     label_column: text classification: the column of the label.
+    vocab: the student's WordPiece vocabulary (a vocab.txt path or tokens),
+      against which the words of each split are read (`unreadable`); None:
+      the shipped student's (`data.default_student_vocab()`).
 
   Returns:
     A `UserDataset`. Train and validation carry labels; test may not.
@@ -1193,5 +1272,11 @@ def load_dataset(data_dir: str,
             "slot_tags": _counts(t for query_tags in data.tags or []
                                  for t in query_tags if t not in known_tags),
         }
+  # Each distinct word of the dataset is tokenized once, as the student's
+  # fine-tuning featurizer tokenizes it.
+  unreadable = unreadable_lib.count_unreadable(
+      {split: _split_words(data) for split, data in splits.items()},
+      vocab if vocab is not None else data_lib.default_student_vocab())
   return UserDataset(files=files, splits=splits, labels=labels,
-                     slot_tags=slot_tags, unseen=unseen)
+                     slot_tags=slot_tags, unseen=unseen,
+                     unreadable=unreadable)

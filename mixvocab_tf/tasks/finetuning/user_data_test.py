@@ -646,6 +646,88 @@ def test_load_dataset_column_names(tmp_path):
 
 
 # -----------------------------------------------------------------------------
+# Words the student cannot read.
+# -----------------------------------------------------------------------------
+
+
+def test_unreadable_words_warn_above_two_percent_with_counts(tmp_path):
+  # train: 40 queries, 4 of them in other scripts or emoji. Words: 36 x 3
+  # English + '北京 天气' + '播放 周杰伦 的 歌' + 'مرحبا بك' + 'play 😀 😀' = 119,
+  # of which 2 + 4 + 2 + 2 = 10 are [UNK] ('play' is read).
+  english = ["play some jazz", "book a table", "what is weather"] * 12
+  queries = english + ["北京 天气", "播放 周杰伦 的 歌", "مرحبا بك",
+                       "play 😀 😀"]
+  _write_goo(tmp_path / "train", queries,
+             [" ".join(["O"] * len(q.split())) for q in queries],
+             ["A", "B"] * 20)
+  # validation: 50 words, one of them Cyrillic: 2.0%, not above.
+  valid = ["play some jazz now"] * 12 + ["play москва"]
+  _write_goo(tmp_path / "valid", valid,
+             [" ".join(["O"] * len(q.split())) for q in valid],
+             ["A"] * len(valid))
+  dataset = user_data.load_dataset(str(tmp_path))
+  train = dataset.unreadable["train"]
+  assert (train["words"], train["unreadable"]) == (119, 10)
+  assert train["distinct_unreadable"] == 9
+  # Most frequent first, then alphabetically.
+  assert list(train["examples"].items())[:2] == [("😀", 2), ("بك", 1)]
+  assert set(train["examples"]) == {"😀", "北京", "天气", "播放", "周杰伦",
+                                    "的", "歌", "مرحبا", "بك"}
+  assert dataset.unreadable["validation"] == {
+      "words": 50, "unreadable": 1, "distinct_unreadable": 1,
+      "examples": {"москва": 1}}
+  warning = dataset.unreadable_warning()
+  assert "\n" not in warning
+  assert warning.startswith("More than 2% of the words of train are "
+                            "unreadable to the student: it reads English")
+  assert "reach the model as [UNK]" in warning
+  assert (f"train ({tmp_path / 'train'}): 10 of 119 words (8.4%) are [UNK], "
+          "most often '😀' (2), 'بك' (1)") in warning
+  assert "validation (" not in warning  # 2.0% is not above 2%.
+  assert "and 6 others" in dataset.unreadable_warning(most=3)
+  assert "москва" in dataset.unreadable_warning(threshold=0.01)
+  summary = dataset.summary()
+  assert json.loads(json.dumps(summary)) == summary
+  assert summary["unreadable_words"]["train"]["share"] == round(10 / 119, 6)
+  assert summary["unreadable_words"]["validation"]["unreadable"] == 1
+
+
+def test_english_data_does_not_warn_and_pairs_count_both_texts(tmp_path):
+  content = ("text_a,text_b,label\nA man sleeps.,A man rests.,entail\n"
+             "Café au lait?,\"Sunny, warm.\",contradict\n")
+  _write(tmp_path / "english" / "train.csv", content)
+  _write(tmp_path / "english" / "dev.csv", content)
+  dataset = user_data.load_dataset(str(tmp_path / "english"))
+  # Words of text_a and text_b: 3 + 3 + 3 + 2.
+  assert dataset.unreadable["train"] == {
+      "words": 11, "unreadable": 0, "distinct_unreadable": 0, "examples": {}}
+  assert dataset.unreadable_warning() is None
+  assert dataset.summary()["unreadable_words"]["validation"]["share"] == 0.0
+  _write(tmp_path / "mixed" / "train.csv", content)
+  _write(tmp_path / "mixed" / "dev.csv", content + "Hi.,你好,neutral\n")
+  dataset = user_data.load_dataset(str(tmp_path / "mixed"))
+  assert dataset.unreadable["validation"] == {
+      "words": 13, "unreadable": 1, "distinct_unreadable": 1,
+      "examples": {"你好": 1}}
+  warning = dataset.unreadable_warning()
+  assert "1 of 13 words (7.7%) are [UNK], most often '你好' (1)." in warning
+  assert "train (" not in warning
+
+
+def test_unreadable_words_are_read_with_the_vocabulary_given(tmp_path):
+  _write(tmp_path / "train.csv", "text,label\nplay 北京,a\nplay jazz,b\n")
+  _write(tmp_path / "dev.csv", "text,label\nplay 北京,a\n")
+  # The shipped student vocabulary has no '北' or '京'.
+  assert user_data.load_dataset(
+      str(tmp_path)).unreadable["train"]["examples"] == {"北京": 1}
+  tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "北", "##京",
+            "play"]
+  dataset = user_data.load_dataset(str(tmp_path), vocab=tokens)
+  assert dataset.unreadable["train"]["examples"] == {"jazz": 1}
+  assert dataset.unreadable["validation"]["unreadable"] == 0
+
+
+# -----------------------------------------------------------------------------
 # Real data, read as a user's files (skipped where ../shared/data is absent).
 # -----------------------------------------------------------------------------
 
@@ -672,3 +754,6 @@ def test_load_dataset_shared_sst2(tmp_path):
   assert dataset.labels == ["0", "1"]
   assert dataset.splits["train"].texts_b is None
   assert dataset.warning() is None
+  # English movie reviews: a handful of unreadable words ('næss').
+  assert dataset.unreadable["train"]["words"] == 633724
+  assert dataset.unreadable_warning() is None
