@@ -185,7 +185,7 @@ async function choose(index) {
 }
 
 if (choices.length === 0) {
-  select.hidden = true;
+  select.parentElement.hidden = true;
   $("open").open = true;
   setStatus(
     "error",

@@ -18,7 +18,12 @@ async function fetchBytes(url) {
 
 function need(files, name) {
   if (!files[name]) {
-    throw new Error(`the model packs no ${name} (it packs ${Object.keys(files).join(", ") || "nothing"})`);
+    const hint = files["intents.txt"]
+      ? ": it is an intent and slot model (?intent_slot=)"
+      : files["labels.txt"]
+        ? ": it is a text classifier (?classifier=)"
+        : "";
+    throw new Error(`the model packs no ${name} (it packs ${Object.keys(files).join(", ") || "nothing"})${hint}`);
   }
   return files[name];
 }
