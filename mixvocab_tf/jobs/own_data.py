@@ -63,6 +63,9 @@ SUMMARY_JSON = "summary.json"
 _BATCH_SIZE = 64
 PREDICTIONS_JSONL = "test_predictions.jsonl"
 TFLITE_FILE = "model_dynamic.tflite"
+#: The same model on token ids, LiteRT builtins only, with metadata
+#: (MediaPipe Tasks, LiteRT.js, a stock LiteRT app: `builtin_model`).
+BUILTIN_FILE = "model_builtin.tflite"
 REPORT_MD = "report.md"
 #: Queries timed one at a time on one thread for the latency line.
 LATENCY_QUERIES = 200
@@ -163,7 +166,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
              f"text_b_column = {text_b_column!r}",
              f"label_column = {label_column!r}"]
   read = [f"data_dir = {data_dir!r}"] + columns
-  steps = [("data", "own_data_check", [], read)]
+  check = list(read)  # The check also gets the student's vocabulary below.
+  steps = [("data", "own_data_check", [], check)]
   if student == "pretrain" or (student is None and
                                data_lib.pretrained_student_dir() is None):
     steps += pretraining_steps()
@@ -178,6 +182,10 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     init, vocab = repr(student), None
   else:
     init, vocab = _quote(student), student_vocab(student)
+  if vocab:
+    # Words are counted unreadable against the vocabulary the job distils
+    # into (else the shipped student's).
+    check.append(f"vocab = {vocab!r}")
   if intent_slot:
     task_class = "IntentSlotTask"
     teacher_gin, student_gin = "finetune_snips_cpu.gin", "distill_snips_cpu.gin"
@@ -371,9 +379,11 @@ def majority_accuracy(dataset, split):
 
 
 def export_step(step_dir, output_dir, bindings):
-  """SavedModel and dynamic-range .tflite of the student; their scores."""
+  """SavedModel, dynamic-range .tflite and builtin-only .tflite of the
+  student; their scores, sizes and latencies."""
   # pylint: disable=g-import-not-at-top
   from mixvocab_tf import predict as predict_lib
+  from mixvocab_tf.export import builtin_model
   from mixvocab_tf.export import tflite_conversion
   from mixvocab_tf.jobs import export_run
   from mixvocab_tf.jobs import report
@@ -389,6 +399,13 @@ def export_step(step_dir, output_dir, bindings):
     content = tflite_conversion.convert_saved_model(saved_model_dir,
                                                     quantize="dynamic")
     run_files.write_atomically(tflite_path, content)
+  builtin_path = os.path.join(step_dir, BUILTIN_FILE)
+  if not run_files.is_file(builtin_path):
+    logging.info("Converting the SavedModel's token-id signature to a "
+                 "builtin-only .tflite with metadata...")
+    run_files.write_atomically(
+        builtin_path, builtin_model.convert_builtin(saved_model_dir,
+                                                    "dynamic"))
   summary = {"kind": dataset.kind, "saved_model_dir": saved_model_dir,
              "saved_model_bytes": report.file_size(saved_model_dir),
              "tflite": tflite_path, "tflite_bytes": run_files.file_size(
@@ -398,6 +415,9 @@ def export_step(step_dir, output_dir, bindings):
                            ) as local_tflite:
     _score_export(predict_lib.load_predictor(local_tflite), dataset,
                   output_dir, summary)
+  summary["builtin"] = builtin_model.summary(
+      builtin_path, saved_model_dir,
+      _rows(dataset.splits["validation"])[0][:LATENCY_QUERIES])
   run_files.write_json(os.path.join(step_dir, SUMMARY_JSON), summary,
                        indent=1)
 
@@ -519,11 +539,30 @@ def report_step(step_dir, output_dir, bindings):
       f"- .tflite (dynamic-range): `{export['tflite']}`, "
       f"{report.format_mb(export['tflite_bytes'])}; p50 "
       f"{export['p50_ms']:.2f} ms, p90 {export['p90_ms']:.2f} ms per query "
-      "(one thread, LiteRT, Python runner)"]
+      "(one thread, LiteRT, Python runner, tokenization included)"]
+  builtin = export.get("builtin")
+  if builtin:
+    lines.append(
+        f"- .tflite, builtin operators only, with metadata (MediaPipe Tasks, "
+        f"LiteRT.js, a stock LiteRT app): `{builtin['path']}`, "
+        f"{report.format_mb(builtin['bytes'])}; p50 {builtin['p50_ms']:.2f} "
+        f"ms per query (one thread, LiteRT, the model on [1, "
+        f"{builtin['seq_length']}] token ids; the app tokenizes)")
   if "test" in export["splits"]:
     lines.append(f"- test predictions: `{export['splits']['test']['predictions']}`")
   lines += ["", "Predict with it: `mixvocab-predict --model="
             f"{export['tflite']} --input=queries.txt --output=-`", ""]
+  if builtin:
+    lines += [
+        "On a phone or in a browser: the builtin file loads in MediaPipe "
+        "Tasks (" + ("TextClassifier" if not intent_slot else
+                     "LiteRT with your own WordPiece tokenizer") +
+        ") and LiteRT.js; try it in the browser with the page in the "
+        "package's `examples/web` (its README: serve a folder holding the "
+        "page and this file with `python3.11 -m http.server`, then open "
+        "`examples/web/?" + ("intent_slot" if intent_slot else "classifier")
+        + f"=<path of {BUILTIN_FILE}>`). The tokenization contract: "
+        "docs/SERVING.md, \"Deploy\".", ""]
   run_files.write_text(join(REPORT_MD), "\n".join(lines))
   run_files.write_json(os.path.join(step_dir, SUMMARY_JSON),
                        {"report": join(REPORT_MD), "rows": rows}, indent=1)

@@ -2,7 +2,8 @@
 
 Run as a child process by tests/test_deploy.py, the way an app would load the
 file: `python mediapipe_classify.py MODEL TEXTS_JSON OUTPUT_JSON`. Writes the
-top-1 label and its score of each text, and the modules that were loaded.
+top-1 label and its score of each text, every label's score, and whether
+TensorFlow or tensorflow-text was loaded.
 """
 
 import json
@@ -26,7 +27,9 @@ def main(model, texts_json, output_json):
     for text in texts:
       categories = classifier.classify(text).classifications[0].categories
       best = max(categories, key=lambda c: c.score)
-      results.append({"label": best.category_name, "score": best.score})
+      results.append({"label": best.category_name, "score": best.score,
+                      "scores": {c.category_name: c.score
+                                 for c in categories}})
   with open(output_json, "w", encoding="utf-8") as f:
     json.dump({"results": results,
                "tensorflow_loaded": sys.modules.get("tensorflow") is not None,

@@ -1,0 +1,218 @@
+"""Where apps run: the builtin-ops .tflite that every export writes.
+
+The own-data job is run on the repository's two example datasets with the
+real teacher and the shipped student (`deploy_testing`, short budgets), and
+its builtin file is checked the way each runtime takes it:
+
+- its operators are LiteRT builtins only, and it loads with the builtin op
+  resolver; its inputs are BERT's three int32 [1, seq_length] tensors;
+- its TFLite Model Metadata holds the run's student vocabulary as a
+  BertTokenizer process unit and the run's labels (and slot tags);
+- MediaPipe Tasks' TextClassifier loads the classifier file unchanged, in a
+  process without TensorFlow, and its top-1 label agrees with the raw-string
+  .tflite (in-graph tokenizer) on >= 99.5% of validation (and of SST-2 dev
+  where `../shared` has it);
+- the intent + slot file runs in a process that never imports
+  tensorflow-text, through `examples/builtin_reference.py` (LiteRT's builtin
+  resolver, Hugging Face `tokenizers` WordPiece on the metadata's vocabulary,
+  first-piece alignment, valid-IOB decoding), and agrees with the raw-string
+  .tflite on >= 99.5% of intents and of words' tags on SNIPS valid (the
+  example's validation split without `../shared`).
+
+MediaPipe's Python package (`mediapipe==1.2.3`, installed with --no-deps:
+its absl-py pin conflicts with tf-models-official's) is needed; without it
+the MediaPipe test skips, except under CI, where it fails.
+"""
+
+import csv
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import unicodedata
+
+import pytest
+
+from mixvocab_testing import deploy_testing
+from mixvocab_testing import testing_utils
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_ROOT = os.path.dirname(_HERE)
+MIN_AGREEMENT = 0.995
+
+
+@pytest.fixture(scope="module")
+def models():
+  return deploy_testing.deploy_models()
+
+
+def _read(path):
+  with open(path, "rb") as f:
+    return f.read()
+
+
+def _raw_predictions(model, texts):
+  from mixvocab_tf import predict  # pylint: disable=g-import-not-at-top
+  return predict.load_predictor(model).predict(texts)
+
+
+def test_builtin_files_hold_builtin_operators_only(models):
+  from mixvocab_tf.export import builtin_model  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf.export import tflite_conversion  # pylint: disable=g-import-not-at-top
+  outputs = {"intent_slot": {"intent_probs", "slot_probs"},
+             "text_classification": {"probabilities"}}
+  for kind, model in models.items():
+    content = _read(model["builtin"])
+    assert builtin_model.non_builtin_operators(content) == [], kind
+    assert "FULLY_CONNECTED" in builtin_model.operators(content)
+    # The raw-string file beside it is the one with tensorflow_text's ops.
+    assert "FastWordpieceTokenizeWithOffsets" in tflite_conversion.custom_ops(
+        _read(model["tflite"]))
+    runner = builtin_model.BuiltinRunner(model_content=content)
+    inputs = runner.runner.get_input_details()
+    assert sorted(inputs) == sorted(builtin_model.INPUT_NAMES)
+    for detail in inputs.values():
+      assert list(detail["shape"]) == [1, runner.seq_length]
+      assert detail["dtype"].__name__ == "int32"
+    assert set(runner.runner.get_output_details()) == outputs[kind]
+    # Size and latency stand beside the raw-string file's in the report.
+    summary = testing_utils.read_json(
+        os.path.join(model["job"], "export", "summary.json"))
+    assert summary["builtin"]["bytes"] == len(content)
+    assert summary["builtin"]["custom_ops"] == []
+    report = _read(os.path.join(model["job"], "report.md")).decode()
+    assert "model_builtin.tflite" in report and "examples/web" in report
+
+
+def test_metadata_holds_the_runs_vocabulary_and_labels(models):
+  from mixvocab_tf.export import builtin_model  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf.export import saved_model_export  # pylint: disable=g-import-not-at-top
+  for kind, model in models.items():
+    content = _read(model["builtin"])
+    read = builtin_model.read_metadata(content)
+    info = saved_model_export.read_export_info(model["saved_model"])
+    with open(model["vocab"], encoding="utf-8") as f:
+      assert read["files"]["vocab.txt"].splitlines() == f.read().splitlines()
+    metadata = read["metadata"]
+    assert metadata["license"] == "Apache-2.0" and metadata["version"]
+    assert metadata["name"] and metadata["description"]
+    seq_length = builtin_model.BuiltinRunner(model_content=content).seq_length
+    assert f"seq_length={seq_length}" in metadata["description"]
+    (subgraph,) = metadata["subgraph_metadata"]
+    (unit,) = subgraph["input_process_units"]
+    assert unit["options_type"] == "BertTokenizerOptions"
+    assert sorted(t["name"] for t in subgraph["input_tensor_metadata"]) == [
+        "ids", "mask", "segment_ids"]
+    if kind == "intent_slot":
+      assert read["files"]["intents.txt"].splitlines() == info["intents"]
+      assert read["files"]["slot_tags.txt"].splitlines() == info["slots"]
+    else:
+      assert read["files"]["labels.txt"].splitlines() == info["labels"]
+
+
+def _agreement(a, b):
+  assert len(a) == len(b) and a
+  return sum(x == y for x, y in zip(a, b)) / len(a)
+
+
+def _mediapipe_labels(model, texts, tmp_path):
+  texts_json = tmp_path / "texts.json"
+  output_json = tmp_path / "mediapipe.json"
+  texts_json.write_text(json.dumps(texts), encoding="utf-8")
+  result = subprocess.run(
+      [sys.executable, os.path.join(_HERE, "deploy", "mediapipe_classify.py"),
+       model, str(texts_json), str(output_json)],
+      capture_output=True, text=True, timeout=600)
+  assert result.returncode == 0, result.stderr[-3000:]
+  output = json.loads(output_json.read_text(encoding="utf-8"))
+  assert not output["tensorflow_loaded"]
+  assert not output["tensorflow_text_loaded"]
+  return [r["label"] for r in output["results"]]
+
+
+def test_mediapipe_text_classifier_agrees_with_the_raw_string_model(
+    models, tmp_path):
+  if importlib.util.find_spec("mediapipe") is None:
+    message = ("MediaPipe is not installed: python3.11 -m pip install "
+               "--no-deps mediapipe==1.2.3")
+    if os.environ.get("CI"):
+      pytest.fail(message)
+    pytest.skip(message)
+  model = models["text_classification"]
+  sets = {"examples/text_classification validation": model["queries"]}
+  sst2 = testing_utils.shared_data("glue", "SST-2", "dev.tsv")
+  if os.path.exists(sst2):
+    with open(sst2, encoding="utf-8", newline="") as f:
+      sets["SST-2 dev"] = [row["sentence"] for row in
+                           csv.DictReader(f, delimiter="\t")]
+  for name, texts in sets.items():
+    raw = [p["label"] for p in _raw_predictions(model["tflite"], texts)]
+    # As given, and with accents stripped by the app first (docs/SERVING.md:
+    # MediaPipe's tokenizer keeps accents, the student's strips them).
+    stripped = ["".join(c for c in unicodedata.normalize("NFD", text)
+                        if unicodedata.category(c) != "Mn") for text in texts]
+    for how, given in (("as given", texts), ("accents stripped", stripped)):
+      agreement = _agreement(
+          raw, _mediapipe_labels(model["builtin"], given, tmp_path))
+      print(f"MediaPipe against the raw-string .tflite, {name}, {how}: "
+            f"{100 * agreement:.2f}% of {len(texts)}")
+      assert agreement >= MIN_AGREEMENT, (name, how)
+
+
+_REFERENCE_RUNNER = """
+import json, sys
+sys.path.insert(0, {examples!r})
+import builtin_reference
+model = builtin_reference.IntentSlotModel({model!r})
+with open({queries!r}, encoding="utf-8") as f:
+  queries = json.load(f)
+results = [model(query) for query in queries]
+with open({output!r}, "w", encoding="utf-8") as f:
+  json.dump({{"results": results,
+             "tensorflow_text": "tensorflow_text" in sys.modules,
+             "tensorflow": "tensorflow" in sys.modules}}, f)
+"""
+
+
+def test_intent_slot_runs_without_tensorflow_text(models, tmp_path):
+  model = models["intent_slot"]
+  queries = model["queries"]
+  snips = testing_utils.shared_data("snips", "valid", "seq.in")
+  if os.path.exists(snips):
+    with open(snips, encoding="utf-8") as f:
+      queries = [" ".join(line.split()) for line in f if line.strip()]
+  queries_json = tmp_path / "queries.json"
+  output_json = tmp_path / "reference.json"
+  queries_json.write_text(json.dumps(queries), encoding="utf-8")
+  script = _REFERENCE_RUNNER.format(
+      examples=os.path.join(_ROOT, "examples"), model=model["builtin"],
+      queries=str(queries_json), output=str(output_json))
+  result = subprocess.run([sys.executable, "-c", script],
+                          capture_output=True, text=True, timeout=900)
+  assert result.returncode == 0, result.stderr[-3000:]
+  output = json.loads(output_json.read_text(encoding="utf-8"))
+  assert not output["tensorflow_text"] and not output["tensorflow"]
+  raw = _raw_predictions(model["tflite"], queries)
+  reference = output["results"]
+  intents = _agreement([p["intent"] for p in raw],
+                       [intent for intent, _ in reference])
+  raw_tags = [tag for p in raw for tag in p["tags"]]
+  reference_tags = [tag for _, tags in reference for tag in tags]
+  tags = _agreement(raw_tags, reference_tags)
+  print(f"Reference (no tensorflow-text) against the raw-string .tflite on "
+        f"{len(queries)} queries: intents {100 * intents:.2f}%, words' tags "
+        f"{100 * tags:.2f}% of {len(raw_tags)}")
+  assert intents >= MIN_AGREEMENT
+  assert tags >= MIN_AGREEMENT
+
+
+def test_serving_doc_shows_the_reference_implementation():
+  with open(os.path.join(_ROOT, "examples", "builtin_reference.py"),
+            encoding="utf-8") as f:
+    reference = f.read()
+  with open(os.path.join(_ROOT, "docs", "SERVING.md"), encoding="utf-8") as f:
+    doc = f.read()
+  body = reference[reference.index("class IntentSlotModel"):
+                   reference.index('if __name__ == "__main__":')].strip()
+  assert body in doc
