@@ -14,10 +14,14 @@ def main(model, texts_json, output_json):
   # MediaPipe's Python package uses TensorFlow for file access when it is
   # installed; an app has none: block it, as on a device.
   sys.modules["tensorflow"] = None
-  # pylint: disable=g-import-not-at-top
-  from mediapipe.tasks import python as mp_tasks
-  from mediapipe.tasks.python import text as mp_text
-  # pylint: enable=g-import-not-at-top
+  try:
+    # pylint: disable=g-import-not-at-top
+    from mediapipe.tasks import python as mp_tasks
+    from mediapipe.tasks.python import text as mp_text
+    # pylint: enable=g-import-not-at-top
+  except ImportError as e:  # Installed apart: see tests/test_deploy.py.
+    sys.exit(f"MediaPipe is not installed ({e}): python3.11 -m pip install "
+             "--no-deps mediapipe==1.2.3")
   with open(texts_json, encoding="utf-8") as f:
     texts = json.load(f)
   options = mp_text.TextClassifierOptions(

@@ -47,7 +47,10 @@ export async function loadClassifier(url) {
     runtime: "MediaPipe Tasks TextClassifier",
     description: `${labels.length} labels`,
     async predict(text) {
-      const result = classifier.classify(text);
+      // MediaPipe's tokenizer keeps accents; the student was trained on
+      // accent-stripped text (docs/SERVING.md, "Deploy"): strip them first.
+      const result = classifier.classify(
+        text.normalize("NFD").replace(/\p{Mn}/gu, ""));
       const categories = [...result.classifications[0].categories];
       // Highest score first; a tie goes to the lowest label id, as an
       // arg-max gives it.
