@@ -83,19 +83,8 @@ def builtin_path(path: str) -> str:
 def operators(model: bytes) -> List[str]:
   """Sorted names of the operators of a .tflite: builtin names (`GATHER`,
   `FULLY_CONNECTED`, ...) and custom op names as they are."""
-  from ai_edge_litert import schema_py_generated as schema  # pylint: disable=g-import-not-at-top
-  names = {value: key for key, value in vars(schema.BuiltinOperator).items()
-           if not key.startswith("_")}
-  parsed = schema.Model.GetRootAsModel(model, 0)
-  found = set()
-  for i in range(parsed.OperatorCodesLength()):
-    code = parsed.OperatorCodes(i)
-    builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
-    if builtin == schema.BuiltinOperator.CUSTOM:
-      found.add(code.CustomCode().decode("utf-8"))
-    else:
-      found.add(names[builtin])
-  return sorted(found)
+  return sorted({builtin or custom for builtin, custom in
+                 tflite_conversion.operator_codes(model)})
 
 
 def non_builtin_operators(model: bytes) -> List[str]:

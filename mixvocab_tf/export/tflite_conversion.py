@@ -83,16 +83,28 @@ def custom_ops(tflite_model):
 
   Flex ops (select TF ops) are custom ops whose names start with "Flex".
   """
-  # Imported here: the schema module is large and only this function needs it.
+  return sorted({custom for _, custom in operator_codes(tflite_model)
+                 if custom is not None})
+
+
+def operator_codes(tflite_model):
+  """(builtin operator name or None, custom op name or None) of each
+  operator code of a .tflite (bytes)."""
+  # Imported here: the schema module is large and only this needs it.
   from ai_edge_litert import schema_py_generated as schema  # pylint: disable=g-import-not-at-top
+  builtin_names = {value: key for key, value in
+                   vars(schema.BuiltinOperator).items()
+                   if not key.startswith("_")}
   model = schema.Model.GetRootAsModel(tflite_model, 0)
-  names = set()
+  codes = []
   for i in range(model.OperatorCodesLength()):
     code = model.OperatorCodes(i)
     builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
     if builtin == schema.BuiltinOperator.CUSTOM:
-      names.add(code.CustomCode().decode("utf-8"))
-  return sorted(names)
+      codes.append((None, code.CustomCode().decode("utf-8")))
+    else:
+      codes.append((builtin_names[builtin], None))
+  return codes
 
 
 def operator_outputs(tflite_model):
