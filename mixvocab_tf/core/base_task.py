@@ -70,19 +70,6 @@ def register_task(name):
 
 #: Old task name -> current name, for run directories and exports written
 #: before a task was renamed (they record the old name).
-_RENAMED: Dict[str, str] = {}
-
-
-def rename_task(old_name: str, new_name: str) -> None:
-  """Records that task `old_name` is now called `new_name`."""
-  _RENAMED[old_name] = new_name
-
-
-def current_task_name(name: str) -> str:
-  """The name task `name` has now (itself unless it was renamed)."""
-  return _RENAMED.get(name, name)
-
-
 def registered_tasks():
   """Sorted names of the registered tasks (those imported so far)."""
   return sorted(_TASKS)

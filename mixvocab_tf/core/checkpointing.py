@@ -49,7 +49,6 @@ from typing import Any, Dict, List, Mapping, Optional
 from absl import logging
 import tensorflow as tf
 
-from mixvocab_tf.core import base_task
 from mixvocab_tf.core import damaged_checkpoints
 from mixvocab_tf.core import run_lock
 
@@ -379,9 +378,7 @@ class RunCheckpoint:
                              purpose="resuming")
     recorded_task = read_metadata(path)["task"]
     task = self.task_name
-    # A run written before its task was renamed records the old name.
-    if recorded_task and (base_task.current_task_name(recorded_task) !=
-                          base_task.current_task_name(task)):
+    if recorded_task and recorded_task != task:
       raise ValueError(
           f"Refusing to resume: {path} was written by task {recorded_task!r}, "
           f"this run is task {task!r}. Use a fresh model_dir (and point the "

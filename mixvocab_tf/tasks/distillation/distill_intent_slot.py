@@ -55,7 +55,6 @@ import tensorflow as tf
 from mixvocab_tf import models
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import base_task
-from mixvocab_tf.tasks import old_names
 from mixvocab_tf.tasks.distillation import losses
 from mixvocab_tf.tasks.finetuning.intent_slot import task as intent_slot_task
 from mixvocab_tf.tasks.finetuning import finetune_task
@@ -365,9 +364,3 @@ def precomputed_features(dataset, featurize):
     for key, value in batch.items():
       columns.setdefault(key, []).append(value.numpy())
   return {k: tf.constant(np.concatenate(v)) for k, v in columns.items()}
-
-
-# The names before the rename (gin files, run directories and exports
-# that record them), kept for one release.
-old_names.alias_class(DistillIntentSlotTask, "DistillSnipsTask")
-old_names.alias_task("distill_snips", DistillIntentSlotTask)

@@ -64,7 +64,6 @@ from mixvocab_tf import models
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import base_task
 from mixvocab_tf.core import gin_utils
-from mixvocab_tf.tasks import old_names
 from mixvocab_tf.tasks.distillation import losses
 from mixvocab_tf.tasks.distillation import finetuned_teacher
 from mixvocab_tf.tasks.distillation import teacher_cache
@@ -76,8 +75,6 @@ from mixvocab_tf.text import pretraining_input
 
 #: Default cache directory, inside the teacher run's directory.
 CACHE_DIR_NAME = "teacher_outputs"
-#: The teacher's forward pass, now in `teacher_forward`; still importable here.
-compute_teacher_logits = teacher_forward.compute_teacher_logits
 
 
 def glue_data_fingerprint(glue_task, sentences_a, sentences_b, labels):
@@ -410,9 +407,3 @@ class DistillTextClassificationTask(
             f"{self.temperature}, weights {self.weights}, augmentation "
             f"{self.augment}, transfer text {self.transfer_files or None}, "
             f"cache {self.cache_dir}")
-
-
-# The names before the rename (gin files, run directories and exports
-# that record them), kept for one release.
-old_names.alias_class(DistillTextClassificationTask, "DistillGlueTask")
-old_names.alias_task("distill_glue", DistillTextClassificationTask)

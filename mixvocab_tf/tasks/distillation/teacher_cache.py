@@ -377,18 +377,3 @@ def lookup_fn(outputs: TeacherOutputs, max_words: int):
     return looked_up
 
   return lookup
-
-
-# -----------------------------------------------------------------------------
-# Names that moved.
-
-def __getattr__(name: str):
-  """`compute_teacher_outputs`, now in `teacher_forward`, still reads here.
-
-  Resolved on first use rather than imported: `teacher_forward` imports this
-  module for `TeacherOutputs`, so a module-level import would be circular.
-  """
-  if name == "compute_teacher_outputs":
-    from mixvocab_tf.tasks.distillation import teacher_forward  # pylint: disable=g-import-not-at-top
-    return teacher_forward.compute_teacher_outputs
-  raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

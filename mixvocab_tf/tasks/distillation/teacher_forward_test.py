@@ -6,7 +6,6 @@ import tf_keras
 
 from mixvocab_tf import models
 from mixvocab_tf.networks import plain_bert_encoder
-from mixvocab_tf.tasks.distillation import distill_text_classification
 from mixvocab_tf.tasks.distillation import teacher_cache
 from mixvocab_tf.tasks.distillation import teacher_forward
 from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
@@ -45,14 +44,6 @@ class TeacherForwardTest(tf.test.TestCase):
     # The package's layers draw from tf_keras's generator: seeding only
     # tf.keras left their weights to whatever tests ran before.
     tf_keras.utils.set_random_seed(0)
-
-  def test_old_names_still_resolve(self):
-    self.assertIs(teacher_cache.compute_teacher_outputs,
-                  teacher_forward.compute_teacher_outputs)
-    self.assertIs(distill_text_classification.compute_teacher_logits,
-                  teacher_forward.compute_teacher_logits)
-    with self.assertRaises(AttributeError):
-      teacher_cache.no_such_name  # pylint: disable=pointless-statement
 
   def test_sentence_logits_match_each_example_run_alone(self):
     model = models.SentenceClassifier(_encoder(), num_classes=3)

@@ -8,7 +8,4 @@ Each task kind is a folder with its `task` (the registered task), `data`
 `intent_slot/` (joint intent and slots: SNIPS or a user's tagged queries) and
 `text_classification/` (SST-2, MRPC, MNLI or a user's labelled texts). A
 third kind is a third folder plus one import in `mixvocab_tf/tasks/__init__.py`.
-
-The modules named after the datasets (`finetune_snips`, `snips_data`,
-`glue_export_module`, ...) are aliases of these, kept for one release.
 """

@@ -29,13 +29,13 @@ import os
 from typing import Optional
 
 from absl import logging
+import gin
 import numpy as np
 import tensorflow as tf
 
 from mixvocab_tf import data as data_lib
 from mixvocab_tf import models
 from mixvocab_tf.core import base_task
-from mixvocab_tf.tasks import old_names
 from mixvocab_tf.tasks.finetuning import finetune_task
 from mixvocab_tf.tasks.finetuning import iob_decoding
 from mixvocab_tf.tasks.finetuning import metrics as metrics_lib
@@ -169,7 +169,7 @@ def read_split(data_dir: Optional[str], split: str) -> intent_slot_data.IntentSl
                                   part.path)
 
 
-@old_names.configurable_with_old_name("snips_train_steps")
+@gin.configurable(module="mixvocab_tf.tasks")
 def intent_slot_train_steps(data_dir: Optional[str] = None, epochs: float = 10.0,
                       global_batch_size: int = 64) -> int:
   """Optimizer steps of `epochs` passes over the training split.
@@ -405,9 +405,3 @@ class IntentSlotTask(finetune_task.FinetuneTask):
   def describe(self):
     return (f"{super().describe()}, SNIPS from "
             f"{self.data_dir or 'the built-in copy'}, {self.labels!r}")
-
-
-# The names before the rename (gin files, run directories and exports
-# that record them), kept for one release.
-old_names.alias_class(IntentSlotTask, "FinetuneSnipsTask")
-old_names.alias_task("finetune_snips", IntentSlotTask)

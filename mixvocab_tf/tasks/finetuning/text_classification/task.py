@@ -39,12 +39,12 @@ import os
 from typing import Optional
 
 from absl import logging
+import gin
 import numpy as np
 import tensorflow as tf
 
 from mixvocab_tf import models
 from mixvocab_tf.core import base_task
-from mixvocab_tf.tasks import old_names
 from mixvocab_tf.tasks.finetuning import finetune_task
 from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
 from mixvocab_tf.tasks.finetuning.text_classification import export_module as text_classification_export
@@ -175,7 +175,7 @@ def count_train_examples(glue_task, data_dir=None, source="auto",
   return len(_local_examples(glue_task, "train", data_dir, source)[2])
 
 
-@old_names.configurable_with_old_name("glue_train_steps")
+@gin.configurable(module="mixvocab_tf.tasks")
 def text_classification_train_steps(glue_task: Optional[str] = None,
                      data_dir: Optional[str] = None,
                      source: str = "auto",
@@ -561,9 +561,3 @@ class TextClassificationTask(finetune_task.FinetuneTask):
              "tensorflow-datasets")
     return (f"{super().describe()}, GLUE {self.glue_task} from {where} "
             f"(evaluated on {self.eval_split})")
-
-
-# The names before the rename (gin files, run directories and exports
-# that record them), kept for one release.
-old_names.alias_class(TextClassificationTask, "FinetuneGlueTask")
-old_names.alias_task("finetune_glue", TextClassificationTask)
