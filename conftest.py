@@ -12,3 +12,31 @@ import sys
 _ROOT = os.path.dirname(os.path.abspath(__file__))
 if _ROOT not in sys.path:
   sys.path.insert(0, _ROOT)
+
+
+# -----------------------------------------------------------------------------
+# Two tiers. `python3.11 -m pytest -q` runs the fast one (every module, in a
+# few minutes on 2 cores); `--run_large` adds the tests marked
+# `@pytest.mark.large` (whole jobs, exports, real teachers, browsers): the
+# full suite, which CI runs.
+
+
+def pytest_addoption(parser):
+  parser.addoption("--run_large", action="store_true", default=False,
+                   help="also run the tests marked large (the full suite)")
+
+
+def pytest_configure(config):
+  config.addinivalue_line(
+      "markers", "large: a slow test (a job, an export, a real teacher, a "
+      "browser); runs only with --run_large")
+
+
+def pytest_collection_modifyitems(config, items):
+  if config.getoption("--run_large"):
+    return
+  import pytest  # pylint: disable=g-import-not-at-top
+  skip = pytest.mark.skip(reason="large: run with --run_large")
+  for item in items:
+    if "large" in item.keywords:
+      item.add_marker(skip)

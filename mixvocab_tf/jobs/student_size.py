@@ -1,0 +1,161 @@
+"""`STUDENT_SIZE`: the student sizes the own-data job distils into.
+
+The paper's answer to a hard task is a larger student (Zhao et al., EACL
+2021, Table 2: 6 x 96, 6 x 192, 6 x 256). The own-data job takes one size
+(`'6x96'`, the default, `'6x192'`, `'6x256'`) or `'auto'`: distil the
+smallest size first, and go up one size while the student is more than
+`gap` points below its teacher on validation and the next size's estimated
+time still fits the budget. The export is the smallest size within `gap`
+points of the teacher, else the best one; the report has one row per size
+tried, so the user can pick another.
+
+A size is offered when a pretrained student of that size is at hand: the
+one the package ships (`data.pretrained_student_dir(size)`), or a run
+directory the user gives for it (`STUDENT`, which then fixes the size).
+
+This module holds the decisions, as functions of what the job's earlier
+steps wrote (`best/metrics.json` of each run, the pipeline's `DONE` files),
+so that a resumed job decides the same way.
+"""
+
+import os
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import tensorflow as tf
+
+from mixvocab_tf.jobs import run_files
+
+#: The paper's 6-layer students, smallest first: size -> encoder preset.
+PRESETS = {"6x96": "L6-H96", "6x192": "L6-H192", "6x256": "L6-H256"}
+SIZES = tuple(PRESETS)
+AUTO = "auto"
+#: Default largest gap (points of the validation score) to the teacher that
+#: `'auto'` accepts before it tries the next size.
+DEFAULT_GAP = 1.5
+
+
+def check_size(student_size: str) -> str:
+  """`student_size` normalised ('6X192' -> '6x192'), or a ValueError."""
+  value = str(student_size).strip().lower()
+  if value != AUTO and value not in PRESETS:
+    raise ValueError(
+        f"STUDENT_SIZE = {student_size!r} is not a size; expected one of "
+        f"{', '.join(repr(s) for s in SIZES)} or 'auto' (distil the "
+        "smallest first, and go up one size while the student is more than "
+        f"{DEFAULT_GAP} points below its teacher).")
+  return value
+
+
+def sizes_to_try(student_size: str, available: Sequence[str]) -> List[str]:
+  """The sizes the job may distil, in the order it tries them.
+
+  Args:
+    student_size: a size or 'auto' (checked with `check_size`).
+    available: sizes with a pretrained student at hand.
+
+  Raises:
+    ValueError: the size asked for has no pretrained student.
+  """
+  value = check_size(student_size)
+  if value == AUTO:
+    sizes = [s for s in SIZES if s in available]
+    if not sizes:
+      raise ValueError("STUDENT_SIZE = 'auto' found no pretrained student "
+                       "of any size.")
+    return sizes
+  if value not in available:
+    raise ValueError(
+        f"STUDENT_SIZE = {value!r}: no pretrained {value} student is at hand "
+        f"(offered: {', '.join(available) or 'none'}). Give one with STUDENT "
+        "= '<run directory>' or pick an offered size.")
+  return [value]
+
+
+def student_step_name(size: str, first: bool) -> str:
+  """The pipeline step of a size: 'student' for the first one tried."""
+  return "student" if first else f"student_{size}"
+
+
+def encoder_train_flops_per_token(size: str, seq_length: int = 32) -> int:
+  """Multiply-adds per token of the size's encoder layers (the part that
+  grows with the size; embeddings and heads are a small share)."""
+  preset = PRESETS[size]
+  layers, hidden = (int(p[1:]) for p in preset.split("-"))
+  inner = 4 * hidden
+  return layers * (4 * hidden * hidden + 2 * hidden * inner +
+                   2 * seq_length * hidden)
+
+
+def best_score(run_dir: str) -> Optional[Tuple[str, float]]:
+  """(metric, value in points) of a run's best checkpoint, or None."""
+  path = os.path.join(run_dir, "best", "metrics.json")
+  if not tf.io.gfile.exists(path):
+    return None
+  record = run_files.read_json(path)
+  metric = record["best_metric"]
+  return metric, 100.0 * float(record["metrics"][metric])
+
+
+def step_seconds(step_dir: str) -> Optional[float]:
+  """Seconds a finished pipeline step took (its DONE file), or None."""
+  path = os.path.join(step_dir, "DONE")
+  if not tf.io.gfile.exists(path):
+    return None
+  return float(run_files.read_text(path).split()[0])
+
+
+def next_size_decision(output_dir: str, tried: Sequence[str], size: str,
+                       gap: float, budget_seconds: Optional[float]
+                       ) -> Tuple[bool, str]:
+  """Whether 'auto' distils `size` after the sizes `tried` (all finished).
+
+  Returns:
+    (run it, the reason, for the log and the report).
+  """
+  teacher = best_score(os.path.join(output_dir, "teacher"))
+  last = tried[-1]
+  last_dir = os.path.join(output_dir,
+                          student_step_name(last, len(tried) == 1))
+  student = best_score(last_dir)
+  if teacher is None or student is None:
+    raise ValueError(f"'auto' needs the teacher's and the {last} student's "
+                     f"best/metrics.json in {output_dir}; run the job again "
+                     "to finish those steps first.")
+  metric, teacher_value = teacher
+  below = teacher_value - student[1]
+  if below <= gap:
+    return False, (f"the {last} student is {below:.2f} points below the "
+                   f"teacher on validation {metric} (within {gap}): {size} "
+                   "not tried")
+  spent = sum(step_seconds(os.path.join(
+      output_dir, student_step_name(s, i == 0))) or 0.0
+              for i, s in enumerate(tried))
+  last_seconds = step_seconds(last_dir) or 0.0
+  estimate = last_seconds * (encoder_train_flops_per_token(size) /
+                             encoder_train_flops_per_token(last))
+  if budget_seconds is not None and spent + estimate > budget_seconds:
+    return False, (f"the {last} student is {below:.2f} points below the "
+                   f"teacher, but {size} would take about {estimate / 60:.0f} "
+                   f"min more ({spent / 60:.0f} of the {budget_seconds / 60:.0f}"
+                   " min student budget spent): not tried")
+  return True, (f"the {last} student is {below:.2f} points below the teacher "
+                f"on validation {metric} (more than {gap}): trying {size}, "
+                f"about {estimate / 60:.0f} min")
+
+
+def choose(scores: Dict[str, float], teacher: float, gap: float) -> str:
+  """The size to export: the smallest within `gap` points of the teacher,
+  else the best one (the smallest of those tied).
+
+  Args:
+    scores: size -> validation score (points) of each size tried.
+    teacher: the teacher's validation score (points).
+    gap: points.
+  """
+  ordered = [s for s in SIZES if s in scores]
+  if not ordered:
+    raise ValueError("No student size was distilled.")
+  for size in ordered:
+    if teacher - scores[size] <= gap:
+      return size
+  return max(ordered, key=lambda s: (scores[s], -ordered.index(s)))
