@@ -5,13 +5,13 @@ its sizes; see `mixvocab_tf/gin_configs/` for the shipped ones, whose headers
 give the command and the expected result. Bare gin file names are looked up
 there, so this works from any directory:
 
-  python -m mixvocab_tf.train --gin_file=stage1_cpu.gin --model_dir=/tmp/s1
-  python -m mixvocab_tf.train --gin_file=stage2_cpu.gin \
+  python -m mixvocab_tf.train --gin_file=stage1_small.gin --model_dir=/tmp/s1
+  python -m mixvocab_tf.train --gin_file=stage2_small.gin \
       --gin_bindings="STAGE1_DIR = '/tmp/s1'" \
       --model_dir=/tmp/s2
-  python -m mixvocab_tf.train --gin_file=stage1_tpu.gin --dry_run
+  python -m mixvocab_tf.train --gin_file=stage1_paper.gin --dry_run
 
-What a gin file cannot know (the stage I run of stage2_cpu.gin, the dataset
+What a gin file cannot know (the stage I run of stage2_small.gin, the dataset
 of own_data.gin) it marks `NAME = %gin.REQUIRED` and lists in its header;
 left unbound, the binary stops before anything runs and names the
 --gin_bindings to add.

@@ -2,6 +2,7 @@
 given the values its header says are required, and not without them."""
 
 import os
+import re
 
 import gin
 import tensorflow as tf
@@ -9,18 +10,17 @@ import tensorflow as tf
 from mixvocab_tf import train  # Registers the tasks' and jobs' configurables.
 from mixvocab_tf.core import gin_utils
 
-_PRETRAINING_CONFIGS = ("stage1_cpu.gin", "stage2_cpu.gin", "nokd_cpu.gin",
-                        "dual_cpu.gin", "stage1_tpu.gin", "stage2_tpu.gin",
-                        "stage1_gpu.gin", "stage2_gpu.gin")
+_PRETRAINING_CONFIGS = ("stage1_small.gin", "stage2_small.gin",
+                        "nokd_small.gin", "dual_small.gin", "stage1_paper.gin",
+                        "stage2_paper.gin", "stage1_paper_gpu.gin",
+                        "stage2_paper_gpu.gin")
 
-#: What the stage II configs require (stage2_cpu.gin's STAGE1_DIR).
+#: What the stage II configs require (stage2_small.gin's STAGE1_DIR).
 _STAGE1 = "STAGE1_DIR = '/runs/stage1'"
 
 
 def _config_text(name):
-  directory = os.path.join(os.path.dirname(gin_utils.__file__), "..",
-                           "gin_configs")
-  with open(os.path.join(directory, name), encoding="utf-8") as f:
+  with open(gin_utils.find_config(name), encoding="utf-8") as f:
     return f.read()
 
 
@@ -41,13 +41,13 @@ class ShippedConfigsTest(tf.test.TestCase):
       gin.clear_config()
       gin_utils.parse([name], ["Trainer.train_steps = 7", _STAGE1])
       self.assertEqual(gin.query_parameter("Trainer.train_steps"), 7)
-    self.assertIn("stage1_tpu.gin", gin_utils.shipped_configs())
+    self.assertIn("stage1_paper.gin", gin_utils.shipped_configs())
 
   def test_bare_names_and_includes_log_no_errors(self):
     os.chdir(self.get_temp_dir())
-    # stage1_cpu.gin includes pretraining_base.gin by bare name.
+    # stage1_small.gin includes pretraining_base.gin by bare name.
     with self.assertNoLogs(level="ERROR"):
-      gin_utils.parse(["stage1_cpu.gin"], [])
+      gin_utils.parse(["stage1_small.gin"], [])
 
   def test_every_shipped_config_parses_given_its_required_values(self):
     os.chdir(self.get_temp_dir())
@@ -76,10 +76,10 @@ class ShippedConfigsTest(tf.test.TestCase):
         gin_utils.parse([name], [])
     # The stage I run of the stage II and distillation configs, the dataset
     # of the own-data job: no placeholder path that might exist.
-    for name in ("stage2_cpu.gin", "stage2_distill_cpu.gin", "pkd_cpu.gin",
-                 "distilbert_cpu.gin"):
+    for name in ("stage2_small.gin", "stage2_distill_small.gin",
+                 "pkd_small.gin", "distilbert_small.gin"):
       self.assertEqual(required[name], ["STAGE1_DIR"], name)
-    for name in ("distill_snips_cpu.gin", "distill_glue_cpu.gin"):
+    for name in ("distill_snips_small.gin", "distill_glue_small.gin"):
       self.assertEqual(required[name], ["TEACHER_RUN"], name)
     self.assertEqual(required["own_data.gin"], ["DATA_DIR"])
     self.assertEqual(required["quickstart.gin"], [])
@@ -90,6 +90,20 @@ class ShippedConfigsTest(tf.test.TestCase):
       self.assertIn("python -m mixvocab_tf.train", header, name)
       self.assertIn("Runs on:", header, name)
       self.assertIn("Expect", header, name)
+
+  def test_every_runnable_config_names_itself_in_its_command(self):
+    for name in gin_utils.shipped_configs():
+      folder = os.path.basename(os.path.dirname(gin_utils.find_config(name)))
+      if folder == "base":  # Include-only fragments, not run on their own.
+        continue
+      header = _config_text(name).split("\n\n")[0]
+      self.assertIn(f"--gin_file={name}", header, name)
+
+  def test_no_config_names_an_old_config_name(self):
+    for name in gin_utils.shipped_configs():
+      text = _config_text(name)
+      for old in gin_utils.RENAMED_CONFIGS:
+        self.assertNotRegex(text, rf"(^|[^\w]){re.escape(old)}", name)
 
   def test_unknown_task_names_suggest_the_registered_ones(self):
     with self.assertRaisesRegex(gin_utils.GinConfigError,

@@ -15,10 +15,10 @@ from mixvocab_tf.core import gin_utils
 from mixvocab_tf.core import optimization
 from mixvocab_tf.core import trainer as trainer_lib
 
-CPU_CONFIGS = ("distilbert_cpu.gin", "tinybert_cpu.gin", "pkd_cpu.gin",
-               "stage2_distill_cpu.gin")
-TPU_CONFIGS = ("distilbert_tpu.gin", "tinybert_tpu.gin", "pkd_tpu.gin",
-               "stage2_distill_tpu.gin")
+CPU_CONFIGS = ("distilbert_small.gin", "tinybert_small.gin", "pkd_small.gin",
+               "stage2_distill_small.gin")
+TPU_CONFIGS = ("distilbert_paper.gin", "tinybert_paper.gin", "pkd_paper.gin",
+               "stage2_distill_paper.gin")
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,7 @@
 """End to end: a briefly fine-tuned tiny SNIPS student, exported and converted.
 
 The student is fine-tuned by the trainer (in process, with the shipped
-`finetune_snips_cpu.gin` shrunk by bindings), exported from the run's
+`finetune_snips_small.gin` shrunk by bindings), exported from the run's
 model_dir by `tools/export_saved_model.py` (which calls
 `jobs.export_run`) and converted by the library and by
 `tools/convert_tflite.py`. Checks the serving criteria of the export (issue 6) on SNIPS valid (700
@@ -70,7 +70,7 @@ BAD_INPUT_WORDS = [0, 0, SEQ_LENGTH - 2, 1, 4, 4, 9, 2]
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-#: Bindings that shrink finetune_snips_cpu.gin to a tiny quick run.
+#: Bindings that shrink finetune_snips_small.gin to a tiny quick run.
 TINY_RUN = [
     "IntentSlotTask.student_preset = None",
     "IntentSlotTask.num_layers = 2",
@@ -102,10 +102,10 @@ def _tool(name, *flags):
 
 
 def _fine_tune(model_dir):
-  """The trainer's run of finetune_snips_cpu.gin, tiny; returns its task."""
+  """The trainer's run of finetune_snips_small.gin, tiny; returns its task."""
   gin.clear_config()
   try:
-    gin_utils.parse(["finetune_snips_cpu.gin"], TINY_RUN)
+    gin_utils.parse(["finetune_snips_small.gin"], TINY_RUN)
     trainer = trainer_lib.Trainer(model_dir=model_dir)
     trainer.train()
     return trainer.task

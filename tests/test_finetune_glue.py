@@ -35,7 +35,7 @@ def test_mrpc_with_the_trainer_binary(tmp_path):
       "TextClassificationTask.eval_batch_size = 256"]
   result = subprocess.run(
       [sys.executable, "-m", "mixvocab_tf.train", f"--model_dir={model_dir}",
-       "--gin_file=finetune_glue_cpu.gin"] +
+       "--gin_file=finetune_glue_small.gin"] +
       [f"--gin_bindings={b}" for b in bindings],
       capture_output=True, text=True, timeout=600, cwd=_ROOT)
   assert result.returncode == 0, result.stderr[-3000:]

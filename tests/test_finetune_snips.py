@@ -40,7 +40,7 @@ def test_finetune_student_then_evaluate_best(tmp_path):
   student_dir, snips_dir = str(tmp_path / "nokd"), str(tmp_path / "snips")
   _tiny_student(student_dir)
   _run(["-m", "mixvocab_tf.train", f"--model_dir={snips_dir}",
-        "--gin_file=finetune_snips_cpu.gin",
+        "--gin_file=finetune_snips_small.gin",
         f"--gin_bindings=INIT_CHECKPOINT = '{student_dir}'",
         "--gin_bindings=Trainer.train_steps = 4",
         "--gin_bindings=Trainer.evaluate_every = 2",

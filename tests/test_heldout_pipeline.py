@@ -18,7 +18,7 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def test_student_is_scored_on_text_it_never_read(tmp_path):
   steps = [
       ("split", "heldout_split", [], ["heldout_every = 10"]),
-      ("nokd", "train", ["nokd_cpu.gin"], [
+      ("nokd", "train", ["nokd_small.gin"], [
           "MlmInputs.input_files = '{output_dir}/split/train.txt'",
           "Trainer.train_steps = 6", "Trainer.checkpoint_every = 3",
           "Trainer.keep_checkpoints = 3", "StudentSpec.preset = None",

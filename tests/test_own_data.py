@@ -28,7 +28,7 @@ def tiny_student(tmp_path_factory):
   """A 1 x 32 NoKD student trained for 2 steps (a pretrained student run)."""
   run = str(tmp_path_factory.mktemp("student"))
   result = _train([
-      "--gin_file=nokd_cpu.gin", f"--model_dir={run}",
+      "--gin_file=nokd_small.gin", f"--model_dir={run}",
       "--gin_bindings=Trainer.train_steps = 2",
       "--gin_bindings=StudentSpec.preset = None",
       "--gin_bindings=StudentSpec.num_layers = 1",

@@ -35,9 +35,9 @@ def _assert_clean_error(returncode, err, *fragments):
 
 
 def test_dry_runs_of_the_paper_configs_build_bert_large_without_it(tmp_path):
-  stage1 = _start(str(tmp_path / "s1"), ["stage1_tpu.gin"],
+  stage1 = _start(str(tmp_path / "s1"), ["stage1_paper.gin"],
                   flags=["--dry_run"])
-  stage2 = _start(str(tmp_path / "s2"), ["stage2_tpu.gin"],
+  stage2 = _start(str(tmp_path / "s2"), ["stage2_paper.gin"],
                   flags=["--dry_run"])
   for process, expected in ((stage1, ("stage1", "built-in BERT-LARGE",
                                       "Trainer.train_steps = 500000")),
@@ -58,13 +58,13 @@ def test_bad_configurations_end_with_clear_errors(tmp_path):
   tiny = testing.tiny_bindings() + ["Trainer.train_steps = 20",
                                     "Trainer.checkpoint_every = 1",
                                     "Trainer.log_every = 1"]
-  misspelt = _start(str(tmp_path / "a"), ["stage1_cpu.gin"],
+  misspelt = _start(str(tmp_path / "a"), ["stage1_small.gin"],
                     ["Trainer.train_stepz = 5"])
-  no_teacher = _start(str(tmp_path / "b"), ["stage1_cpu.gin"],
+  no_teacher = _start(str(tmp_path / "b"), ["stage1_small.gin"],
                       tiny + ["Stage1Task.teacher_checkpoint = '/no/teacher'"])
-  diverging = _start(str(tmp_path / "c"), ["nokd_cpu.gin"],
+  diverging = _start(str(tmp_path / "c"), ["nokd_small.gin"],
                      tiny + ["optimization_config.learning_rate = 1e30"])
-  no_stage1 = _start(str(tmp_path / "d"), ["stage2_cpu.gin"], tiny)
+  no_stage1 = _start(str(tmp_path / "d"), ["stage2_small.gin"], tiny)
   _assert_clean_error(*_finish(misspelt)[::2], "GinConfigError",
                       "doesn't have a parameter named 'train_stepz'",
                       "Did you mean: train_steps")
@@ -102,7 +102,7 @@ def _env_without_level():
 
 
 def test_the_pipeline_starts_its_steps_quietly_unless_tf_verbose(tmp_path):
-  command = testing.train_command(str(tmp_path / "r"), ["nokd_cpu.gin"],
+  command = testing.train_command(str(tmp_path / "r"), ["nokd_small.gin"],
                                   extra_flags=["--dry_run"])
   # The environment the pipeline gives a step, and the one of --tf_verbose.
   with mock.patch.dict(os.environ, _env_without_level(), clear=True):
@@ -127,7 +127,7 @@ def test_the_pipeline_starts_its_steps_quietly_unless_tf_verbose(tmp_path):
 
 def test_the_trainer_itself_starts_quietly(tmp_path):
   process = subprocess.run(
-      testing.train_command(str(tmp_path / "r"), ["nokd_cpu.gin"],
+      testing.train_command(str(tmp_path / "r"), ["nokd_small.gin"],
                             extra_flags=["--dry_run"]),
       env=_env_without_level(), capture_output=True, text=True, timeout=600,
       check=False)
@@ -162,7 +162,7 @@ def test_the_job_passes_tf_verbose_on_and_shows_progress_and_warnings(
     with mock.patch.object(pipeline.subprocess, "Popen", _FakeStep), \
          mock.patch.object(sys, "argv", argv), \
          mock.patch.dict(os.environ, _env_without_level(), clear=True):
-      pipeline._run_train("s", str(tmp_path), ["nokd_cpu.gin"], [],  # pylint: disable=protected-access
+      pipeline._run_train("s", str(tmp_path), ["nokd_small.gin"], [],  # pylint: disable=protected-access
                           str(tmp_path))
     (command, env), = _FakeStep.started
     shown = capsys.readouterr().err

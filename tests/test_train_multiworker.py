@@ -27,7 +27,7 @@ def test_two_workers_match_one_process(tmp_path):
       # Dropout draws differ between replica layouts; the arithmetic does not.
       "StudentSpec.dropout_rate = 0.0",
   ]
-  gin_files = ["nokd_cpu.gin"]
+  gin_files = ["nokd_small.gin"]
   single_dir, multi_dir = str(tmp_path / "single"), str(tmp_path / "multi")
   cluster = {"worker": [f"localhost:{_free_port()}" for _ in range(2)]}
   workers = []

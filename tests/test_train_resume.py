@@ -39,10 +39,10 @@ def test_kill_and_resume_gives_the_uninterrupted_weights(tmp_path):
   whole_dir, killed_dir = str(tmp_path / "whole"), str(tmp_path / "killed")
   # The uninterrupted run, alongside the one to be killed.
   whole = subprocess.Popen(
-      testing.train_command(whole_dir, ["stage1_cpu.gin"], bindings),
+      testing.train_command(whole_dir, ["stage1_small.gin"], bindings),
       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
   victim = subprocess.Popen(
-      testing.train_command(killed_dir, ["stage1_cpu.gin"], bindings),
+      testing.train_command(killed_dir, ["stage1_small.gin"], bindings),
       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
   state_file = os.path.join(killed_dir, "checkpoint")
   deadline = time.time() + 400
@@ -54,7 +54,7 @@ def test_kill_and_resume_gives_the_uninterrupted_weights(tmp_path):
   killed_at = tf.train.latest_checkpoint(killed_dir)
   assert killed_at is not None and not killed_at.endswith(f"ckpt-{STEPS}")
 
-  resumed = testing.run_train(killed_dir, ["stage1_cpu.gin"], bindings)
+  resumed = testing.run_train(killed_dir, ["stage1_small.gin"], bindings)
   assert resumed.returncode == 0, resumed.stderr[-3000:]
   assert f"Resuming from {killed_at}" in resumed.stderr
   _, whole_err = whole.communicate(timeout=600)

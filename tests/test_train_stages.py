@@ -24,14 +24,14 @@ def test_stage2_starts_from_stage1_only_with_its_vocabulary(tmp_path):
            "Trainer.checkpoint_every = 4"]
   stage1_dir = str(tmp_path / "stage1")
   stage1 = testing.run_train(
-      stage1_dir, ["stage1_cpu.gin"], testing.tiny_bindings() + steps + [
+      stage1_dir, ["stage1_small.gin"], testing.tiny_bindings() + steps + [
           f"Stage1Task.teacher_checkpoint = '{teacher_dir}'",
           f"Stage1Task.student_vocab = '{other_vocab}'"])
   assert stage1.returncode == 0, stage1.stderr[-3000:]
 
   stage2_bindings = testing.tiny_bindings() + steps + [
       f"STAGE1_DIR = '{stage1_dir}'"]
-  refused = testing.run_train(str(tmp_path / "refused"), ["stage2_cpu.gin"],
+  refused = testing.run_train(str(tmp_path / "refused"), ["stage2_small.gin"],
                               stage2_bindings)
   assert refused.returncode == 1
   assert "Traceback" not in refused.stderr
@@ -42,7 +42,7 @@ def test_stage2_starts_from_stage1_only_with_its_vocabulary(tmp_path):
   assert not os.path.exists(tmp_path / "refused" / "checkpoint")
 
   accepted = testing.run_train(
-      str(tmp_path / "stage2"), ["stage2_cpu.gin"],
+      str(tmp_path / "stage2"), ["stage2_small.gin"],
       stage2_bindings + [f"StudentSpec.vocab = '{other_vocab}'"])
   assert accepted.returncode == 0, accepted.stderr[-3000:]
   assert f"Initialised the student table from {stage1_dir}" in (

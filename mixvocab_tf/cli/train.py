@@ -4,7 +4,7 @@ The trainer binary is `mixvocab_tf/train.py` (its docstring has the commands
 and flags); this module gives it the zero-argument entry point a console
 script needs, with `--help` showing the trainer's documentation and flags:
 
-  mixvocab-train --gin_file=finetune_snips_cpu.gin --model_dir=/tmp/snips
+  mixvocab-train --gin_file=finetune_snips_small.gin --model_dir=/tmp/snips
 """
 
 from mixvocab_tf import cli as cli_entry

@@ -8,11 +8,14 @@ started by hand with relative vocabulary paths gets copies of them
 any directory.
 
 The shipped configs live in the package (`mixvocab_tf/gin_configs/`, package
-data, so they exist in any installation); a `gin_configs/` directory at the
-root of a source checkout is searched too (before the package's), for configs
-kept beside the code. With both on gin's search path a bare name such as
-`stage1_tpu.gin` works from any directory, and gin files can `include` each
-other by bare name.
+data, so they exist in any installation), one folder per kind (`base/`,
+`pretraining/`, `distillation/`, `finetuning/`, `jobs/`); a `gin_configs/`
+directory at the root of a source checkout is searched too (before the
+package's), for configs kept beside the code. Every folder of both trees is
+on gin's search path, so a bare name such as `stage1_paper.gin` works from
+any directory, gin files `include` each other by bare name, and bare names
+are unique across the tree. The names the configs had before the tree
+(`stage1_tpu.gin`, ...) still resolve (`RENAMED_CONFIGS`).
 """
 
 import ast
@@ -24,6 +27,7 @@ import os
 import re
 from typing import Optional, Sequence
 
+from absl import logging as absl_logging
 import gin
 import tensorflow as tf
 
@@ -62,18 +66,99 @@ _SEARCH_PATH_NOISE = _SearchPathNoise()
 
 
 def config_dirs():
-  """Directories searched for bare gin file names, first match wins."""
-  dirs = [os.path.join(os.path.dirname(_PACKAGE_DIR), "gin_configs"),
-          os.path.join(_PACKAGE_DIR, "gin_configs")]
-  return [d for d in dirs if os.path.isdir(d)]
+  """Roots of the gin config trees, searched in this order."""
+  dirs = []
+  for directory in (os.path.join(os.path.dirname(_PACKAGE_DIR), "gin_configs"),
+                    os.path.join(_PACKAGE_DIR, "gin_configs")):
+    # A checkout's `gin_configs/` may be a link to the package's.
+    directory = os.path.realpath(directory)
+    if os.path.isdir(directory) and directory not in dirs:
+      dirs.append(directory)
+  return dirs
+
+
+def search_dirs():
+  """Every folder of the config trees, first match wins: gin's search path."""
+  dirs = []
+  for root in config_dirs():
+    for directory, subdirs, _ in os.walk(root):
+      subdirs.sort()
+      dirs.append(directory)
+  return dirs
+
+
+#: The bare names the shipped configs had before they were sorted into
+#: folders (issue 43), and their names now: `_cpu` was the small-budget
+#: recipe (AdamW where it was tuned), `_tpu` the paper's, `_gpu` the paper's
+#: on GPUs. `--gin_file` and `include` still accept them, with a warning.
+RENAMED_CONFIGS = {
+    "stage1_cpu.gin": "stage1_small.gin",
+    "stage1_tpu.gin": "stage1_paper.gin",
+    "stage1_gpu.gin": "stage1_paper_gpu.gin",
+    "stage2_cpu.gin": "stage2_small.gin",
+    "stage2_tpu.gin": "stage2_paper.gin",
+    "stage2_gpu.gin": "stage2_paper_gpu.gin",
+    "nokd_cpu.gin": "nokd_small.gin",
+    "dual_cpu.gin": "dual_small.gin",
+    "stage2_distill_cpu.gin": "stage2_distill_small.gin",
+    "stage2_distill_tpu.gin": "stage2_distill_paper.gin",
+    "distilbert_cpu.gin": "distilbert_small.gin",
+    "distilbert_tpu.gin": "distilbert_paper.gin",
+    "tinybert_cpu.gin": "tinybert_small.gin",
+    "tinybert_tpu.gin": "tinybert_paper.gin",
+    "pkd_cpu.gin": "pkd_small.gin",
+    "pkd_tpu.gin": "pkd_paper.gin",
+    "distill_snips_cpu.gin": "distill_snips_small.gin",
+    "distill_glue_cpu.gin": "distill_glue_small.gin",
+    "finetune_snips.gin": "finetune_snips_paper.gin",
+    "finetune_snips_cpu.gin": "finetune_snips_small.gin",
+    "finetune_glue.gin": "finetune_glue_paper.gin",
+    "finetune_glue_cpu.gin": "finetune_glue_small.gin",
+    "finetune_glue_teacher_cpu.gin": "finetune_glue_teacher_small.gin",
+}
 
 
 def shipped_configs():
-  """Names of the gin files shipped with the package."""
+  """Bare names of the gin files in the config trees, sorted."""
   names = set()
-  for directory in config_dirs():
+  for directory in search_dirs():
     names.update(f for f in os.listdir(directory) if f.endswith(".gin"))
   return sorted(names)
+
+
+def _find_in_trees(name):
+  for directory in search_dirs():
+    path = os.path.join(directory, name)
+    if os.path.isfile(path):
+      return path
+  return None
+
+
+def find_config(name: str) -> Optional[str]:
+  """The file a bare config name stands for in the trees, or None.
+
+  An old name (`RENAMED_CONFIGS`) gives its renamed file, unless a file of
+  the old name itself is in the trees.
+  """
+  return _find_in_trees(name) or (
+      _find_in_trees(RENAMED_CONFIGS[name]) if name in RENAMED_CONFIGS
+      else None)
+
+
+def _is_renamed(path):
+  # Gin asks with each search-path prefix joined to the name; the bare name
+  # (the current directory's prefix, tried first) is the one to answer, when
+  # no file has that name.
+  return (path in RENAMED_CONFIGS and not os.path.isfile(path) and
+          _find_in_trees(path) is None and find_config(path) is not None)
+
+
+def _open_renamed(path):
+  """Gin's file reader for an old config name: opens the renamed file."""
+  new_path = find_config(path)
+  absl_logging.warning("%s is now %s; reading %s.", path,
+                       RENAMED_CONFIGS[path], new_path)
+  return open(new_path, encoding="utf-8")
 
 
 def _known_names():
@@ -188,15 +273,16 @@ def parse(gin_files: Sequence[str], gin_bindings: Sequence[str],
   root_logger = logging.getLogger()
   if _SEARCH_PATH_NOISE not in root_logger.filters:
     root_logger.addFilter(_SEARCH_PATH_NOISE)
-  for directory in reversed(config_dirs()):
+  for directory in search_dirs():
     if directory not in gin.config._LOCATION_PREFIXES:  # pylint: disable=protected-access
       gin.add_config_file_search_path(directory)
+  gin.config.register_file_reader(_open_renamed, _is_renamed)
   for path in gin_files:
-    if not os.path.isfile(path) and not any(
-        os.path.isfile(os.path.join(d, path)) for d in config_dirs()):
+    if not os.path.isfile(path) and find_config(path) is None:
       raise GinConfigError(
           f"Gin file not found: {path!r} (looked in the current directory and "
-          f"{config_dirs()}). Shipped configs: {', '.join(shipped_configs())}.")
+          f"the folders of {config_dirs()}). Shipped configs: "
+          f"{', '.join(shipped_configs())}.")
   try:
     gin.parse_config_files_and_bindings(
         list(gin_files), list(gin_bindings), finalize_config=False)
@@ -440,6 +526,55 @@ def _summary(wrapped):
       "|", "\\|")
 
 
+#: What each folder of the shipped config tree holds (docs/CONFIG.md).
+_CONFIG_FOLDERS = {
+    "base": "include-only fragments, not run on their own",
+    "pretraining": "stage I, stage II, NoKD and dual training",
+    "distillation": ("distillation in pretraining (stage II with "
+                     "distillation, DistilBERT, TinyBERT, PKD) and task "
+                     "distillation (SNIPS, GLUE)"),
+    "finetuning": "SNIPS and GLUE fine-tuning, and the GLUE teacher",
+    "jobs": ("jobs of several steps: the main job, your own data, the "
+             "pretrained student"),
+}
+
+
+def _config_tree_markdown():
+  """The shipped gin files by folder, and the names they had before."""
+  root = os.path.join(_PACKAGE_DIR, "gin_configs")
+  lines = [
+      "## Shipped gin files",
+      "",
+      "In `mixvocab_tf/gin_configs/`, one folder per kind; a bare name "
+      "(`--gin_file=stage1_small.gin`, `include 'pretraining_base.gin'`) is "
+      "found in any folder, from any directory. `_small` is the small-budget "
+      "recipe (2 CPU cores, minutes; settings tuned for that budget, such as "
+      "AdamW for stage II instead of LAMB), `_paper` the paper's settings "
+      "and scale (pretraining: LAMB at batch 2048 on a TPU), `_paper_gpu` "
+      "the paper's on GPUs. Each file's header says what it runs, how, and what to "
+      "expect; the sweeps that chose the small recipes are in "
+      "`projects/pretraining_recipe/README.md` and "
+      "`projects/finetuning_recipe/README.md`.",
+      "",
+      "| folder | what | files |",
+      "| --- | --- | --- |",
+  ]
+  for folder in sorted(os.listdir(root)):
+    if not os.path.isdir(os.path.join(root, folder)):
+      continue
+    names = sorted(f for f in os.listdir(os.path.join(root, folder))
+                   if f.endswith(".gin"))
+    lines.append(f"| `{folder}/` | {_CONFIG_FOLDERS.get(folder, '')} | "
+                 f"{', '.join(f'`{n}`' for n in names)} |")
+  lines += ["", "The names before the tree, still accepted (with a "
+            "warning naming the file read):", "",
+            "| old name | file now |", "| --- | --- |"]
+  for old, new in RENAMED_CONFIGS.items():
+    folder = os.path.basename(os.path.dirname(find_config(new) or ""))
+    lines.append(f"| `{old}` | `{folder}/{new}` |")
+  return lines + [""]
+
+
 def configurables_markdown() -> str:
   """Every gin configurable of the package, with its parameters, as markdown.
 
@@ -449,8 +584,9 @@ def configurables_markdown() -> str:
   the jobs, as for training). docs/CONFIG.md is its output.
 
   Returns:
-    A markdown page: one section per configurable (its gin name, the first
-    paragraph of its docstring, a table of its parameters and defaults).
+    A markdown page: the shipped gin files by folder and their old names,
+    then one section per configurable (its gin name, the first paragraph of
+    its docstring, a table of its parameters and defaults).
   """
   # pylint: disable=protected-access
   configurables = {}
@@ -460,10 +596,13 @@ def configurables_markdown() -> str:
               if configurable.module else configurable.name)
       configurables[name] = configurable
   lines = [
-      "# Gin configurables",
+      "# Gin configuration",
       "",
       f"Generated by `{CONFIG_DOC_COMMAND}`; do not edit by hand "
       "(`tests/test_config_doc.py` checks that it is current).",
+      "",
+  ] + _config_tree_markdown() + [
+      "## Configurables",
       "",
       "What a gin file or `--gin_bindings` can set: each configurable of the "
       "package, with its parameters and their defaults. A binding names the "
@@ -474,7 +613,7 @@ def configurables_markdown() -> str:
   ]
   for name in sorted(configurables, key=str.lower):
     configurable = configurables[name]
-    lines += [f"## `{name}`", ""]
+    lines += [f"### `{name}`", ""]
     summary = _summary(configurable.wrapped)
     if summary:
       lines += [summary, ""]

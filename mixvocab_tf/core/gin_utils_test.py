@@ -30,8 +30,40 @@ class GinUtilsTest(tf.test.TestCase):
 
   def test_missing_file_lists_the_shipped_configs(self):
     with self.assertRaisesRegex(gin_utils.GinConfigError,
-                                r"not found: 'stage9.gin'.*stage1_cpu.gin"):
+                                r"not found: 'stage9.gin'.*stage1_small.gin"):
       gin_utils.parse(["stage9.gin"], [])
+
+  def test_bare_names_are_unique_across_the_tree(self):
+    names = []
+    for directory in gin_utils.search_dirs():
+      names += [f for f in os.listdir(directory) if f.endswith(".gin")]
+    self.assertCountEqual(names, set(names))
+    self.assertEqual(sorted(names), gin_utils.shipped_configs())
+    self.assertGreater(len(gin_utils.search_dirs()), 1)
+
+  def test_old_names_resolve_to_the_renamed_files(self):
+    shipped = gin_utils.shipped_configs()
+    for old, new in gin_utils.RENAMED_CONFIGS.items():
+      self.assertNotIn(old, shipped)
+      self.assertIn(new, shipped)
+      self.assertEqual(gin_utils.find_config(old),
+                       gin_utils.find_config(new))
+    bindings = ["Trainer.train_steps = 7"]
+    gin_utils.parse(["stage1_paper.gin"], bindings)
+    expected = gin.config_str()
+    gin.clear_config()
+    with self.assertLogs(level="WARNING") as logs:
+      gin_utils.parse(["stage1_tpu.gin"], bindings)
+    self.assertEqual(gin.config_str(), expected)
+    self.assertIn("stage1_tpu.gin is now stage1_paper.gin; reading ",
+                  logs.output[0])
+    # An `include` of an old name, in a file of one's own.
+    own = os.path.join(self.get_temp_dir(), "own.gin")
+    with open(own, "w", encoding="utf-8") as f:
+      f.write("include 'stage1_tpu.gin'\nTrainer.train_steps = 7\n")
+    gin.clear_config()
+    gin_utils.parse([own], [])
+    self.assertEqual(gin.config_str(), expected)
 
   def test_syntax_error_is_a_config_error(self):
     with self.assertRaisesRegex(gin_utils.GinConfigError,

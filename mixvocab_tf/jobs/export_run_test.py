@@ -22,7 +22,7 @@ from mixvocab_tf.text import vocab as vocab_lib
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-#: finetune_snips_cpu.gin cut to two steps of a 1x32 student.
+#: finetune_snips_small.gin cut to two steps of a 1x32 student.
 _TINY_SNIPS = [
     "IntentSlotTask.student_preset = None",
     "IntentSlotTask.num_layers = 1",
@@ -43,7 +43,7 @@ def snips_run(tmp_path_factory):
   model_dir = str(tmp_path_factory.mktemp("snips_run"))
   gin.clear_config()
   try:
-    gin_utils.parse(["finetune_snips_cpu.gin"], _TINY_SNIPS)
+    gin_utils.parse(["finetune_snips_small.gin"], _TINY_SNIPS)
     trainer_lib.Trainer(model_dir=model_dir).train()
   finally:
     gin.clear_config()

@@ -1,6 +1,6 @@
 """Your own data in, a phone-sized model out: the own-data job's steps.
 
-`gin_configs/own_data.gin` sets `pipeline.steps = @own_data_steps()`:
+`gin_configs/jobs/own_data.gin` sets `pipeline.steps = @own_data_steps()`:
 
   python -m mixvocab_tf.train --gin_file=own_data.gin \
       --gin_bindings="DATA_DIR = 'my_data'" --model_dir=runs/mine
@@ -11,15 +11,15 @@ trains, and picks the task from what it finds:
 
 - intent and slots (`seq.in` / `seq.out` / `label` directories, or JSONL of
   tokens, tags and intent): the default teacher is fine-tuned jointly for
-  intents and IOB slot tags (`finetune_snips_cpu.gin` on the data) until
+  intents and IOB slot tags (`finetune_snips_small.gin` on the data) until
   validation slot F1 stops improving; the student is distilled from it across
-  vocabularies (`distill_snips_cpu.gin`: its intent and per-word slot
+  vocabularies (`distill_snips_small.gin`: its intent and per-word slot
   distributions, cached once, over train plus copies with slot values swapped
   among the user's own train examples);
 - text classification (CSV, TSV or JSONL of text, or text pairs, and label):
   the teacher is fine-tuned until validation accuracy stops improving
-  (`finetune_glue_teacher_cpu.gin`), the student distilled from its logits
-  over train plus word-edited copies it labels (`distill_glue_cpu.gin`; up
+  (`finetune_glue_teacher_small.gin`), the student distilled from its logits
+  over train plus word-edited copies it labels (`distill_glue_small.gin`; up
   to 4 copies, to about 40,000 examples); both classifiers read the mean of
   their token states.
 
@@ -188,7 +188,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     check.append(f"vocab = {vocab!r}")
   if intent_slot:
     task_class = "IntentSlotTask"
-    teacher_gin, student_gin = "finetune_snips_cpu.gin", "distill_snips_cpu.gin"
+    teacher_gin, student_gin = ("finetune_snips_small.gin",
+                                "distill_snips_small.gin")
     data = [f"SNIPS_DIR = {data_dir!r}"]
     teacher = data + [
         "TEACHER = 'default'", f"EPOCHS = {teacher_epochs}",
@@ -199,8 +200,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
         "optimization_config.learning_rate = 1e-4"]
   else:
     task_class = "TextClassificationTask"
-    teacher_gin, student_gin = ("finetune_glue_teacher_cpu.gin",
-                                "distill_glue_cpu.gin")
+    teacher_gin, student_gin = ("finetune_glue_teacher_small.gin",
+                                "distill_glue_small.gin")
     data = (["GLUE_TASK = None", f"GLUE_DIR = {data_dir!r}"] +
             [f"{configurable}.{column}" for configurable in (
                 "TextClassificationTask", "text_classification_train_steps") for column in columns])
@@ -255,9 +256,9 @@ def pretraining_steps():
   """Stage I and stage II of a 6 x 96 student on the built-in corpus."""
   return [
       ("split", "heldout_split", [], []),
-      ("stage1", "train", ["stage1_cpu.gin"], [
+      ("stage1", "train", ["stage1_small.gin"], [
           "MlmInputs.input_files = '{output_dir}/split/train.txt'"]),
-      ("stage2", "train", ["stage2_cpu.gin"], [
+      ("stage2", "train", ["stage2_small.gin"], [
           "STAGE1_DIR = '{output_dir}/stage1'",
           "MlmInputs.input_files = '{output_dir}/split/train.txt'"]),
   ]

@@ -12,7 +12,7 @@ other: fine-tuning reads it with `INIT_CHECKPOINT`, `tools/evaluate.py` and
 
 As a pipeline step: `('package', 'package_student', [], ["run = 'stage2'",
 "destination = 'mixvocab_tf/data/pretrained_student'"])`; the whole recipe
-that made the shipped student is `gin_configs/pretrained_student.gin`.
+that made the shipped student is `gin_configs/jobs/pretrained_student.gin`.
 
 The run and the destination may be on any file system TensorFlow reads
 (`gs://`): every file goes through `tf.io.gfile`.
@@ -131,10 +131,10 @@ def pretrained_student_steps(corpus=None,
   every = max(1, student_steps // curve_points)
   return [
       ("split", "heldout_split", [], [f"corpus = {corpus!r}"]),
-      ("stage1", "train", ["stage1_cpu.gin"], [
+      ("stage1", "train", ["stage1_small.gin"], [
           train, f"Trainer.train_steps = {stage1_steps}"] +
        list(stage1_bindings)),
-      ("stage2", "train", ["stage2_cpu.gin"], [
+      ("stage2", "train", ["stage2_small.gin"], [
           train, "STAGE1_DIR = '{output_dir}/stage1'",
           f"Trainer.train_steps = {student_steps}",
           f"Trainer.checkpoint_every = {every}",

@@ -119,7 +119,7 @@ class PipelineOnRamTest(tf.test.TestCase):
 
   def test_a_train_steps_log_and_marker_are_written_on_ram(self):
     _FakeTrainer.started.clear()
-    gin.bind_parameter("pipeline.steps", [("nokd", "train", ["nokd_cpu.gin"],
+    gin.bind_parameter("pipeline.steps", [("nokd", "train", ["nokd_small.gin"],
                                            [])])
     with mock.patch.object(pipeline.subprocess, "Popen", _FakeTrainer):
       pipeline.run(self.output_dir)

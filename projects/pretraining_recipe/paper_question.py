@@ -16,8 +16,8 @@ adds the NoKD students they lack, all on the same train part and vocabulary:
   student steps (compute-matched; the step counts come from the runs' own
   `DONE` times, see `paper_question.gin`).
 
-Then each student is fine-tuned (`finetune_snips_cpu.gin`,
-`finetune_glue_cpu.gin`: their epoch budgets with early stopping on the
+Then each student is fine-tuned (`finetune_snips_small.gin`,
+`finetune_glue_small.gin`: their epoch budgets with early stopping on the
 validation metric) with every seed, and the `paper_question_results` step
 writes `results.md`: mean and sample standard deviation over seeds beside
 the majority class. Steps are ordered so that a job cut short still gives
@@ -63,7 +63,7 @@ def _nokd_steps(name, split, train_steps, vocab, curve_points, eval_batches):
   """A NoKD run on a split's train part and its held-out curve."""
   every = max(1, train_steps // curve_points)
   return [
-      (name, "train", ["nokd_cpu.gin"], [
+      (name, "train", ["nokd_small.gin"], [
           "MlmInputs.input_files = '{output_dir}/" + split + "/train.txt'",
           f"StudentSpec.vocab = {vocab!r}",
           f"Trainer.train_steps = {train_steps}",
@@ -81,9 +81,10 @@ def _finetune_step(task, budget, arm, seed, init, vocab, glue_dir):
   bindings = [f"INIT_CHECKPOINT = {init!r}", f"Trainer.seed = {seed}"]
   label = f"{ARM_TITLES[arm]} 6x96 ({budget} budget)"
   if task == "snips":
-    gin_file, task_class = "finetune_snips_cpu.gin", "IntentSlotTask"
+    gin_file, task_class = "finetune_snips_small.gin", "IntentSlotTask"
   else:
-    gin_file, task_class = "finetune_glue_cpu.gin", "TextClassificationTask"
+    gin_file, task_class = ("finetune_glue_small.gin",
+                            "TextClassificationTask")
     bindings += [f"GLUE_TASK = '{task}'", f"GLUE_DIR = {glue_dir!r}"]
   bindings += [f"{task_class}.vocab = {vocab!r}",
                f"{task_class}.model_name = {label!r}"]

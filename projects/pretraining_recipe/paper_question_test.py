@@ -45,13 +45,13 @@ class PaperQuestionTest(unittest.TestCase):
     self.assertEqual(len(names), len(set(names)))
     by_name = {s[0]: s for s in steps}
     nokd = by_name["long_nokd"]
-    self.assertEqual(nokd[2], ["nokd_cpu.gin"])
+    self.assertEqual(nokd[2], ["nokd_small.gin"])
     self.assertIn("Trainer.train_steps = 9000", nokd[3])
     self.assertIn("MlmInputs.input_files = '{output_dir}/split_long/train.txt'",
                   nokd[3])
     self.assertIn("split = 'split_long'", by_name["eval_long_nokd"][3])
     snips = by_name["ft_snips_long_stage2_seed1"]
-    self.assertEqual(snips[2], ["finetune_snips_cpu.gin"])
+    self.assertEqual(snips[2], ["finetune_snips_small.gin"])
     self.assertIn("INIT_CHECKPOINT = '/runs/ps/stage2'", snips[3])
     self.assertIn("Trainer.seed = 1", snips[3])
     self.assertIn("IntentSlotTask.vocab = "

@@ -45,7 +45,8 @@ TASK_COLUMNS = {
     "mnli": (("accuracy", "MNLI-sample acc."),),
 }
 RESULTS_FILE = "results.md"
-#: finetune_glue_cpu.gin's bindings for small tasks (its header has the sweep).
+#: finetune_glue_small.gin's bindings for small tasks (the sweep:
+#: projects/finetuning_recipe/README.md).
 GLUE_TASK_BINDINGS = {
     "mrpc": ["EPOCHS = 15", "EVAL_EPOCHS = 1", "LR = 2e-3"],
 }
@@ -73,21 +74,22 @@ def _pretraining_steps(preset, methods, stage1_steps, student_steps,
   stage1 = "stage1" if preset == "L6-H96" else f"stage1_{preset}"
   steps = []
   if "mixed" in methods:
-    steps.append((stage1, "train", ["stage1_cpu.gin"], [
+    steps.append((stage1, "train", ["stage1_small.gin"], [
         f"Trainer.train_steps = {stage1_steps}",
         "Trainer.checkpoint_every = 50",
         f"Stage1Task.student_vocab = '{vocab}'",
     ] + ([] if preset == "L6-H96" else
          [f"STUDENT_HIDDEN = {_size(preset)}"])))
     steps.append((pretraining_dir("mixed", preset), "train",
-                  ["stage2_cpu.gin"], [
+                  ["stage2_small.gin"], [
                       f"STAGE1_DIR = '{{output_dir}}/{stage1}'",
                       f"Trainer.train_steps = {student_steps}",
                       f"StudentSpec.vocab = '{vocab}'",
                   ] + ([] if preset == "L6-H96" else
                        [f"STUDENT_PRESET = '{preset}'"])))
   if "nokd" in methods:
-    steps.append((pretraining_dir("nokd", preset), "train", ["nokd_cpu.gin"], [
+    steps.append((pretraining_dir("nokd", preset), "train",
+                  ["nokd_small.gin"], [
         f"Trainer.train_steps = {student_steps}",
         f"StudentSpec.vocab = '{vocab}'",
     ] + ([] if preset == "L6-H96" else [f"STUDENT_PRESET = '{preset}'"])))
@@ -95,14 +97,14 @@ def _pretraining_steps(preset, methods, stage1_steps, student_steps,
     # The teacher is the 6 x 96 stage I run: stage I trained its
     # teacher-vocabulary MLM head, which DistilBERT's soft targets need.
     steps.append((pretraining_dir("distilbert", preset), "train",
-                  ["distilbert_cpu.gin"], [
+                  ["distilbert_small.gin"], [
                       "STAGE1_DIR = '{output_dir}/stage1'",
                       f"Trainer.train_steps = {baseline_steps}",
                       f"STUDENT_PRESET = '{preset}'",
                   ]))
   if "tinybert" in methods:
     steps.append((pretraining_dir("tinybert", preset), "train",
-                  ["tinybert_cpu.gin"], [
+                  ["tinybert_small.gin"], [
                       f"Trainer.train_steps = {baseline_steps}",
                       f"STUDENT_PRESET = '{preset}'",
                   ]))
@@ -118,10 +120,10 @@ def _finetune_step(method, preset, task, seed, glue_dir, teacher_vocab,
   label = f"{METHODS[method]} {preset}"
   bindings = [f"INIT_CHECKPOINT = '{init}'", f"Trainer.seed = {seed}"]
   if task == "snips":
-    gin_file, task_class, steps = ("finetune_snips_cpu.gin",
+    gin_file, task_class, steps = ("finetune_snips_small.gin",
                                    "IntentSlotTask", snips_steps)
   else:
-    gin_file, task_class, steps = ("finetune_glue_cpu.gin",
+    gin_file, task_class, steps = ("finetune_glue_small.gin",
                                    "TextClassificationTask", glue_steps)
     bindings += [f"GLUE_TASK = '{task}'", f"GLUE_DIR = '{glue_dir}'"]
     bindings += GLUE_TASK_BINDINGS.get(task, [])

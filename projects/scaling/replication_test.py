@@ -44,7 +44,7 @@ class ReplicationStepsTest(tf.test.TestCase):
         tasks=["snips"], seeds=[0]) if s[0].startswith("ft_")]
     self.assertNotEmpty(default)
     for _, _, gin_files, bindings in default:
-      self.assertEqual(gin_files, ["finetune_snips_cpu.gin"])
+      self.assertEqual(gin_files, ["finetune_snips_small.gin"])
       self.assertFalse([b for b in bindings if b.startswith("Trainer.train")])
     fixed = [s for s in replication.replication_steps(
         tasks=["snips"], seeds=[0], snips_steps=7) if s[0].startswith("ft_")]

@@ -13,8 +13,8 @@ corpus whose held-out documents no run reads. Then:
   held-out documents, for every kept checkpoint of each student run (a curve
   against tokens seen);
 - `ft_snips_<arm>_b<B>_seed<S>`: SNIPS fine-tuning without task distillation
-  (`finetune_snips_cpu.gin`, its epoch budget and early stopping), seeds 0-2;
-  at the largest budget also SST-2 and MRPC (`finetune_glue_cpu.gin`);
+  (`finetune_snips_small.gin`, its epoch budget and early stopping), seeds 0-2;
+  at the largest budget also SST-2 and MRPC (`finetune_glue_small.gin`);
 - `results`: `scaling.md`, `scaling_gap.png` and `scaling_mlm.png`
   (`results_step`; `projects/scaling/scaling_table.py` does the same from any
   run directory).
@@ -64,7 +64,7 @@ ALL_ARMS = ARMS + ("stage2_distill",)
 #: The cross-vocabulary arm's loss weights, scaled so that no term swamps
 #: the others with the 16x stage I as teacher: at weight 1 its first steps
 #: give attention MSE ~219, soft-target KL ~3.0, hidden MSE ~2.3 and
-#: masked-LM ~8.7. (The soft-target weight of stage2_distill_cpu.gin, 100,
+#: masked-LM ~8.7. (The soft-target weight of stage2_distill_small.gin, 100,
 #: suits a 300-step stage I, whose KL is ~0.006; on the 16x teacher it made
 #: the soft targets 96% of the loss.) The results report each term at the
 #: start and end of the run.
@@ -89,8 +89,8 @@ RESULTS_FILE = "scaling.md"
 GAP_PLOT = "scaling_gap.png"
 MLM_PLOT = "scaling_mlm.png"
 
-# Sizes of the CPU configs (stage1_cpu.gin, stage2_cpu.gin, nokd_cpu.gin) and
-# of the default teacher (all-MiniLM-L6-v2: 6 x 384, 30,522 tokens).
+# Sizes of the small configs (stage1_small.gin, stage2_small.gin,
+# nokd_small.gin) and of the default teacher (all-MiniLM-L6-v2: 6 x 384, 30,522 tokens).
 STAGE1_BATCH, STUDENT_BATCH, SEQ_LENGTH, PREDICTIONS = 16, 32, 64, 20
 TEACHER_SIZES = dict(layers=6, hidden=384, inner=1536, vocab=30522)
 STUDENT_SIZES = dict(layers=6, hidden=96, inner=384)
@@ -154,7 +154,7 @@ def scaling_steps(corpus: str = gin.REQUIRED,
     glue_tasks: GLUE tasks fine-tuned at the largest budget.
     distill_arm: also the cross-vocabulary pretraining arm (stage II with
       soft targets, hidden and attention losses from the stage I teacher,
-      `stage2_distill_cpu.gin`) at the largest budget, fine-tuned on SNIPS.
+      `stage2_distill_small.gin`) at the largest budget, fine-tuned on SNIPS.
     distill_weights: its loss weights (default `DISTILL_WEIGHTS`).
     extra_finetune_bindings: appended to every fine-tuning step (e.g. a
       smaller budget for a smoke run).
@@ -176,9 +176,10 @@ def scaling_steps(corpus: str = gin.REQUIRED,
     bindings = [f"INIT_CHECKPOINT = '{{output_dir}}/{run_name(arm, budget)}'",
                 f"Trainer.seed = {seed}"]
     if task == "snips":
-      gin_file, task_class = "finetune_snips_cpu.gin", "IntentSlotTask"
+      gin_file, task_class = "finetune_snips_small.gin", "IntentSlotTask"
     else:
-      gin_file, task_class = "finetune_glue_cpu.gin", "TextClassificationTask"
+      gin_file, task_class = ("finetune_glue_small.gin",
+                              "TextClassificationTask")
       bindings += [f"GLUE_TASK = '{task}'", f"GLUE_DIR = '{glue_dir}'"]
       bindings += replication.GLUE_TASK_BINDINGS.get(task, [])
     bindings += [f"{task_class}.vocab = '{vocab}'",
@@ -188,18 +189,18 @@ def scaling_steps(corpus: str = gin.REQUIRED,
 
   for budget in budgets:
     stage1 = run_name("stage1", budget)
-    steps.append((stage1, "train", ["stage1_cpu.gin"], [
+    steps.append((stage1, "train", ["stage1_small.gin"], [
         f"Trainer.train_steps = {stage1_steps * budget}",
         f"Trainer.checkpoint_every = {max(1, stage1_steps * budget // 4)}",
         f"Stage1Task.student_vocab = '{vocab}'"] + inputs))
-    steps.append((run_name("stage2", budget), "train", ["stage2_cpu.gin"], [
+    steps.append((run_name("stage2", budget), "train", ["stage2_small.gin"], [
         f"STAGE1_DIR = '{{output_dir}}/{stage1}'",
         f"StudentSpec.vocab = '{vocab}'"] + curve(student_steps * budget) +
                   inputs))
     matched = matched_nokd_steps(stage1_steps * budget, student_steps * budget)
     for arm, train_steps in (("nokd", student_steps * budget),
                              ("nokd_matched", matched)):
-      steps.append((run_name(arm, budget), "train", ["nokd_cpu.gin"], [
+      steps.append((run_name(arm, budget), "train", ["nokd_small.gin"], [
           f"StudentSpec.vocab = '{vocab}'"] + curve(train_steps) + inputs))
     steps.append((f"mlm_b{budget}", "mlm_eval", [], [
         f"runs = {[run_name(arm, budget) for arm in ARMS]}",
@@ -211,7 +212,7 @@ def scaling_steps(corpus: str = gin.REQUIRED,
     budget = max(budgets)
     name = run_name("stage2_distill", budget)
     weights = dict(DISTILL_WEIGHTS, **(distill_weights or {}))
-    steps.append((name, "train", ["stage2_distill_cpu.gin"], [
+    steps.append((name, "train", ["stage2_distill_small.gin"], [
         f"STAGE1_DIR = '{{output_dir}}/{run_name('stage1', budget)}'",
         f"StudentSpec.vocab = '{vocab}'"] + [
             f"Stage2DistillTask.{k} = {v}" for k, v in sorted(weights.items())

@@ -68,7 +68,7 @@ def test_distillation_arm_at_the_largest_budget_with_balanced_weights():
   by_name = {s[0]: s for s in steps}
   assert "stage2_distill_b1" not in by_name
   _, kind, gin_files, bindings = by_name["stage2_distill_b4"]
-  assert kind == "train" and gin_files == ["stage2_distill_cpu.gin"]
+  assert kind == "train" and gin_files == ["stage2_distill_small.gin"]
   assert "STAGE1_DIR = '{output_dir}/stage1_b4'" in bindings
   assert "Stage2DistillTask.attention_weight = 0.05" in bindings
   assert "Stage2DistillTask.soft_target_weight = 3.0" in bindings

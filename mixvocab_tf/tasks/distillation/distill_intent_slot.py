@@ -36,9 +36,9 @@ Evaluation, the best checkpoint and export are those of `intent_slot`: the
 student is an ordinary `JointIntentSlotModel` and its checkpoints hold only
 it.
 
-Example (gin), see `gin_configs/distill_snips_cpu.gin`; the parameters it
-shares with fine-tuning are bound by the name the fine-tuning configs use,
-`IntentSlotTask`, its own by `DistillIntentSlotTask`:
+Example (gin), see `gin_configs/distillation/distill_snips_small.gin`; the
+parameters it shares with fine-tuning are bound by the name the fine-tuning
+configs use, `IntentSlotTask`, its own by `DistillIntentSlotTask`:
 
   Trainer.task = 'distill_intent_slot'
   DistillIntentSlotTask.teacher_run = '/runs/snips_teacher'

@@ -44,7 +44,7 @@ A user's text classification dataset works as in `text_classification`
 split (`TextClassificationTask.train_split_lists`), and the cache fingerprint names
 it `user:<absolute directory>` beside the data itself.
 
-Example (gin), see `gin_configs/distill_glue_cpu.gin`:
+Example (gin), see `gin_configs/distillation/distill_glue_small.gin`:
 
   Trainer.task = 'distill_text_classification'
   DistillTextClassificationTask.teacher_run = '/runs/sst2_teacher'

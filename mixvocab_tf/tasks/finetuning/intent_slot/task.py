@@ -189,7 +189,7 @@ class IntentSlotTask(finetune_task.FinetuneTask):
 
   Example (gin): `Trainer.task = 'intent_slot'` and
   `IntentSlotTask.init_checkpoint = '/tmp/stage2'`; see
-  `gin_configs/finetune_snips_cpu.gin`.
+  `gin_configs/finetuning/finetune_snips_small.gin`.
 
   Args:
     data_dir: an intent-and-slot dataset in a layout of the data contract

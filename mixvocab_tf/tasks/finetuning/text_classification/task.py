@@ -27,7 +27,7 @@ the scores, and the dataset's warning lists such labels. Scores: accuracy,
 macro-F1 and the majority-class accuracy
 (`metrics.text_classification_metrics`).
 With gin, one macro feeds both the task and the step count
-(finetune_glue.gin binds `TextClassificationTask` and `text_classification_train_steps` to
+(finetune_glue_paper.gin binds `TextClassificationTask` and `text_classification_train_steps` to
 `%GLUE_TASK` and `%GLUE_DIR`):
 
   --gin_bindings="GLUE_TASK = None" --gin_bindings="GLUE_DIR = '/data/mine'"
@@ -194,7 +194,7 @@ def text_classification_train_steps(glue_task: Optional[str] = None,
   For gin: `Trainer.train_steps = @text_classification_train_steps()`, and with a scope,
   `Trainer.evaluate_every = @epoch/text_classification_train_steps()` and
   `epoch/text_classification_train_steps.epochs = 1` to evaluate once per epoch.
-  finetune_glue.gin binds `text_classification_train_steps.glue_task` / `.data_dir` and
+  finetune_glue_paper.gin binds `text_classification_train_steps.glue_task` / `.data_dir` and
   `TextClassificationTask.glue_task` / `.data_dir` to the macros `GLUE_TASK` and
   `GLUE_DIR`, so for a user's dataset `GLUE_TASK = None` and
   `GLUE_DIR = '/data/mine'` feed both (bind other column names to both too,
@@ -213,7 +213,7 @@ class TextClassificationTask(finetune_task.FinetuneTask):
   Example (gin): `Trainer.task = 'text_classification'`,
   `TextClassificationTask.glue_task = 'mrpc'`,
   `TextClassificationTask.data_dir = '/data/glue'`; see
-  `gin_configs/finetune_glue_cpu.gin`. A user's dataset:
+  `gin_configs/finetuning/finetune_glue_small.gin`. A user's dataset:
   `TextClassificationTask.glue_task = None`,
   `TextClassificationTask.data_dir = '/data/mine'` (see the module docstring).
 

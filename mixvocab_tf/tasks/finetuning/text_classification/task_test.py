@@ -385,7 +385,7 @@ def test_glue_train_steps_counts_the_users_train_split(tmp_path):
   with pytest.raises(ValueError, match="received neither"):
     text_classification_task.text_classification_train_steps(None, None)
   # With gin, one macro feeds the task and the step count (as
-  # finetune_glue.gin binds them).
+  # finetune_glue_paper.gin binds them).
   gin.clear_config()
   try:
     gin.parse_config([
