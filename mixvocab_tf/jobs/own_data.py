@@ -25,7 +25,7 @@ trains, and picks the task from what it finds:
 
 Epoch budgets are counted on the user's train split. The student starts
 from a pretrained student: a run directory the user names (`STUDENT`), else
-the one shipped in the package (`data.pretrained_student_dir`), else the job
+the one shipped in the package (`assets.pretrained_student_dir`), else the job
 pretrains one first (stage I then stage II on the built-in corpus). Then
 `export` writes the student's SavedModel (raw strings in) and a
 dynamic-range .tflite, scores the .tflite on validation and test in the
@@ -52,7 +52,7 @@ import gin
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf.core import gin_utils
 from mixvocab_tf.jobs import heldout_steps
 from mixvocab_tf.jobs import run_files
@@ -169,11 +169,11 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   check = list(read)  # The check also gets the student's vocabulary below.
   steps = [("data", "own_data_check", [], check)]
   if student == "pretrain" or (student is None and
-                               data_lib.pretrained_student_dir() is None):
+                               assets.pretrained_student_dir() is None):
     steps += pretraining_steps()
     student = "{output_dir}/stage2"
   elif student is None:
-    student = data_lib.pretrained_student_dir()
+    student = assets.pretrained_student_dir()
   elif not tf.io.gfile.exists(student):
     raise FileNotFoundError(
         f"STUDENT = {student!r} does not exist; give a pretrained student's "

@@ -174,7 +174,7 @@ def replication_steps(
   Returns:
     A list of (name, kind, gin_files, bindings) steps.
   """
-  from mixvocab_tf import data  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf import assets  # pylint: disable=g-import-not-at-top
   unknown = [m for m in methods if m not in METHODS]
   if unknown:
     raise ValueError(f"Unknown methods {unknown}; expected any of "
@@ -190,7 +190,7 @@ def replication_steps(
     if not os.path.isdir(glue_dir):
       raise FileNotFoundError(f"replication_steps.glue_dir: no directory "
                               f"{glue_dir}.")
-  teacher_vocab = data.default_teacher_vocab()
+  teacher_vocab = assets.default_teacher_vocab()
   steps = [("vocab", "vocab", [], [])]
   for preset in presets:
     size_methods = [m for m in methods

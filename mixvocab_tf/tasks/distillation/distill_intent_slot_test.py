@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.tasks.distillation import distill_intent_slot
 from mixvocab_tf.tasks.finetuning.intent_slot import task as intent_slot_task
@@ -36,7 +36,7 @@ def _write_split(directory, lines):
 def _snips_slice(directory, train_size=24, valid_size=8):
   """Real SNIPS queries: train ones with SPLIT_WORD first, then others."""
   def read(split):
-    examples = intent_slot_data.read_intent_slot(data_lib.snips_dir(split))
+    examples = intent_slot_data.read_intent_slot(assets.snips_dir(split))
     return [(" ".join(w), " ".join(t), i) for w, t, i in zip(
         examples.words, examples.tags, examples.intents)]
   train = read("train")
@@ -99,7 +99,7 @@ def test_word_split_differently_gets_teacher_distribution_at_first_piece(
     setup):
   task = _task(setup, cache_dir=str(setup["root"] / "cache_align"))
   teacher_ids = wordpiece.fast_bert_tokenizer(
-      data_lib.default_teacher_vocab())[0].tokenize([SPLIT_WORD])
+      assets.default_teacher_vocab())[0].tokenize([SPLIT_WORD])
   student_ids = wordpiece.fast_bert_tokenizer(
       task.vocab_path)[0].tokenize([SPLIT_WORD])
   assert teacher_ids.row_lengths().numpy()[0] == 1
@@ -117,7 +117,7 @@ def test_word_split_differently_gets_teacher_distribution_at_first_piece(
   # Where the distillation target goes is where the slot loss goes.
   np.testing.assert_array_equal(weights, batch["slot_weights"].numpy())
 
-  featurize = intent_slot_data.intent_slot_featurizer(data_lib.default_teacher_vocab(),
+  featurize = intent_slot_data.intent_slot_featurizer(assets.default_teacher_vocab(),
                                           SEQ_LENGTH)
   checked = 0
   for row, index in enumerate(batch["example_index"].numpy()):
@@ -203,7 +203,7 @@ def test_stale_cache_is_refused(setup, tmp_path):
 
   # Another student vocabulary.
   other_vocab = str(tmp_path / "vocab.txt")
-  tokens = text_lib.load_vocab(data_lib.default_student_vocab())
+  tokens = text_lib.load_vocab(assets.default_student_vocab())
   with open(other_vocab, "w", encoding="utf-8") as f:
     f.write("\n".join(tokens[:-1]) + "\n")
   with pytest.raises(teacher_cache.StaleCacheError, match="student_vocab"):
@@ -235,7 +235,7 @@ def test_hidden_state_distillation_by_word(setup):
   assert outputs.fingerprint["with_hidden"]
   # The cached hidden state of a word is the teacher's at its first piece.
   examples = intent_slot_data.read_intent_slot(os.path.join(setup["data_dir"], "train"))
-  featurize = intent_slot_data.intent_slot_featurizer(data_lib.default_teacher_vocab(),
+  featurize = intent_slot_data.intent_slot_featurizer(assets.default_teacher_vocab(),
                                           SEQ_LENGTH)
   words = examples.words[0]
   features = featurize(dict(words=tf.constant(words), intent_id=tf.constant(0),

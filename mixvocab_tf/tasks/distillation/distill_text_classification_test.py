@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_testing import testing_utils
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import checkpointing
@@ -110,7 +110,7 @@ def test_cached_logits_are_the_teachers_direct_outputs(setup):
   # The teacher on each example alone, padded to SEQ_LENGTH: the cache ran
   # it in length-sorted batches cut to their longest example.
   featurize = text_classification_data.text_classification_featurizer(
-      data_lib.default_teacher_vocab(), SEQ_LENGTH,
+      assets.default_teacher_vocab(), SEQ_LENGTH,
       pair=text_classification_data.is_pair_task(setup["glue_task"]))
   features = featurize({"sentence_a": tf.constant(a),
                         "sentence_b": tf.constant(b)})
@@ -174,7 +174,7 @@ def test_stale_cache_is_refused(setup, tmp_path):
 
   # Another student vocabulary.
   other_vocab = str(tmp_path / "vocab.txt")
-  tokens = text_lib.load_vocab(data_lib.default_student_vocab())
+  tokens = text_lib.load_vocab(assets.default_student_vocab())
   with open(other_vocab, "w", encoding="utf-8") as f:
     f.write("\n".join(tokens[:-1]) + "\n")
   with pytest.raises(teacher_cache.StaleCacheError, match="student_vocab"):
@@ -260,7 +260,7 @@ def test_transfer_text_sentences_are_labelled_by_the_teacher_only(setup):
   logits = task.teacher_outputs().logits
   assert logits.shape == (len(labels), 2)
   direct = setup["teacher"](text_classification_data.text_classification_featurizer(
-      data_lib.default_teacher_vocab(), SEQ_LENGTH, pair=False)({
+      assets.default_teacher_vocab(), SEQ_LENGTH, pair=False)({
           "sentence_a": tf.constant(a[n:]),
           "sentence_b": tf.constant([""] * (len(a) - n))}),
                             training=False)["logits"].numpy()
@@ -280,7 +280,7 @@ def test_pooled_outputs_are_cached_and_aligned_through_a_projection(setup):
   outputs = task.teacher_outputs()
   a, b, _, _ = task.train_examples()
   featurize = text_classification_data.text_classification_featurizer(
-      data_lib.default_teacher_vocab(), SEQ_LENGTH,
+      assets.default_teacher_vocab(), SEQ_LENGTH,
       pair=text_classification_data.is_pair_task(setup["glue_task"]))
   direct = setup["teacher"](featurize({"sentence_a": tf.constant(a),
                                        "sentence_b": tf.constant(b)}),
@@ -412,7 +412,7 @@ def test_user_dataset_transfer_set_cache_and_training(user_setup, tmp_path):
   # The teacher's logits, cached, are its direct outputs.
   outputs = task.teacher_outputs()
   assert outputs.logits.shape == (60, 3)
-  featurize = text_classification_data.text_classification_featurizer(data_lib.default_teacher_vocab(),
+  featurize = text_classification_data.text_classification_featurizer(assets.default_teacher_vocab(),
                                         SEQ_LENGTH, pair=False)
   direct = setup["teacher"](featurize({"sentence_a": tf.constant(a),
                                        "sentence_b": tf.constant(b)}),
@@ -462,7 +462,7 @@ def test_the_teacher_reads_what_its_run_was_trained_with(user_setup, tmp_path):
   assert task.teacher_pooling == "mean"
   a, b, _, _ = task.train_examples()
   featurize = text_classification_data.text_classification_featurizer(
-      data_lib.default_teacher_vocab(), SEQ_LENGTH, pair=False)
+      assets.default_teacher_vocab(), SEQ_LENGTH, pair=False)
   features = featurize({"sentence_a": tf.constant(a),
                         "sentence_b": tf.constant(b)})
   direct = teacher(features, training=False)["logits"].numpy()

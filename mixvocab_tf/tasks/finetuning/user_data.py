@@ -87,7 +87,7 @@ from typing import Any, Iterator
 
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf.text import unreadable as unreadable_lib
 
 TEXT_CLASSIFICATION = "text_classification"
@@ -1194,7 +1194,7 @@ def load_dataset(data_dir: str,
     label_column: text classification: the column of the label.
     vocab: the student's WordPiece vocabulary (a vocab.txt path or tokens),
       against which the words of each split are read (`unreadable`); None:
-      the shipped student's (`data.default_student_vocab()`).
+      the shipped student's (`assets.default_student_vocab()`).
 
   Returns:
     A `UserDataset`. Train and validation carry labels; test may not.
@@ -1276,7 +1276,7 @@ def load_dataset(data_dir: str,
   # fine-tuning featurizer tokenizes it.
   unreadable = unreadable_lib.count_unreadable(
       {split: _split_words(data) for split, data in splits.items()},
-      vocab if vocab is not None else data_lib.default_student_vocab())
+      vocab if vocab is not None else assets.default_student_vocab())
   return UserDataset(files=files, splits=splits, labels=labels,
                      slot_tags=slot_tags, unseen=unseen,
                      unreadable=unreadable)

@@ -13,7 +13,7 @@ import json
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf.tasks.finetuning import user_data
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 from mixvocab_tf.tasks.finetuning.intent_slot import task as intent_slot_task
@@ -48,7 +48,7 @@ class BuiltinSnipsTest(tf.test.TestCase):
     valid = intent_slot_task.read_split(None, "valid")
     labels = intent_slot_data.IntentSlotLabels.from_examples(train)
     featurize = intent_slot_data.intent_slot_featurizer(
-        data_lib.default_student_vocab(), 64)
+        assets.default_student_vocab(), 64)
     batch = next(iter(intent_slot_data.make_intent_slot_dataset(
         valid, labels).map(featurize).batch(len(valid.intents))))
     features = {k: np.asarray(v).tolist() for k, v in sorted(batch.items())}

@@ -66,7 +66,7 @@ def read_intent_slot(data_dir):
   spaces), one IOB tag per word, one intent per query.
 
   Args:
-    data_dir: a directory such as `mixvocab_tf.data.snips_dir('train')`
+    data_dir: a directory such as `mixvocab_tf.assets.snips_dir('train')`
       (`seq.in`, `seq.out`, `label`), or a `.jsonl` file of `{"tokens",
       "tags", "intent"}`.
 

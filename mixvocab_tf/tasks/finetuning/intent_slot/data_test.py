@@ -5,7 +5,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf import data
+from mixvocab_tf import assets
 from mixvocab_tf import text
 from mixvocab_tf.tasks.finetuning import user_data
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
@@ -13,7 +13,7 @@ from mixvocab_tf.text import vocab as vocab_lib
 from mixvocab_tf.text import wordpiece
 
 # The package's own copy of SNIPS (the Goo et al. split).
-_SNIPS = os.path.dirname(data.snips_dir("train"))
+_SNIPS = os.path.dirname(assets.snips_dir("train"))
 
 
 def _write_snips(directory, seq_in, seq_out, label):
@@ -30,7 +30,7 @@ def _first_batch(dataset, featurize, size):
 
 
 def _teacher_vocab():
-  return vocab_lib.load_vocab(data.default_teacher_vocab())
+  return vocab_lib.load_vocab(assets.default_teacher_vocab())
 
 
 class ReadSnipsTest(tf.test.TestCase):
@@ -118,7 +118,7 @@ class SnipsLabelsTest(tf.test.TestCase):
     self.assertEqual(num_unseen, 2)
     self.assertIn("1 intents {'C': 1}", logs.output[0])
     # The featurized words with an unseen tag carry no slot loss.
-    featurize = intent_slot_data.intent_slot_featurizer(data.default_student_vocab(), 8)
+    featurize = intent_slot_data.intent_slot_featurizer(assets.default_student_vocab(), 8)
     example = next(iter(intent_slot_data.make_intent_slot_dataset(
         intent_slot_data.read_intent_slot(path), labels)))
     features = featurize(example)
@@ -224,9 +224,9 @@ class FeaturizerTest(tf.test.TestCase):
 
   def test_student_vocab_and_mixed_vocab_tokenizer(self):
     try:
-      vocab = data.default_student_vocab()
+      vocab = assets.default_student_vocab()
     except FileNotFoundError:
-      self.skipTest("mixvocab_tf/data/student_vocab.txt is not built yet.")
+      self.skipTest("mixvocab_tf/assets/student_vocab.txt is not built yet.")
     examples = intent_slot_data.IntentSlotExamples(self.valid.words[:50],
                                         self.valid.tags[:50],
                                         self.valid.intents[:50], "v")

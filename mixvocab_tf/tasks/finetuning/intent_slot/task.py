@@ -33,7 +33,7 @@ import gin
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf import models
 from mixvocab_tf.core import base_task
 from mixvocab_tf.tasks.finetuning import finetune_task
@@ -116,7 +116,7 @@ def joint_intent_slot_loss(outputs, features):
 def builtin_dir() -> str:
   """The built-in SNIPS copy: a dataset directory like a user's (Goo layout,
   `train/` and `valid/`), what `data_dir=None` stands for."""
-  return os.path.dirname(data_lib.snips_dir("train"))
+  return os.path.dirname(assets.snips_dir("train"))
 
 
 @functools.lru_cache(maxsize=4)
@@ -196,7 +196,7 @@ class IntentSlotTask(finetune_task.FinetuneTask):
       (`user_data`: `train/`, `valid/` or `dev/`, optional `test/`, each
       with seq.in, seq.out, label; or train/validation/test JSONL files of
       {"tokens", "tags", "intent"}), read and checked before training;
-      default: the built-in SNIPS copy (`mixvocab_tf.data.snips_dir`).
+      default: the built-in SNIPS copy (`mixvocab_tf.assets.snips_dir`).
     eval_split: the split evaluation reads ('valid', 'test' or 'train').
     labels_file: a `snips_labels.json` to use instead of building the label
       vocabularies from the training split (e.g. a fine-tuned model's).

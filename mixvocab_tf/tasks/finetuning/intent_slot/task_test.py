@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf import models
 from mixvocab_tf import networks
 from mixvocab_tf import text as text_lib
@@ -164,7 +164,7 @@ def _student_checkpoint(directory, vocab_tokens, num_layers=2, hidden=32,
 
 
 def test_starts_from_a_student_checkpoint_of_any_size(tmp_path):
-  tokens = text_lib.load_vocab(data_lib.default_student_vocab())
+  tokens = text_lib.load_vocab(assets.default_student_vocab())
   encoder, path = _student_checkpoint(str(tmp_path), tokens, num_layers=3,
                                       hidden=48, heads=3)
   config = finetune_task.encoder_config_from_checkpoint(path)
@@ -183,7 +183,7 @@ def test_starts_from_a_student_checkpoint_of_any_size(tmp_path):
 
 
 def test_refuses_a_checkpoint_of_another_vocabulary(tmp_path):
-  tokens = text_lib.load_vocab(data_lib.default_student_vocab())
+  tokens = text_lib.load_vocab(assets.default_student_vocab())
   other = tokens[:-1] + ["zzzz"]
   _student_checkpoint(str(tmp_path), other)
   task = intent_slot_task.IntentSlotTask(init_checkpoint=str(tmp_path),

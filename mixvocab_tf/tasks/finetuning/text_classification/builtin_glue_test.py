@@ -18,7 +18,7 @@ from absl.testing import parameterized
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf.tasks.finetuning import user_data
 from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
 from mixvocab_tf.tasks.finetuning.text_classification import task as text_classification_task
@@ -137,7 +137,7 @@ class BuiltinGlueTest(tf.test.TestCase, parameterized.TestCase):
     self.assertEqual(user_lists[2], [r[2] for r in glue_rows])
 
     featurize = text_classification_data.text_classification_featurizer(
-        data_lib.default_student_vocab(), pair=task.is_pair)
+        assets.default_student_vocab(), pair=task.is_pair)
     user_features = _features(featurize, _examples(*user_lists))
     glue_features = _features(featurize, glue)
     self.assertEqual(sorted(user_features), sorted(glue_features))

@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 import tensorflow_datasets as tfds
 
-from mixvocab_tf import data
+from mixvocab_tf import assets
 from mixvocab_tf.tasks.finetuning import user_data
 from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
 from mixvocab_tf.text import vocab as vocab_lib
@@ -198,7 +198,7 @@ class GlueFeaturizerTest(tf.test.TestCase):
   @classmethod
   def setUpClass(cls):
     super().setUpClass()
-    cls.vocab = vocab_lib.load_vocab(data.default_teacher_vocab())
+    cls.vocab = vocab_lib.load_vocab(assets.default_teacher_vocab())
     cls.ids = {t: cls.vocab.index(t) for t in ("[CLS]", "[SEP]", "[PAD]")}
 
   def test_pair_packing(self):
@@ -262,9 +262,9 @@ class GlueFeaturizerTest(tf.test.TestCase):
   @needs_glue
   def test_student_vocab(self):
     try:
-      vocab = data.default_student_vocab()
+      vocab = assets.default_student_vocab()
     except FileNotFoundError:
-      self.skipTest("mixvocab_tf/data/student_vocab.txt is not built yet.")
+      self.skipTest("mixvocab_tf/assets/student_vocab.txt is not built yet.")
     size = len(vocab_lib.load_vocab(vocab))
     dataset, _ = text_classification_data.load_glue("sst2", "dev", _GLUE)
     featurize = text_classification_data.text_classification_featurizer(vocab, seq_length=32, pair=False)

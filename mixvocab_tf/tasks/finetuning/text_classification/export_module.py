@@ -36,7 +36,7 @@ class TextClassificationExportModule(tf.Module):
   Example:
   ```python
   module = TextClassificationExportModule(classifier, text_classification_data.LABEL_NAMES["mnli"],
-                            data.default_student_vocab(), pair=True)
+                            assets.default_student_vocab(), pair=True)
   module.serve(sentence_a=tf.constant(["A man sleeps."]),
                sentence_b=tf.constant(["Nobody sleeps."]))["label"]
   ```
