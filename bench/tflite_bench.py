@@ -183,17 +183,18 @@ def main(argv):
   # pylint: disable=g-import-not-at-top
   from mixvocab_tf import assets
   from mixvocab_tf.export import tflite_conversion
+  from mixvocab_tf.datasets import intent_slot_files
   from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 
   # pylint: enable=g-import-not-at-top
 
   output_dir = _OUTPUT_DIR.value or tempfile.mkdtemp(prefix="tflite_bench")
   os.makedirs(output_dir, exist_ok=True)
-  train = intent_slot_data.read_intent_slot(assets.snips_dir("train"))
+  train = intent_slot_files.read_intent_slot(assets.snips_dir("train"))
   labels = intent_slot_data.IntentSlotLabels.from_examples(train)
   calibration = [" ".join(w) for w in train.words[:_CALIBRATION.value]]
   valid = [" ".join(w) for w in
-           intent_slot_data.read_intent_slot(assets.snips_dir("valid")).words]
+           intent_slot_files.read_intent_slot(assets.snips_dir("valid")).words]
   results = []
   for name in _MODELS.value:
     export_dir = os.path.join(output_dir, f"{name}_savedmodel")

@@ -25,11 +25,11 @@ import tf_keras
 from mixvocab_tf import assets
 from mixvocab_tf import export
 from mixvocab_tf import predict
+from mixvocab_tf.datasets import glue as glue_lib
 from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.models import joint_intent_slot_model
 from mixvocab_tf.models import sentence_classifier
 from mixvocab_tf.networks import student_encoder
-from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
 from mixvocab_tf.tasks.finetuning.text_classification import export_module as text_classification_export
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 from mixvocab_tf.tasks.finetuning.intent_slot import export_module as intent_slot_export
@@ -101,7 +101,7 @@ def glue(tmp_path_factory):
   model = sentence_classifier.SentenceClassifier(_encoder(3), num_classes=3)
   _spread(model)
   module = text_classification_export.TextClassificationExportModule(
-      model, text_classification_data.LABEL_NAMES["mnli"], assets.default_student_vocab(),
+      model, glue_lib.LABEL_NAMES["mnli"], assets.default_student_vocab(),
       pair=True, seq_length=SEQ_LENGTH)
   return _export(module, tmp_path_factory.mktemp("glue"))
 
@@ -183,7 +183,7 @@ def test_pair_classifier_saved_model_and_tflite_agree(glue):
   tflite = predict.load_predictor(glue[1])
   assert saved_model.kind == tflite.kind == "classification"
   assert saved_model.input_names == ("sentence_a", "sentence_b")
-  assert tflite.labels == tuple(text_classification_data.LABEL_NAMES["mnli"])
+  assert tflite.labels == tuple(glue_lib.LABEL_NAMES["mnli"])
   want = saved_model.predict(rows, top_k=3)
   _assert_same_predictions(tflite.predict(rows, top_k=3), want)
   assert len({r["label"] for r in want}) > 1
@@ -327,7 +327,7 @@ def test_the_label_table_inside_a_tflite(glue, snips):
   assert predict.tflite_label_table(content, "no_such_output") is None
   with open(glue[1], "rb") as f:
     assert predict.tflite_label_table(f.read(), "label") == list(
-        text_classification_data.LABEL_NAMES["mnli"])
+        glue_lib.LABEL_NAMES["mnli"])
 
 
 def test_library_errors_say_what_was_expected(glue, tmp_path):

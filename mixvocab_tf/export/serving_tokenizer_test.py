@@ -5,6 +5,7 @@ import pytest
 import tensorflow as tf
 
 from mixvocab_tf import assets
+from mixvocab_tf.datasets import intent_slot_files
 from mixvocab_tf.export import serving_tokenizer
 from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
@@ -43,7 +44,7 @@ def _snips_features(queries, seq_length):
 
 @pytest.mark.parametrize("seq_length", [64, 8])
 def test_pack_words_equals_snips_featurizer(tokenizer, seq_length):
-  examples = intent_slot_data.read_intent_slot(assets.snips_dir("valid"))
+  examples = intent_slot_files.read_intent_slot(assets.snips_dir("valid"))
   queries = [" ".join(w) for w in examples.words[:40]] + TRICKY
   features, words = tokenizer.pack_words(tf.constant(queries), seq_length)
   expected = _snips_features(queries, seq_length)
@@ -75,7 +76,7 @@ def test_split_words_keeps_offsets_and_at_most_max_words(tokenizer):
 @pytest.mark.parametrize("pair,seq_length", [(False, 128), (True, 128),
                                              (True, 9), (False, 5)])
 def test_pack_sentences_equals_glue_featurizer(tokenizer, pair, seq_length):
-  examples = intent_slot_data.read_intent_slot(assets.snips_dir("valid"))
+  examples = intent_slot_files.read_intent_slot(assets.snips_dir("valid"))
   sentences = [" ".join(w) for w in examples.words[:12]] + TRICKY
   # Pairs of every length relation: A longer, B longer, equal, empty.
   sentences_b = sentences[3:] + sentences[:3]

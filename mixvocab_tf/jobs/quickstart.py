@@ -70,7 +70,7 @@ def export_step(step_dir, output_dir, bindings,
   from mixvocab_tf.export import tflite_conversion
   from mixvocab_tf.jobs import export_run
   from mixvocab_tf.jobs import report
-  from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
+  from mixvocab_tf.datasets import intent_slot_files
   from mixvocab_tf.tasks.finetuning.intent_slot import export_module as intent_slot_export
 
   # pylint: enable=g-import-not-at-top
@@ -78,12 +78,12 @@ def export_step(step_dir, output_dir, bindings,
   saved_model_dir = os.path.join(step_dir, "saved_model")
   if not run_files.is_file(os.path.join(saved_model_dir, "saved_model.pb")):
     export_run.export_run(run_dir, saved_model_dir)
-  valid = intent_slot_data.read_intent_slot(assets.snips_dir("valid"))
+  valid = intent_slot_files.read_intent_slot(assets.snips_dir("valid"))
   queries = [" ".join(words) for words in valid.words]
   summary = {"saved_model_dir": saved_model_dir,
              "saved_model_bytes": report.file_size(saved_model_dir),
              "tflite": {}}
-  train = intent_slot_data.read_intent_slot(assets.snips_dir("train"))
+  train = intent_slot_files.read_intent_slot(assets.snips_dir("train"))
   calibration = [" ".join(w) for w in train.words[::50]]
   for quantize in quantizations:
     path = os.path.join(step_dir, f"snips_{quantize}.tflite")

@@ -7,8 +7,9 @@ Cyrillic, ...) or an emoji has no piece in it, and WordPiece turns such a
 word wholly into [UNK]: the model trains and serves on it without an error,
 but every such word looks the same to it. This module counts them, so that
 the own-data check warns before training
-(`user_data.UserDataset.unreadable_warning`) and the predictor says how many
-words of a query the model could not read (`predict`, `unreadable_words`).
+(`datasets.user_dataset.UserDataset.unreadable_warning`) and the predictor
+says how many words of a query the model could not read (`predict`,
+`unreadable_words`).
 
 A whitespace word (`str.split`) is *unreadable* when every WordPiece that the
 student's tokenizer gives it is [UNK], or when it gives none (a word made only

@@ -84,7 +84,7 @@ def _finetune_step(task, budget, arm, seed, init, vocab, glue_dir):
     gin_file, task_class = "finetune_snips_cpu.gin", "IntentSlotTask"
   else:
     gin_file, task_class = "finetune_glue_cpu.gin", "TextClassificationTask"
-    bindings += [f"GLUE_TASK = '{task}'", f"GLUE_DIR = {glue_dir!r}"]
+    bindings += [f"DATASET = 'glue/{task}'", f"DATA_DIR = {glue_dir!r}"]
   bindings += [f"{task_class}.vocab = {vocab!r}",
                f"{task_class}.model_name = {label!r}"]
   return (finetune_dir(task, budget, arm, seed), "train", [gin_file],

@@ -123,7 +123,7 @@ def _finetune_step(method, preset, task, seed, glue_dir, teacher_vocab,
   else:
     gin_file, task_class, steps = ("finetune_glue_cpu.gin",
                                    "TextClassificationTask", glue_steps)
-    bindings += [f"GLUE_TASK = '{task}'", f"GLUE_DIR = '{glue_dir}'"]
+    bindings += [f"DATASET = 'glue/{task}'", f"DATA_DIR = '{glue_dir}'"]
     bindings += GLUE_TASK_BINDINGS.get(task, [])
   if steps is not None:
     # A fixed budget, evaluated once; by default the config's epoch budget

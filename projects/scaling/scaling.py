@@ -179,7 +179,7 @@ def scaling_steps(corpus: str = gin.REQUIRED,
       gin_file, task_class = "finetune_snips_cpu.gin", "IntentSlotTask"
     else:
       gin_file, task_class = "finetune_glue_cpu.gin", "TextClassificationTask"
-      bindings += [f"GLUE_TASK = '{task}'", f"GLUE_DIR = '{glue_dir}'"]
+      bindings += [f"DATASET = 'glue/{task}'", f"DATA_DIR = '{glue_dir}'"]
       bindings += replication.GLUE_TASK_BINDINGS.get(task, [])
     bindings += [f"{task_class}.vocab = '{vocab}'",
                  f"{task_class}.model_name = '{ARM_LABELS[arm]} {budget}x'"]

@@ -7,6 +7,7 @@ import tf_keras
 
 from mixvocab_tf import assets
 from mixvocab_tf import export
+from mixvocab_tf.datasets import glue
 from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.models import sentence_classifier
 from mixvocab_tf.networks import student_encoder
@@ -35,7 +36,7 @@ def _classifier():
 @pytest.fixture(scope="module")
 def module():
   return text_classification_export.TextClassificationExportModule(
-      _classifier(), text_classification_data.LABEL_NAMES["mnli"],
+      _classifier(), glue.LABEL_NAMES["mnli"],
       assets.default_student_vocab(), pair=True, seq_length=SEQ_LENGTH)
 
 
@@ -50,7 +51,7 @@ def test_logits_are_the_classifier_logits_on_training_features(module):
   np.testing.assert_allclose(got["logits"], want, atol=1e-5)
   np.testing.assert_allclose(got["probabilities"].numpy().sum(-1), 1.0,
                              atol=1e-6)
-  names = [text_classification_data.LABEL_NAMES["mnli"][i] for i in want.argmax(-1)]
+  names = [glue.LABEL_NAMES["mnli"][i] for i in want.argmax(-1)]
   assert [n.decode() for n in got["label"].numpy()] == names
 
 
@@ -72,7 +73,7 @@ def test_tflite_gives_the_saved_model_outputs(module, tmp_path):
   assert info["task"] == "glue" and info["pair"]
   assert info["task_name"] == "text_classification"
   assert info["inputs"] == ["sentence_a", "sentence_b"]
-  assert info["labels"] == list(text_classification_data.LABEL_NAMES["mnli"])
+  assert info["labels"] == list(glue.LABEL_NAMES["mnli"])
   runner = tflite_conversion.TFLiteRunner(
       model_content=tflite_conversion.convert_saved_model(export_dir))
   assert runner.input_names == ["sentence_a", "sentence_b"]
