@@ -1,11 +1,20 @@
 """Datasets by name: what a fine-tuning task reads, chosen by one value.
 
-| kind | name | `data_dir` |
-|---|---|---|
-| text classification | 'glue/sst2', 'glue/mrpc', 'glue/mnli' | the GLUE root (`SST-2/`, `MRPC/`, `MNLI/`: TSV files or the MNLI sample JSON); None: tensorflow-datasets (`glue.Glue`) |
-| text classification | 'files' | a user's dataset directory of CSV, TSV or JSONL files (`user_dataset`: the data contract) |
-| intent and slots | 'snips' | None: the built-in copy; or a directory of SNIPS (`snips.Snips`) |
-| intent and slots | 'files' | a user's dataset directory in the Goo et al. layout or JSONL |
+Text classification:
+
+- 'glue/sst2', 'glue/mrpc', 'glue/mnli' (`glue.Glue`): `data_dir` the GLUE
+  root (`SST-2/`, `MRPC/`, `MNLI/`: TSV files or the MNLI sample JSON);
+  None: tensorflow-datasets;
+- 'files' (`user_dataset.TextClassificationFiles`): `data_dir` a user's
+  dataset directory of CSV, TSV or JSONL files (the data contract:
+  `user_dataset`'s docstring).
+
+Intent and slots:
+
+- 'snips' (`snips.Snips`): `data_dir` None for the built-in copy, or a
+  directory of SNIPS;
+- 'files' (`user_dataset.IntentSlotFiles`): `data_dir` a user's dataset
+  directory in the Goo et al. layout or of JSONL files.
 
 A text classification dataset has `label_names`, `is_pair`,
 `split_name(split)`, `examples(split)` (`TextClassificationExamples`),

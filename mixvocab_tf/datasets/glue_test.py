@@ -1,4 +1,4 @@
-"""Tests of glue: SST-2, MRPC and MNLI from TSV, the MNLI sample JSON and TFDS."""
+"""Tests of glue: SST-2, MRPC and MNLI from TSV, MNLI sample JSON and TFDS."""
 
 import os
 

@@ -36,7 +36,8 @@ def test_read_goo_crlf_and_trailing_blank_lines(tmp_path):
 
 def test_read_goo_test_split_without_labels(tmp_path):
   directory = write_goo(tmp_path / "test", ["play jazz", "stop"])
-  split = intent_slot_files.read_intent_slot(str(directory), require_labels=False)
+  split = intent_slot_files.read_intent_slot(str(directory),
+                                             require_labels=False)
   assert split.words == [["play", "jazz"], ["stop"]]
   assert split.tags is None and split.intents is None
 
@@ -119,8 +120,8 @@ def test_goo_intent_empty_or_with_whitespace(tmp_path, intent, match):
 def test_goo_empty_query(tmp_path):
   directory = write_goo(tmp_path / "train", ["play", " "], ["O", ""],
                         ["A", "B"])
-  raises("seq.in, line 2: the query is empty", intent_slot_files.read_intent_slot,
-         directory)
+  raises("seq.in, line 2: the query is empty",
+         intent_slot_files.read_intent_slot, directory)
 
 
 def test_read_intent_slot_jsonl(tmp_path):

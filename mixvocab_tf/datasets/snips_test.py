@@ -9,27 +9,19 @@ from mixvocab_tf.datasets import errors
 from mixvocab_tf.datasets import intent_slot_files
 from mixvocab_tf.datasets import snips
 from mixvocab_tf.datasets import user_dataset
+from mixvocab_testing.datasets_testing import write_goo
 
 # The package's own copy of SNIPS (the Goo et al. split).
 _SNIPS = snips.builtin_dir()
 
 
-def _write_snips(directory, seq_in, seq_out, label):
-  os.makedirs(directory, exist_ok=True)
-  files = {"seq.in": seq_in, "seq.out": seq_out, "label": label}
-  for name, lines in files.items():
-    with open(os.path.join(directory, name), "w", encoding="utf-8") as f:
-      f.write("\n".join(lines) + "\n")
-  return directory
-
-
 class ReadSnipsTest(tf.test.TestCase):
 
   def test_reads_and_splits_double_spaces(self):
-    path = _write_snips(os.path.join(self.get_temp_dir(), "ok"),
-                        ["play  some jazz", "rate this book"],
-                        ["O O B-genre", "O B-object_select B-object_type"],
-                        ["PlayMusic", "RateBook"])
+    path = write_goo(os.path.join(self.get_temp_dir(), "ok"),
+                     ["play  some jazz", "rate this book"],
+                     ["O O B-genre", "O B-object_select B-object_type"],
+                     ["PlayMusic", "RateBook"])
     examples = intent_slot_files.read_intent_slot(path)
     self.assertEqual(examples.words[0], ["play", "some", "jazz"])
     self.assertEqual(examples.tags[1],
@@ -37,19 +29,19 @@ class ReadSnipsTest(tf.test.TestCase):
     self.assertEqual(examples.intents, ["PlayMusic", "RateBook"])
 
   def test_word_tag_mismatch_names_file_and_line(self):
-    path = _write_snips(os.path.join(self.get_temp_dir(), "misaligned"),
-                        ["play jazz", "rate this book"],
-                        ["O B-genre", "O B-object_select"],
-                        ["PlayMusic", "RateBook"])
+    path = write_goo(os.path.join(self.get_temp_dir(), "misaligned"),
+                     ["play jazz", "rate this book"],
+                     ["O B-genre", "O B-object_select"],
+                     ["PlayMusic", "RateBook"])
     with self.assertRaisesRegex(
         errors.DataError, r"misaligned/seq.out, line 2: there are 2 slot "
         r"tags .* but .*seq.in, line 2, has 3 words"):
       intent_slot_files.read_intent_slot(path)
 
   def test_line_count_mismatch(self):
-    path = _write_snips(os.path.join(self.get_temp_dir(), "short"),
-                        ["play jazz", "rate this"], ["O B-genre", "O O"],
-                        ["PlayMusic"])
+    path = write_goo(os.path.join(self.get_temp_dir(), "short"),
+                     ["play jazz", "rate this"], ["O B-genre", "O O"],
+                     ["PlayMusic"])
     with self.assertRaisesRegex(
         errors.DataError,
         "different numbers of lines: seq.in has 2, seq.out has 2, label has "
@@ -57,15 +49,15 @@ class ReadSnipsTest(tf.test.TestCase):
       intent_slot_files.read_intent_slot(path)
 
   def test_bad_tag_empty_query_and_missing_file(self):
-    path = _write_snips(os.path.join(self.get_temp_dir(), "swapped"),
-                        ["play jazz"], ["play jazz"], ["PlayMusic"])
+    path = write_goo(os.path.join(self.get_temp_dir(), "swapped"),
+                     ["play jazz"], ["play jazz"], ["PlayMusic"])
     with self.assertRaisesRegex(
         errors.DataError,
         "seq.out, line 1: slot tag 1 is 'play', which is not an IOB tag"):
       intent_slot_files.read_intent_slot(path)
-    path = _write_snips(os.path.join(self.get_temp_dir(), "empty"),
-                        ["play jazz", "  "], ["O B-genre", ""],
-                        ["PlayMusic", "PlayMusic"])
+    path = write_goo(os.path.join(self.get_temp_dir(), "empty"),
+                     ["play jazz", "  "], ["O B-genre", ""],
+                     ["PlayMusic", "PlayMusic"])
     with self.assertRaisesRegex(errors.DataError,
                                 "empty/seq.in, line 2: the query is empty"):
       intent_slot_files.read_intent_slot(path)
@@ -100,8 +92,8 @@ class SnipsDatasetTest(tf.test.TestCase):
   def test_a_directory_of_snips_and_a_users_files(self):
     root = self.get_temp_dir()
     for split in ("train", "dev", "test"):
-      _write_snips(os.path.join(root, split), ["play jazz", "book it"],
-                   ["O B-genre", "O O"], ["PlayMusic", "Book"])
+      write_goo(os.path.join(root, split), ["play jazz", "book it"],
+                ["O B-genre", "O O"], ["PlayMusic", "Book"])
     dataset = catalog.intent_slot("snips", root)
     self.assertEqual(dataset.describe(), f"SNIPS from {root}")
     self.assertEqual(dataset.examples("test").intents, ["PlayMusic", "Book"])

@@ -40,7 +40,8 @@ def test_read_pair_csv(tmp_path):
 def test_read_tsv_keeps_quotes(tmp_path):
   path = write(tmp_path / "dev.tsv",
                'sentence\tlabel\n"it\'s" a "film\t1\n')
-  split = text_classification_files.read_text_classification(path, text_column="sentence")
+  split = text_classification_files.read_text_classification(
+      path, text_column="sentence")
   assert split.texts_a == ['"it\'s" a "film']
   assert split.labels == ["1"]
 
@@ -80,7 +81,8 @@ def test_read_jsonl_blank_lines_and_crlf(tmp_path):
 ])
 def test_read_test_split_without_labels(tmp_path, name, content):
   path = write(tmp_path / name, content)
-  split = text_classification_files.read_text_classification(path, require_labels=False)
+  split = text_classification_files.read_text_classification(
+      path, require_labels=False)
   assert split.texts_a == ["first", "second"]
   assert split.labels is None
 
@@ -88,7 +90,8 @@ def test_read_test_split_without_labels(tmp_path, name, content):
 def test_read_test_split_with_some_labels_refused(tmp_path):
   path = write(tmp_path / "test.csv", "text,label\nfirst,a\nsecond,\n")
   error = raises("line 3: the example has no label 'label', but the one on "
-                 "line 2 has one", text_classification_files.read_text_classification,
+                 "line 2 has one",
+                 text_classification_files.read_text_classification,
                  path, require_labels=False)
   assert error.line == 3
 
@@ -117,7 +120,8 @@ def test_missing_key_in_a_later_jsonl_line(tmp_path):
   path = write_jsonl(tmp_path / "train.jsonl", [
       {"text": "a", "label": "x"}, {"txt": "b", "label": "y"}])
   raises(r"line 2: the object has no key 'text'; its keys are "
-         r"\['txt', 'label'\]", text_classification_files.read_text_classification, path)
+         r"\['txt', 'label'\]",
+         text_classification_files.read_text_classification, path)
 
 
 @pytest.mark.parametrize("name, content, line, fields", [
@@ -197,22 +201,25 @@ def test_byte_order_mark_refused(tmp_path):
 def test_byte_order_mark_and_empty_text_allowed_when_asked(tmp_path):
   # For files others publish (GLUE's TSV files); a user's file is refused.
   path = write(tmp_path / "train.tsv",
-                b"\xef\xbb\xbftext\tlabel\r\na\tx\r\n \ty\r\n")
-  split = text_classification_files.read_text_classification(path, allow_bom=True,
-                                             allow_empty_text=True)
+               b"\xef\xbb\xbftext\tlabel\r\na\tx\r\n \ty\r\n")
+  split = text_classification_files.read_text_classification(
+      path, allow_bom=True, allow_empty_text=True)
   assert (split.texts_a, split.labels) == (["a", " "], ["x", "y"])
   raises("line 3: the text 'text' is empty",
-          text_classification_files.read_text_classification, path, allow_bom=True)
-  raises("byte-order mark", text_classification_files.read_text_classification, path,
-          allow_empty_text=True)
+         text_classification_files.read_text_classification, path,
+         allow_bom=True)
+  raises("byte-order mark",
+         text_classification_files.read_text_classification, path,
+         allow_empty_text=True)
   path = write(tmp_path / "train.jsonl",
-                b'\xef\xbb\xbf{"text": "a", "label": 1}\n')
+               b'\xef\xbb\xbf{"text": "a", "label": 1}\n')
   assert text_classification_files.read_text_classification(
       path, allow_bom=True).labels == ["1"]
   # A byte offset still counts the mark: it is the file's.
   path = write(tmp_path / "bad.csv", b"\xef\xbb\xbftext,label\ncaf\xe9,x\n")
   raises(r"line 2: byte offset 17 of the file",
-          text_classification_files.read_text_classification, path, allow_bom=True)
+         text_classification_files.read_text_classification, path,
+         allow_bom=True)
 
 
 @pytest.mark.parametrize("name, content, line", [
@@ -222,7 +229,7 @@ def test_byte_order_mark_and_empty_text_allowed_when_asked(tmp_path):
 def test_duplicated_header(tmp_path, name, content, line):
   path = write(tmp_path / name, content)
   raises(f"line {line}: the row repeats the header \\['text', 'label'\\]",
-          text_classification_files.read_text_classification, path)
+         text_classification_files.read_text_classification, path)
 
 
 @pytest.mark.parametrize("line, match", [
@@ -235,9 +242,9 @@ def test_duplicated_header(tmp_path, name, content, line):
 ])
 def test_bad_jsonl_lines(tmp_path, line, match):
   path = write(tmp_path / "train.jsonl",
-                '{"text": "ok", "label": "x"}\n\n' + line + "\n")
-  error = raises("line 3: " + match, text_classification_files.read_text_classification,
-                 path)
+               '{"text": "ok", "label": "x"}\n\n' + line + "\n")
+  error = raises("line 3: " + match,
+                 text_classification_files.read_text_classification, path)
   assert error.line == 3
 
 
@@ -254,4 +261,4 @@ def test_empty_file_or_split(tmp_path, name, content, match):
 def test_unknown_extension(tmp_path):
   path = write(tmp_path / "train.txt", CSV)
   raises(r"'train.txt' does not end in a known extension",
-          text_classification_files.read_text_classification, path)
+         text_classification_files.read_text_classification, path)

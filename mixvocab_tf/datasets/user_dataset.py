@@ -445,8 +445,8 @@ class _Files:
 
   def __init__(self, data_dir: str, **columns):
     self.data_dir = data_dir
-    self.columns = dict(dict(text_column="text", text_b_column=None,
-                             label_column="label"), **columns)
+    self.columns = {"text_column": "text", "text_b_column": None,
+                    "label_column": "label", **columns}
 
   def dataset(self) -> UserDataset:
     """The checked dataset (read once per process).

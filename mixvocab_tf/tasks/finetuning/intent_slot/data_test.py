@@ -12,18 +12,10 @@ from mixvocab_tf.datasets import intent_slot_files
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 from mixvocab_tf.text import vocab as vocab_lib
 from mixvocab_tf.text import wordpiece
+from mixvocab_testing.datasets_testing import write_goo
 
 # The package's own copy of SNIPS (the Goo et al. split).
 _SNIPS = os.path.dirname(assets.snips_dir("train"))
-
-
-def _write_snips(directory, seq_in, seq_out, label):
-  os.makedirs(directory, exist_ok=True)
-  files = {"seq.in": seq_in, "seq.out": seq_out, "label": label}
-  for name, lines in files.items():
-    with open(os.path.join(directory, name), "w", encoding="utf-8") as f:
-      f.write("\n".join(lines) + "\n")
-  return directory
 
 
 def _first_batch(dataset, featurize, size):
@@ -50,8 +42,8 @@ class SnipsLabelsTest(tf.test.TestCase):
 
   def test_labels_train_lacks_are_ignored_ids_not_crashes(self):
     labels = intent_slot_data.IntentSlotLabels(["A", "B"], ["O", "B-x", "I-x"])
-    path = _write_snips(os.path.join(self.get_temp_dir(), "valid"),
-                        ["a b c", "d"], ["B-x B-new I-new", "O"], ["A", "C"])
+    path = write_goo(os.path.join(self.get_temp_dir(), "valid"),
+                     ["a b c", "d"], ["B-x B-new I-new", "O"], ["A", "C"])
     with self.assertLogs(level="WARNING") as logs:
       slot_ids, intent_ids, num_unseen = labels.encode(
           intent_slot_files.read_intent_slot(path))
