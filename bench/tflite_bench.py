@@ -118,7 +118,7 @@ _TOKENIZER_OPS = ("FastBertNormalize", "FastWordpieceTokenizeWithOffsets")
 def _export(name, export_dir, labels):
   """Exports a random-weight SNIPS model of size `name`."""
   # pylint: disable=g-import-not-at-top
-  from mixvocab_tf import data
+  from mixvocab_tf import assets
   from mixvocab_tf import export
   from mixvocab_tf import models
   from mixvocab_tf import networks
@@ -126,8 +126,8 @@ def _export(name, export_dir, labels):
   from mixvocab_tf.text import vocab as vocab_lib
   # pylint: enable=g-import-not-at-top
   layers, hidden, heads, which = _MODEL_SIZES[name]
-  vocab = (data.default_student_vocab() if which == "student" else
-           data.default_teacher_vocab())
+  vocab = (assets.default_student_vocab() if which == "student" else
+           assets.default_teacher_vocab())
   encoder = networks.build_student_encoder(
       None, vocab_size=len(vocab_lib.load_vocab(vocab)), num_layers=layers,
       hidden_size=hidden, num_attention_heads=heads)
@@ -181,19 +181,20 @@ def main(argv):
   tf.config.threading.set_intra_op_parallelism_threads(1)
   tf.config.threading.set_inter_op_parallelism_threads(1)
   # pylint: disable=g-import-not-at-top
-  from mixvocab_tf import data
+  from mixvocab_tf import assets
   from mixvocab_tf.export import tflite_conversion
+  from mixvocab_tf.datasets import intent_slot_files
   from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 
   # pylint: enable=g-import-not-at-top
 
   output_dir = _OUTPUT_DIR.value or tempfile.mkdtemp(prefix="tflite_bench")
   os.makedirs(output_dir, exist_ok=True)
-  train = intent_slot_data.read_intent_slot(data.snips_dir("train"))
+  train = intent_slot_files.read_intent_slot(assets.snips_dir("train"))
   labels = intent_slot_data.IntentSlotLabels.from_examples(train)
   calibration = [" ".join(w) for w in train.words[:_CALIBRATION.value]]
   valid = [" ".join(w) for w in
-           intent_slot_data.read_intent_slot(data.snips_dir("valid")).words]
+           intent_slot_files.read_intent_slot(assets.snips_dir("valid")).words]
   results = []
   for name in _MODELS.value:
     export_dir = os.path.join(output_dir, f"{name}_savedmodel")

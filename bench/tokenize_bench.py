@@ -55,18 +55,18 @@ def main(argv):
   tf.config.threading.set_intra_op_parallelism_threads(1)
   tf.config.threading.set_inter_op_parallelism_threads(1)
   import tokenizers  # pylint: disable=g-import-not-at-top
-  from mixvocab_tf import data  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf import assets  # pylint: disable=g-import-not-at-top
   from mixvocab_tf import text  # pylint: disable=g-import-not-at-top
 
-  source = _INPUT.value or data.builtin_corpus_files()[0]
+  source = _INPUT.value or assets.builtin_corpus_files()[0]
   with open(source, encoding="utf-8") as f:
     lines = [line.rstrip("\n") for _, line in zip(range(_LINES.value), f)]
   workdir = tempfile.mkdtemp()
   path = os.path.join(workdir, "bench.txt")
   with open(path, "w", encoding="utf-8") as f:
     f.write("\n".join(lines) + "\n")
-  teacher_vocab, student_vocab = (data.default_teacher_vocab(),
-                                  data.default_student_vocab())
+  teacher_vocab, student_vocab = (assets.default_teacher_vocab(),
+                                  assets.default_student_vocab())
 
   config = text.PretrainingInputConfig(
       input_files=path, mode="mixed", seq_length=_SEQ_LENGTH.value,

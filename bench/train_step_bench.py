@@ -49,7 +49,7 @@ from official.modeling.optimization import optimizer_factory
 from official.nlp.modeling import models as nlp_models
 from official.nlp.modeling import networks as nlp_networks
 
-from mixvocab_tf import data
+from mixvocab_tf import assets
 from mixvocab_tf import text
 from mixvocab_tf.tasks import student_spec
 from mixvocab_tf.tasks.pretraining import mlm_inputs
@@ -217,7 +217,7 @@ def _timed(fn):
 
 
 def _student_comparison(peak):
-  student_vocab = len(text.load_vocab(data.default_student_vocab()))
+  student_vocab = len(text.load_vocab(assets.default_student_vocab()))
   batch = _synthetic_batch(FLAGS.student_batch, FLAGS.seq_length,
                            FLAGS.max_predictions, student_vocab, student_vocab,
                            vocab_tag=1)
@@ -250,8 +250,8 @@ def _student_comparison(peak):
 
 
 def _stage1_comparison(peak):
-  teacher_vocab = len(text.load_vocab(data.default_teacher_vocab()))
-  student_vocab = len(text.load_vocab(data.default_student_vocab()))
+  teacher_vocab = len(text.load_vocab(assets.default_teacher_vocab()))
+  student_vocab = len(text.load_vocab(assets.default_student_vocab()))
   width = 96
   mixed = _synthetic_batch(FLAGS.stage1_batch, FLAGS.seq_length,
                            FLAGS.max_predictions, teacher_vocab,
@@ -265,7 +265,7 @@ def _stage1_comparison(peak):
                                   seq_length=FLAGS.seq_length,
                                   max_predictions=FLAGS.max_predictions))
   ours, model = _trainer_loop(task)
-  config, _ = stage1.teacher_encoder_config(data.default_teacher_dir())
+  config, _ = stage1.teacher_encoder_config(assets.default_teacher_dir())
   baseline, _ = _baseline_loop(config, plain)
   (ours_time, ours_cpu), (baseline_time, baseline_cpu) = _time_pair(
       ours, baseline, FLAGS.steps, FLAGS.repeats)

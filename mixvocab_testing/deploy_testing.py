@@ -66,12 +66,12 @@ def run_own_data(kind, job_dir):
     raise RuntimeError(f"The own-data job on {data_dir} failed:\n"
                        f"{result.stderr[-4000:]}")
   export = os.path.join(job_dir, "export")
-  from mixvocab_tf import data as data_lib  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf import assets  # pylint: disable=g-import-not-at-top
   return {"builtin": os.path.join(export, "model_builtin.tflite"),
           "tflite": os.path.join(export, "model_dynamic.tflite"),
           "saved_model": os.path.join(export, "saved_model"),
           "job": job_dir, "queries": _validation_texts(data_dir),
-          "vocab": os.path.join(data_lib.pretrained_student_dir(),
+          "vocab": os.path.join(assets.pretrained_student_dir(),
                                 "student_vocab.txt")}
 
 

@@ -10,7 +10,7 @@ import os
 
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf import models
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.tasks.pretraining import mlm_inputs
@@ -44,7 +44,7 @@ def write_stage1_run(directory, teacher_dir, student_embedding_width,
   Returns:
     (directory, teacher): the teacher saved.
   """
-  student_vocab = student_vocab or data_lib.default_student_vocab()
+  student_vocab = student_vocab or assets.default_student_vocab()
   student_tokens = text_lib.load_vocab(student_vocab)
   teacher_tokens = text_lib.load_vocab(os.path.join(teacher_dir, "vocab.txt"))
   if teacher is None:

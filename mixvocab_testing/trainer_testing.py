@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import sys
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_testing import testing_utils
 
 TINY_HIDDEN = 32
@@ -28,7 +28,7 @@ def write_tiny_teacher(directory, hidden_size=TINY_HIDDEN,
   Returns:
     `directory`, holding config.json, model.safetensors and vocab.txt.
   """
-  vocab = data_lib.default_teacher_vocab()
+  vocab = assets.default_teacher_vocab()
   with open(vocab, encoding="utf-8") as f:
     vocab_size = sum(1 for _ in f)
   config = testing_utils.tiny_bert_config(

@@ -6,7 +6,7 @@ EACL 2021, on TensorFlow Model Garden. The public entry points:
 - text: `MixedVocabTokenizer` (per-word mixed segmentation, in graph),
   `PretrainingInputConfig` and `pretraining_dataset` (masked-LM batches),
   `load_vocab`;
-- data: `default_teacher_vocab`, `default_student_vocab`,
+- assets: `default_teacher_vocab`, `default_student_vocab`,
   `builtin_corpus_files`, `default_teacher_dir`, `pretrained_student_dir`,
   `snips_dir` (what the package ships, and where the default teacher is);
 - layers, encoders and models: `DualVocabEmbedding`, `DualVocabBertEncoder`
@@ -21,7 +21,7 @@ EACL 2021, on TensorFlow Model Garden. The public entry points:
 Importing the package registers its Keras serializable classes, so
 `tf_keras.models.load_model` reads an exported SavedModel after
 `import mixvocab_tf`. The levels below `core/` (`text`, `layers`,
-`networks`, `models`, `data`) are imported here; `export_run`, `convert_run`
+`networks`, `models`, `assets`) are imported here; `export_run`, `convert_run`
 and `load_predictor` sit above the tasks and are imported on first use, so
 that importing any module of the package never imports the levels above it.
 The trainer is `python -m mixvocab_tf.train` (not imported here).
@@ -38,18 +38,18 @@ _quiet.quiet()
 # Kept equal to `version` in setup.cfg (tests/test_readme.py checks it).
 __version__ = "0.1.0"
 
-from mixvocab_tf import data
+from mixvocab_tf import assets
 from mixvocab_tf import text
 from mixvocab_tf import layers
 from mixvocab_tf import networks
 from mixvocab_tf import models
 
-from mixvocab_tf.data import builtin_corpus_files
-from mixvocab_tf.data import default_student_vocab
-from mixvocab_tf.data import default_teacher_dir
-from mixvocab_tf.data import default_teacher_vocab
-from mixvocab_tf.data import pretrained_student_dir
-from mixvocab_tf.data import snips_dir
+from mixvocab_tf.assets import builtin_corpus_files
+from mixvocab_tf.assets import default_student_vocab
+from mixvocab_tf.assets import default_teacher_dir
+from mixvocab_tf.assets import default_teacher_vocab
+from mixvocab_tf.assets import pretrained_student_dir
+from mixvocab_tf.assets import snips_dir
 from mixvocab_tf.text import load_vocab
 from mixvocab_tf.text import MixedVocabTokenizer
 from mixvocab_tf.text import pretraining_dataset
@@ -75,7 +75,7 @@ _LAZY = {
 __all__ = [
     "__version__",
     # Modules.
-    "data", "text", "layers", "networks", "models",
+    "assets", "text", "layers", "networks", "models",
     # Data shipped with the package, and the default teacher.
     "builtin_corpus_files", "default_student_vocab", "default_teacher_dir",
     "default_teacher_vocab", "pretrained_student_dir", "snips_dir",

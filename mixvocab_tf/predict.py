@@ -47,7 +47,7 @@ The vocabulary behind `unreadable_words` (`Predictor.vocab_source`):
 (the one its tokenizer reads); for a .tflite, `<model>.vocab.txt` beside it,
 else the SavedModel it was converted from when that sits beside it as
 `saved_model/` (the own-data job's export directory); else the shipped
-student vocabulary (`data.default_student_vocab()`, which the package's
+student vocabulary (`assets.default_student_vocab()`, which the package's
 students use). A .tflite's tokenizer keeps no readable vocabulary (its
 WordPiece model stores a trie, not the tokens), so a .tflite of a student
 with another vocabulary needs `--vocab` or the file beside it. The words
@@ -91,7 +91,7 @@ import numpy as np
 import tensorflow as tf
 
 from mixvocab_tf import cli as cli_entry
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf.core import cli
 from mixvocab_tf.export import saved_model_export
 from mixvocab_tf.export import tflite_conversion
@@ -366,7 +366,7 @@ class Predictor:
     self.labels_source = labels_source
     self.batch_size = int(batch_size)
     if reader is None:
-      vocab_source = data_lib.default_student_vocab()
+      vocab_source = assets.default_student_vocab()
       reader = unreadable.WordReader(vocab_source)
     self.reader = reader
     self.vocab_source = vocab_source
@@ -570,7 +570,7 @@ def model_vocab(model_path: str, vocab: Optional[str] = None
           f"The vocabulary {vocab} does not exist; expected the student's "
           "vocab.txt (a SavedModel holds it in assets/).")
     return vocab, found[1] if found else True
-  return found or (data_lib.default_student_vocab(), True)
+  return found or (assets.default_student_vocab(), True)
 
 
 def load_predictor(model_path: str, batch_size: int = BATCH_SIZE,

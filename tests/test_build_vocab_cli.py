@@ -9,7 +9,7 @@ import tempfile
 
 from absl.testing import absltest
 
-from mixvocab_tf import data
+from mixvocab_tf import assets
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _TOOL = os.path.join(_ROOT, "tools", "build_vocab.py")
@@ -43,7 +43,7 @@ class BuildVocabCliTest(absltest.TestCase):
     self.addCleanup(tmp.cleanup)
     self.dir = tmp.name
     # 200 lines of the built-in corpus over two files, in BERT layout.
-    with open(data.builtin_corpus_files()[0], encoding="utf-8") as f:
+    with open(assets.builtin_corpus_files()[0], encoding="utf-8") as f:
       lines = [l for l in f if l.strip()][:200]
     for name, part in (("a.txt", lines[:120]), ("b.txt", lines[120:])):
       with open(os.path.join(self.dir, name), "w", encoding="utf-8") as f:

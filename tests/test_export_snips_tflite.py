@@ -37,7 +37,8 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 import tf_keras
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
+from mixvocab_tf.datasets import intent_slot_files
 from mixvocab_tf.export import parity
 from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.models import joint_intent_slot_model
@@ -125,12 +126,12 @@ def exported(tmp_path_factory):
   model = tf_keras.models.load_model(export_dir)
   module = intent_slot_export.IntentSlotExportModule(
       model, task.labels, task.vocab_path, seq_length=SEQ_LENGTH)
-  calibration = [" ".join(w) for w in intent_slot_data.read_intent_slot(
-      data_lib.snips_dir("train")).words[:CALIBRATION_EXAMPLES]]
+  calibration = [" ".join(w) for w in intent_slot_files.read_intent_slot(
+      assets.snips_dir("train")).words[:CALIBRATION_EXAMPLES]]
   tflite = {q: tflite_conversion.convert_saved_model(export_dir, q,
                                                      calibration)
             for q in QUANTIZATIONS}
-  valid = intent_slot_data.read_intent_slot(data_lib.snips_dir("valid"))
+  valid = intent_slot_files.read_intent_slot(assets.snips_dir("valid"))
   return dict(task=task, model=model, module=module, export_dir=export_dir,
               tflite=tflite, valid=valid, root=root,
               texts=[" ".join(w) for w in valid.words])
@@ -227,8 +228,8 @@ def test_saved_model_decodes_like_the_training_featurizer(exported):
   """Intent and word tags equal evaluation's on training features."""
   valid, module = exported["valid"], exported["module"]
   dataset, _ = intent_slot_data.load_intent_slot(
-      data_lib.snips_dir("valid"), exported["task"].labels,
-      data_lib.default_student_vocab(), SEQ_LENGTH)
+      assets.snips_dir("valid"), exported["task"].labels,
+      assets.default_student_vocab(), SEQ_LENGTH)
   features = next(iter(dataset.take(64).batch(64)))
   logits = exported["model"](features, training=False)
   task = exported["task"]

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from mixvocab_tf.datasets import catalog
 from mixvocab_tf.tasks.finetuning.text_classification import task as text_classification_task
 from mixvocab_tf.core import optimization
 from mixvocab_tf.core import trainer as trainer_lib
@@ -29,7 +30,7 @@ _TINY = ["TextClassificationTask.student_preset = None",
 def test_mrpc_with_the_trainer_binary(tmp_path):
   model_dir = str(tmp_path / "mrpc")
   bindings = _TINY + [
-      "GLUE_TASK = 'mrpc'", f"GLUE_DIR = '{GLUE_DIR}'", "BATCH_SIZE = 8",
+      "DATASET = 'glue/mrpc'", f"DATA_DIR = '{GLUE_DIR}'", "BATCH_SIZE = 8",
       "Trainer.train_steps = 3", "Trainer.evaluate_every = 3",
       "TextClassificationTask.seq_length = 32",
       "TextClassificationTask.eval_batch_size = 256"]
@@ -51,7 +52,8 @@ def test_mrpc_with_the_trainer_binary(tmp_path):
 
 def test_mnli_sample_in_process(tmp_path):
   task = text_classification_task.TextClassificationTask(
-      glue_task="mnli", data_dir=GLUE_DIR, seq_length=32,
+      dataset=catalog.text_classification("glue/mnli", GLUE_DIR),
+      seq_length=32,
       global_batch_size=8, eval_batch_size=64, shuffle_buffer=256,
       student_preset=None,
       num_layers=1, hidden_size=32, num_attention_heads=2)

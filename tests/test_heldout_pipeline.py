@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from mixvocab_tf import data
+from mixvocab_tf import assets
 from mixvocab_tf.text import unigram
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -40,7 +40,7 @@ def test_student_is_scored_on_text_it_never_read(tmp_path):
   assert [p["step"] for p in curve["points"]] == [3, 6]
   # The floor: frequencies of the train part, on the held-out masked tokens.
   floor = unigram.UnigramFloor.from_files(str(split / "train.txt"),
-                                          data.default_student_vocab())
+                                          assets.default_student_vocab())
   assert abs(curve["floor"]["loss"] - floor.summary()["entropy"]) < 0.5
   for point in curve["points"]:
     assert point["unigram_loss"] == curve["floor"]["loss"]

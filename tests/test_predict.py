@@ -22,14 +22,14 @@ from absl import flags
 import pytest
 import tf_keras
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf import export
 from mixvocab_tf import predict
+from mixvocab_tf.datasets import glue as glue_lib
 from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.models import joint_intent_slot_model
 from mixvocab_tf.models import sentence_classifier
 from mixvocab_tf.networks import student_encoder
-from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
 from mixvocab_tf.tasks.finetuning.text_classification import export_module as text_classification_export
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 from mixvocab_tf.tasks.finetuning.intent_slot import export_module as intent_slot_export
@@ -57,7 +57,7 @@ PAIRS = [("A man is playing a guitar.", "Someone plays music."),
 
 def _encoder(seed):
   tf_keras.utils.set_random_seed(seed)
-  vocab_size = len(open(data_lib.default_student_vocab(),
+  vocab_size = len(open(assets.default_student_vocab(),
                         encoding="utf-8").read().splitlines())
   return student_encoder.build_student_encoder(
       None, vocab_size=vocab_size, num_layers=1, hidden_size=16,
@@ -92,7 +92,7 @@ def snips(tmp_path_factory):
   _spread(model)
   module = intent_slot_export.IntentSlotExportModule(
       model, intent_slot_data.IntentSlotLabels(INTENTS, SLOTS),
-      data_lib.default_student_vocab(), seq_length=SEQ_LENGTH)
+      assets.default_student_vocab(), seq_length=SEQ_LENGTH)
   return _export(module, tmp_path_factory.mktemp("snips"))
 
 
@@ -101,7 +101,7 @@ def glue(tmp_path_factory):
   model = sentence_classifier.SentenceClassifier(_encoder(3), num_classes=3)
   _spread(model)
   module = text_classification_export.TextClassificationExportModule(
-      model, text_classification_data.LABEL_NAMES["mnli"], data_lib.default_student_vocab(),
+      model, glue_lib.LABEL_NAMES["mnli"], assets.default_student_vocab(),
       pair=True, seq_length=SEQ_LENGTH)
   return _export(module, tmp_path_factory.mktemp("glue"))
 
@@ -183,7 +183,7 @@ def test_pair_classifier_saved_model_and_tflite_agree(glue):
   tflite = predict.load_predictor(glue[1])
   assert saved_model.kind == tflite.kind == "classification"
   assert saved_model.input_names == ("sentence_a", "sentence_b")
-  assert tflite.labels == tuple(text_classification_data.LABEL_NAMES["mnli"])
+  assert tflite.labels == tuple(glue_lib.LABEL_NAMES["mnli"])
   want = saved_model.predict(rows, top_k=3)
   _assert_same_predictions(tflite.predict(rows, top_k=3), want)
   assert len({r["label"] for r in want}) > 1
@@ -199,7 +199,7 @@ def test_pair_classifier_saved_model_and_tflite_agree(glue):
 def test_single_sentence_classifier_takes_sentence(tmp_path):
   model = sentence_classifier.SentenceClassifier(_encoder(7), num_classes=2)
   module = text_classification_export.TextClassificationExportModule(
-      model, ["negative", "positive"], data_lib.default_student_vocab(),
+      model, ["negative", "positive"], assets.default_student_vocab(),
       pair=False, seq_length=SEQ_LENGTH)
   export_dir, _ = _export(module, tmp_path, convert=False)
   predictor = predict.load_predictor(export_dir)
@@ -285,7 +285,7 @@ def test_unreadable_words_count_what_the_student_cannot_read(
   # The in-graph tokenizer agrees, word by word.
   words = [word for row in rows for word in row.split()]
   assert sum(unreadable.unreadable_mask(
-      words, data_lib.default_student_vocab())) == sum(want)
+      words, assets.default_student_vocab())) == sum(want)
   for path in snips:
     predictor = predict.load_predictor(path)
     # The SavedModel's own vocabulary; the .tflite's, beside it in the
@@ -303,7 +303,7 @@ def test_unreadable_words_count_what_the_student_cannot_read(
   path = str(tmp_path / "alone.tflite")
   shutil.copy(snips[1], path)
   assert predict.load_predictor(path).vocab_source == (
-      data_lib.default_student_vocab())
+      assets.default_student_vocab())
   tiny = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "play", "北", "##京"]
   with open(path + predict.TFLITE_VOCAB_SUFFIX, "w", encoding="utf-8") as f:
     f.write("\n".join(tiny) + "\n")
@@ -311,7 +311,7 @@ def test_unreadable_words_count_what_the_student_cannot_read(
   assert beside.vocab_source == path + predict.TFLITE_VOCAB_SUFFIX
   assert [r["unreadable_words"] for r in beside.predict(
       ["play 北京 天气", "play"])] == [1, 0]
-  given = predict.load_predictor(path, vocab=data_lib.default_student_vocab())
+  given = predict.load_predictor(path, vocab=assets.default_student_vocab())
   assert [r["unreadable_words"] for r in given.predict(rows)] == want
   with pytest.raises(FileNotFoundError, match="nope.txt does not exist"):
     predict.load_predictor(path, vocab=str(tmp_path / "nope.txt"))
@@ -327,7 +327,7 @@ def test_the_label_table_inside_a_tflite(glue, snips):
   assert predict.tflite_label_table(content, "no_such_output") is None
   with open(glue[1], "rb") as f:
     assert predict.tflite_label_table(f.read(), "label") == list(
-        text_classification_data.LABEL_NAMES["mnli"])
+        glue_lib.LABEL_NAMES["mnli"])
 
 
 def test_library_errors_say_what_was_expected(glue, tmp_path):

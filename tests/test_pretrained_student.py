@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from mixvocab_tf import data
+from mixvocab_tf import assets
 from mixvocab_tf.core import evaluation
 from mixvocab_tf.tasks import student_spec
 from mixvocab_tf.tasks.finetuning.intent_slot import task as intent_slot_task
@@ -23,7 +23,7 @@ _CORPUS_DIR = os.path.join(_ROOT, "..", "shared", "data", "corpus")
 
 @pytest.fixture(scope="module")
 def shipped():
-  path = data.pretrained_student_dir()
+  path = assets.pretrained_student_dir()
   assert path is not None, "the package ships no pretrained student"
   with open(os.path.join(path, "metrics.json"), encoding="utf-8") as f:
     return path, json.load(f)

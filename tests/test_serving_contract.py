@@ -25,13 +25,13 @@ import numpy as np
 import pytest
 import tf_keras
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf import export
+from mixvocab_tf.datasets import glue
 from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.models import joint_intent_slot_model
 from mixvocab_tf.models import sentence_classifier
 from mixvocab_tf.networks import student_encoder
-from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
 from mixvocab_tf.tasks.finetuning.text_classification import export_module as text_classification_export
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 from mixvocab_tf.tasks.finetuning.intent_slot import export_module as intent_slot_export
@@ -102,7 +102,7 @@ def _serve(kind, path, cases):
 
 def _encoder():
   tf_keras.utils.set_random_seed(5)
-  vocab_size = len(open(data_lib.default_student_vocab(),
+  vocab_size = len(open(assets.default_student_vocab(),
                         encoding="utf-8").read().splitlines())
   return student_encoder.build_student_encoder(
       None, vocab_size=vocab_size, num_layers=1, hidden_size=32,
@@ -125,7 +125,7 @@ def snips(tmp_path_factory):
   model = joint_intent_slot_model.JointIntentSlotModel(
       _encoder(), num_intents=2, num_slots=3)
   module = intent_slot_export.IntentSlotExportModule(
-      model, labels, data_lib.default_student_vocab(), seq_length=SEQ_LENGTH)
+      model, labels, assets.default_student_vocab(), seq_length=SEQ_LENGTH)
   return _export_and_convert(module, tmp_path_factory.mktemp("snips"))
 
 
@@ -133,7 +133,7 @@ def snips(tmp_path_factory):
 def glue(tmp_path_factory):
   model = sentence_classifier.SentenceClassifier(_encoder(), num_classes=3)
   module = text_classification_export.TextClassificationExportModule(
-      model, text_classification_data.LABEL_NAMES["mnli"], data_lib.default_student_vocab(),
+      model, glue.LABEL_NAMES["mnli"], assets.default_student_vocab(),
       pair=True, seq_length=SEQ_LENGTH)
   return _export_and_convert(module, tmp_path_factory.mktemp("glue"))
 

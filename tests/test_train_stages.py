@@ -3,13 +3,13 @@ checkpoint made with another student vocabulary."""
 
 import os
 
-from mixvocab_tf import data
+from mixvocab_tf import assets
 from mixvocab_testing import trainer_testing as testing
 
 
 def _other_vocabulary(path):
   """The shipped student vocabulary with two tokens swapped: another one."""
-  with open(data.default_student_vocab(), encoding="utf-8") as f:
+  with open(assets.default_student_vocab(), encoding="utf-8") as f:
     tokens = f.read().split("\n")[:-1]
   tokens[-1], tokens[-2] = tokens[-2], tokens[-1]
   with open(path, "w", encoding="utf-8") as f:

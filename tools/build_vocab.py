@@ -6,7 +6,7 @@ flags. The shipped default student vocabulary is built with (about a
 minute):
 
   python tools/build_vocab.py --vocab_size=5000 \
-    --output=mixvocab_tf/data/student_vocab.txt
+    --output=mixvocab_tf/assets/student_vocab.txt
 
 `--help` prints the command's documentation and flags.
 """

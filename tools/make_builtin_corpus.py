@@ -27,12 +27,12 @@ The source is pinned by its SHA-256 and the documents are picked by index; the
 script checks the first line of every boundary document, so a changed source
 fails loudly instead of producing a different corpus.
 
-Usage (from the project root; the output is what `mixvocab_tf/data/corpus/`
+Usage (from the project root; the output is what `mixvocab_tf/assets/corpus/`
 holds):
 
   python tools/make_builtin_corpus.py \
     --source=../shared/data/corpus/pretrain_corpus.txt \
-    --output_dir=mixvocab_tf/data/corpus
+    --output_dir=mixvocab_tf/assets/corpus
 """
 
 import hashlib
@@ -49,7 +49,7 @@ _SOURCE = flags.DEFINE_string(
     "source", "../shared/data/corpus/pretrain_corpus.txt",
     "The shared development corpus to select from.")
 _OUTPUT_DIR = flags.DEFINE_string(
-    "output_dir", "mixvocab_tf/data/corpus",
+    "output_dir", "mixvocab_tf/assets/corpus",
     "Where to write gutenberg.txt, inaugural.txt and state_union.txt.")
 _MAX_BYTES = flags.DEFINE_integer(
     "max_bytes", 3_000_000, "Size budget for all output files together.")

@@ -24,7 +24,7 @@ Usage (the presets at the paper's vocabulary; `--json` for machine-readable):
 
   python tools/model_report.py --json
   python tools/model_report.py --checkpoint="$(python -c 'from mixvocab_tf \
-    import data; print(data.default_teacher_dir())')" --presets= \
+    import assets; print(assets.default_teacher_dir())')" --presets= \
     --student_embedding_width=96
 
 Expected (`--json`, about 15 s on 2 cores): encoder parameters L6-H96 1,202,976

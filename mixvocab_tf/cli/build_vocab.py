@@ -12,7 +12,7 @@ checkout), the same flags. The shipped default student vocabulary is built
 with (about a minute):
 
   python tools/build_vocab.py --vocab_size=5000 \
-    --output=mixvocab_tf/data/student_vocab.txt
+    --output=mixvocab_tf/assets/student_vocab.txt
 
 Other corpora: --input takes comma-separated files and globs, e.g.
 
@@ -31,7 +31,7 @@ from absl import flags
 from absl import logging
 
 from mixvocab_tf import cli as cli_entry
-from mixvocab_tf import data
+from mixvocab_tf import assets
 from mixvocab_tf.text import vocab
 from mixvocab_tf.text import vocab_learning
 
@@ -77,7 +77,7 @@ def _teacher_vocab_path():
   if _TEACHER_VOCAB.value:
     return _TEACHER_VOCAB.value
   try:
-    return data.default_teacher_vocab()
+    return assets.default_teacher_vocab()
   except FileNotFoundError as e:
     logging.warning("No teacher to compare with: %s", e)
     return None
@@ -120,7 +120,7 @@ def main(argv):
     raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
   try:
     files = (expand_inputs(_INPUT.value) if _INPUT.value
-             else data.builtin_corpus_files())
+             else assets.builtin_corpus_files())
     summary = build(files, _teacher_vocab_path())
   except (ValueError, FileNotFoundError) as e:
     # A bad argument or input is the user's to fix: say what, not where.

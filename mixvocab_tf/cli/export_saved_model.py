@@ -15,7 +15,7 @@ them with its labels, vocabulary and sequence length
   # Labels or vocabulary other than the run's:
   mixvocab-export --model_dir=/tmp/snips \
       --labels=/tmp/snips/snips_labels.json \
-      --vocab=mixvocab_tf/data/student_vocab.txt --export_dir=/tmp/export
+      --vocab=mixvocab_tf/assets/student_vocab.txt --export_dir=/tmp/export
 
 From a pretraining run (stage II, NoKD, a baseline): the bare student encoder
 (strings in, pooled and sequence outputs out):

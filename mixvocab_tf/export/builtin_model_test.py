@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import tf_keras
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf import export
 from mixvocab_tf.export import builtin_model
 from mixvocab_tf.export import tflite_conversion
@@ -30,7 +30,7 @@ PAIRS = [("A man is playing a guitar.", "Someone plays music."),
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
   tf_keras.utils.set_random_seed(5)
-  vocab = data_lib.default_student_vocab()
+  vocab = assets.default_student_vocab()
   with open(vocab, encoding="utf-8") as f:
     tokens = f.read().splitlines()
   encoder = student_encoder.build_student_encoder(
@@ -90,7 +90,7 @@ def test_paths_and_errors(exported, tmp_path):
       num_attention_heads=2, max_sequence_length=SEQ_LENGTH)
   encoder_dir = str(tmp_path / "encoder")
   export.export_saved_model(encoder_export_module.EncoderExportModule(
-      encoder, data_lib.default_student_vocab(), SEQ_LENGTH), encoder_dir)
+      encoder, assets.default_student_vocab(), SEQ_LENGTH), encoder_dir)
   assert not builtin_model.has_builtin_signature(encoder_dir)
   with pytest.raises(ValueError, match="no 'serving_builtin' signature"):
     builtin_model.convert_builtin(encoder_dir)

@@ -26,7 +26,7 @@ class EncoderExportModule(tf.Module):
 
   Example:
   ```python
-  module = EncoderExportModule(encoder, data.default_student_vocab())
+  module = EncoderExportModule(encoder, assets.default_student_vocab())
   module.serve(tf.constant(["a tiny bert"]))["pooled_output"]  # [1, hidden]
   ```
 

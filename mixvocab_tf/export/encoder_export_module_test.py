@@ -3,7 +3,7 @@
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf import export
 from mixvocab_tf.networks import student_encoder
 from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
@@ -12,7 +12,7 @@ TEXTS = ["a tiny bert", "", "Tiny BERTs run on phones, don't they?"]
 
 
 def test_pooled_and_sequence_outputs_match_the_encoder():
-  vocab = data_lib.default_student_vocab()
+  vocab = assets.default_student_vocab()
   encoder = student_encoder.build_student_encoder(
       None, vocab_size=len(open(vocab, encoding="utf-8").read().splitlines()),
       num_layers=1, hidden_size=32, num_attention_heads=2,

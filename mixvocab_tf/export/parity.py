@@ -17,7 +17,7 @@ the longest example of their batch: per-word outputs are cut to
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 
 #: Per-word outputs of the SNIPS module (cut to `num_words`).
 _WORD_KEYS = ("slot_tags", "slot_ids", "slot_logits", "word_starts",
@@ -160,7 +160,7 @@ def corpus_examples(limit, pair=False):
   2` of them).
   """
   examples = []
-  for corpus_file in data_lib.builtin_corpus_files():
+  for corpus_file in assets.builtin_corpus_files():
     examples += read_examples(corpus_file, limit - len(examples))
     if len(examples) >= limit:
       break

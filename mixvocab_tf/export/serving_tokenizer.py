@@ -74,7 +74,7 @@ class ServingTokenizer(tf.Module):
 
   Example:
   ```python
-  tokenizer = ServingTokenizer(data.default_student_vocab())
+  tokenizer = ServingTokenizer(assets.default_student_vocab())
   features, words = tokenizer.pack_words(tf.constant(["play some jazz"]), 64)
   features["input_word_ids"]  # [[CLS] play some jazz [SEP]], int32 [1, 5]
   ```

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
+from mixvocab_tf.datasets import intent_slot_files
 from mixvocab_tf.export import serving_tokenizer
 from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
@@ -20,7 +21,7 @@ TRICKY = [
 
 @pytest.fixture(scope="module")
 def tokenizer():
-  return serving_tokenizer.ServingTokenizer(data_lib.default_student_vocab())
+  return serving_tokenizer.ServingTokenizer(assets.default_student_vocab())
 
 
 def test_row_ids_match_value_rowids_with_empty_rows():
@@ -32,7 +33,7 @@ def test_row_ids_match_value_rowids_with_empty_rows():
 
 def _snips_features(queries, seq_length):
   words = tf.ragged.constant([q.split() for q in queries])
-  featurize = intent_slot_data.intent_slot_featurizer(data_lib.default_student_vocab(),
+  featurize = intent_slot_data.intent_slot_featurizer(assets.default_student_vocab(),
                                           seq_length)
   dataset = tf.data.Dataset.from_tensor_slices({
       "words": words,
@@ -43,7 +44,7 @@ def _snips_features(queries, seq_length):
 
 @pytest.mark.parametrize("seq_length", [64, 8])
 def test_pack_words_equals_snips_featurizer(tokenizer, seq_length):
-  examples = intent_slot_data.read_intent_slot(data_lib.snips_dir("valid"))
+  examples = intent_slot_files.read_intent_slot(assets.snips_dir("valid"))
   queries = [" ".join(w) for w in examples.words[:40]] + TRICKY
   features, words = tokenizer.pack_words(tf.constant(queries), seq_length)
   expected = _snips_features(queries, seq_length)
@@ -75,11 +76,11 @@ def test_split_words_keeps_offsets_and_at_most_max_words(tokenizer):
 @pytest.mark.parametrize("pair,seq_length", [(False, 128), (True, 128),
                                              (True, 9), (False, 5)])
 def test_pack_sentences_equals_glue_featurizer(tokenizer, pair, seq_length):
-  examples = intent_slot_data.read_intent_slot(data_lib.snips_dir("valid"))
+  examples = intent_slot_files.read_intent_slot(assets.snips_dir("valid"))
   sentences = [" ".join(w) for w in examples.words[:12]] + TRICKY
   # Pairs of every length relation: A longer, B longer, equal, empty.
   sentences_b = sentences[3:] + sentences[:3]
-  featurize = text_classification_data.text_classification_featurizer(data_lib.default_student_vocab(),
+  featurize = text_classification_data.text_classification_featurizer(assets.default_student_vocab(),
                                         seq_length, pair=pair)
   want = featurize({"sentence_a": tf.constant(sentences),
                     "sentence_b": tf.constant(sentences_b)})
@@ -94,7 +95,7 @@ def test_pack_sentences_equals_glue_featurizer(tokenizer, pair, seq_length):
 
 def test_vocab_file_is_an_asset():
   tokenizer = serving_tokenizer.ServingTokenizer(
-      data_lib.default_student_vocab())
+      assets.default_student_vocab())
   assert isinstance(tokenizer.vocab_file, tf.saved_model.Asset)
   from_list = serving_tokenizer.ServingTokenizer(tokenizer.tokens)
   assert from_list.vocab_file is None

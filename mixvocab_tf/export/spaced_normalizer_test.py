@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from mixvocab_tf import data
+from mixvocab_tf import assets
 from mixvocab_tf.export import spaced_normalizer
 from mixvocab_tf.text import vocab as vocab_lib
 
@@ -18,7 +18,7 @@ _SMALL_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b", "x", "y", ".",
 
 @pytest.fixture(scope="module")
 def student_tokens():
-  return vocab_lib.load_vocab(data.default_student_vocab())
+  return vocab_lib.load_vocab(assets.default_student_vocab())
 
 
 def _assert_same_ids(tokens, lower_case, texts):
@@ -51,7 +51,7 @@ def test_punctuation_and_cjk_tokens_keep_their_ids(lower_case):
 
 
 def test_text_and_edge_cases_tokenize_as_fast_bert_tokenizer(student_tokens):
-  with open(data.builtin_corpus_files()[0], encoding="utf-8") as f:
+  with open(assets.builtin_corpus_files()[0], encoding="utf-8") as f:
     lines = [line.encode("utf-8") for line in f.read().splitlines()[:3000]]
   edge = [b"", b"   ", b"[UNK]", b"##", b"a##b", b"a" * 100, b"a" * 101,
           b"a" * 150 + b",b", b"b," + b"a" * 150, b"\xff\xfeab", b"a\xc3",

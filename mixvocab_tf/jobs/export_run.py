@@ -22,7 +22,7 @@ from typing import Optional, Sequence
 import tensorflow as tf
 
 import mixvocab_tf.tasks  # Registers the built-in tasks.  # pylint: disable=unused-import
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf import networks
 from mixvocab_tf.core import checkpointing
 from mixvocab_tf.core import evaluation
@@ -132,7 +132,7 @@ def export_encoder_run(model_dir: Optional[str], export_dir: str,
   status = tf.train.Checkpoint(**{key: encoder}).read(path)
   status.assert_existing_objects_matched().expect_partial()
   module = encoder_export_module.EncoderExportModule(
-      encoder, vocab or data_lib.default_student_vocab(),
+      encoder, vocab or assets.default_student_vocab(),
       seq_length or encoder_export_module.DEFAULT_SEQ_LENGTH)
   saved_model_export.export_saved_model(module, export_dir)
   return _summary(export_dir, path, module.task)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf.core import gin_utils
 from mixvocab_tf.core import trainer as trainer_lib
 from mixvocab_tf.export import saved_model_export
@@ -90,7 +90,7 @@ def test_export_run_works_from_an_installed_copy(snips_run, tmp_path):
 
 def test_encoder_export_reads_sizes_and_weights_from_the_checkpoint(
     tmp_path):
-  vocab = data_lib.default_student_vocab()
+  vocab = assets.default_student_vocab()
   encoder = student_encoder.build_student_encoder(
       None, vocab_size=len(vocab_lib.load_vocab(vocab)), num_layers=1,
       hidden_size=32, num_attention_heads=2, max_sequence_length=24)

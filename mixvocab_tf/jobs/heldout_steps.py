@@ -20,7 +20,7 @@ import sys
 
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf.jobs import run_files
 from mixvocab_tf.text import heldout
 
@@ -40,7 +40,7 @@ def split_step(step_dir, output_dir, bindings):
   """Writes train.txt and heldout.txt of `corpus` (default: built-in)."""
   del output_dir
   options = parse_bindings(bindings)
-  corpus = options.get("corpus") or data_lib.builtin_corpus_files()
+  corpus = options.get("corpus") or assets.builtin_corpus_files()
   # `split_files` writes local files only; they are copied to a remote
   # step_dir.
   with run_files.local_directory(step_dir) as directory:

@@ -6,7 +6,7 @@
       --gin_bindings="DATA_DIR = 'my_data'" --model_dir=runs/mine
 
 `own_data_steps` reads and checks every file of the dataset when the job
-starts (`tasks.finetuning.user_data`: the data contract), before anything
+starts (`datasets.user_dataset`: the data contract), before anything
 trains, and picks the task from what it finds:
 
 - intent and slots (`seq.in` / `seq.out` / `label` directories, or JSONL of
@@ -25,7 +25,7 @@ trains, and picks the task from what it finds:
 
 Epoch budgets are counted on the user's train split. The student starts
 from a pretrained student: a run directory the user names (`STUDENT`), else
-the one shipped in the package (`data.pretrained_student_dir`), else the job
+the one shipped in the package (`assets.pretrained_student_dir`), else the job
 pretrains one first (stage I then stage II on the built-in corpus). Then
 `export` writes the student's SavedModel (raw strings in) and a
 dynamic-range .tflite, scores the .tflite on validation and test in the
@@ -34,7 +34,7 @@ LiteRT interpreter and writes the test predictions as JSONL; `report` writes
 labels by F1, the most confused pairs, sizes and latency. Every step is an
 ordinary pipeline step: rerunning the command resumes.
 
-The dataset is read from the local disk (`user_data`); the job's directory
+The dataset is read from the local disk (`user_dataset`); the job's directory
 may be on any file system TensorFlow reads that its child processes reach
 (`gs://`): its files go through `tf.io.gfile`.
 """
@@ -52,11 +52,12 @@ import gin
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf.core import gin_utils
+from mixvocab_tf.datasets import examples as examples_lib
+from mixvocab_tf.datasets import user_dataset
 from mixvocab_tf.jobs import heldout_steps
 from mixvocab_tf.jobs import run_files
-from mixvocab_tf.tasks.finetuning import user_data
 
 SUMMARY_JSON = "summary.json"
 #: The batch of the fine-tuning and distillation configs (BATCH_SIZE).
@@ -95,7 +96,7 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   """The own-data job's pipeline steps, after checking the dataset.
 
   Args:
-    data_dir: the dataset (see `user_data`'s data contract).
+    data_dir: the dataset (see `user_dataset`'s data contract).
     student: a pretrained student's run directory (stage II, NoKD, ...);
       None: the package's pretrained student, or a new one if the package
       has none; 'pretrain': always a new one (stage I and stage II first).
@@ -128,20 +129,20 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     teacher_bindings, student_bindings: extra gin bindings of those steps.
 
   Raises:
-    user_data.DataError: a file breaks the data contract; nothing has run.
+    DataError: a file breaks the data contract; nothing has run.
   """
-  dataset = user_data.load_dataset(data_dir, text_column, text_b_column,
-                                   label_column)
-  warning = dataset.warning()
-  if warning:
-    logging.warning("%s", warning)
+  dataset = user_dataset.load_dataset(data_dir, text_column, text_b_column,
+                                      label_column)
+  for warning in (dataset.warning(), dataset.iob_warning()):
+    if warning:
+      logging.warning("%s", warning)
   summary = dataset.summary()
   logging.info("Dataset %s: %s", data_dir, json.dumps(summary["examples"]))
   data_dir = os.path.abspath(data_dir)
   examples = summary["examples"]["train"]
   def epochs(most, min_steps):
     return round(max(most, min_steps * _BATCH_SIZE / examples), 2)
-  intent_slot = dataset.kind == user_data.INTENT_SLOT
+  intent_slot = dataset.kind == examples_lib.INTENT_SLOT
   if min_teacher_steps is None:
     min_teacher_steps = 1000 if intent_slot else 2000
   if min_student_steps is None:
@@ -161,7 +162,7 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
                         2 * min_eval_steps)
   # Every step that reads the files gets the same column names: the check,
   # the export and report here, and in the trainers both the task and the
-  # epoch budget (`text_classification_train_steps` counts the train split itself).
+  # epoch budget (`text_classification_dataset`, which both read).
   columns = [f"text_column = {text_column!r}",
              f"text_b_column = {text_b_column!r}",
              f"label_column = {label_column!r}"]
@@ -169,11 +170,11 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   check = list(read)  # The check also gets the student's vocabulary below.
   steps = [("data", "own_data_check", [], check)]
   if student == "pretrain" or (student is None and
-                               data_lib.pretrained_student_dir() is None):
+                               assets.pretrained_student_dir() is None):
     steps += pretraining_steps()
     student = "{output_dir}/stage2"
   elif student is None:
-    student = data_lib.pretrained_student_dir()
+    student = assets.pretrained_student_dir()
   elif not tf.io.gfile.exists(student):
     raise FileNotFoundError(
         f"STUDENT = {student!r} does not exist; give a pretrained student's "
@@ -186,11 +187,10 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     # Words are counted unreadable against the vocabulary the job distils
     # into (else the shipped student's).
     check.append(f"vocab = {vocab!r}")
+  data = ["DATASET = 'files'", f"DATA_DIR = {data_dir!r}"]
   if intent_slot:
     task_class = "IntentSlotTask"
-    teacher_gin, student_gin = ("finetune_snips_small.gin",
-                                "distill_snips_small.gin")
-    data = [f"SNIPS_DIR = {data_dir!r}"]
+    teacher_gin, student_gin = "finetune_snips_small.gin", "distill_snips_small.gin"
     teacher = data + [
         "TEACHER = 'default'", f"EPOCHS = {teacher_epochs}",
         f"eval/intent_slot_train_steps.epochs = {eval_epochs}",
@@ -202,9 +202,7 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     task_class = "TextClassificationTask"
     teacher_gin, student_gin = ("finetune_glue_teacher_small.gin",
                                 "distill_glue_small.gin")
-    data = (["GLUE_TASK = None", f"GLUE_DIR = {data_dir!r}"] +
-            [f"{configurable}.{column}" for configurable in (
-                "TextClassificationTask", "text_classification_train_steps") for column in columns])
+    data += [f"text_classification_dataset.{column}" for column in columns]
     # Both classifiers read the mean of the token states: the default
     # teacher was trained to mean-pool (sentence embeddings), and on 128
     # labels the mean-pooled teacher reached 91.0 validation accuracy where
@@ -272,7 +270,7 @@ def _load(bindings):
   options = heldout_steps.parse_bindings(bindings)
   columns = {k: options[k] for k in ("text_column", "text_b_column",
                                      "label_column") if k in options}
-  return options, user_data.load_dataset(options["data_dir"], **columns)
+  return options, user_dataset.load_dataset(options["data_dir"], **columns)
 
 
 def check_step(step_dir, output_dir, bindings):
@@ -288,8 +286,8 @@ def check_step(step_dir, output_dir, bindings):
   options = heldout_steps.parse_bindings(bindings)
   columns = {k: options[k] for k in ("text_column", "text_b_column",
                                      "label_column") if k in options}
-  dataset = user_data.load_dataset(options["data_dir"],
-                                   vocab=options.get("vocab"), **columns)
+  dataset = user_dataset.load_dataset(options["data_dir"],
+                                      vocab=options.get("vocab"), **columns)
   unreadable = dataset.unreadable_warning()
   if unreadable:
     logging.warning("%s", unreadable)
@@ -304,7 +302,7 @@ def _rows(split):
 
   Gold is the label (text classification) or (intent, tags) (intent-slot).
   """
-  if isinstance(split, user_data.IntentSlotSplit):
+  if isinstance(split, examples_lib.IntentSlotExamples):
     rows = [" ".join(words) for words in split.words]
     gold = (None if split.intents is None else
             list(zip(split.intents, split.tags)))
@@ -327,7 +325,7 @@ def scores(kind, predictions, gold, known_labels=None):
   it) but not a class of its own. None: every label that occurs.
   """
   from mixvocab_tf.tasks.finetuning import metrics as metrics_lib  # pylint: disable=g-import-not-at-top
-  if kind == user_data.INTENT_SLOT:
+  if kind == examples_lib.INTENT_SLOT:
     result = metrics_lib.snips_metrics(
         [g[0] for g in gold], [p["intent"] for p in predictions],
         [g[1] for g in gold], [p["tags"] for p in predictions])
@@ -372,7 +370,7 @@ def majority_accuracy(dataset, split):
   """Accuracy of always answering train's most frequent label (or intent)."""
   def labels(name):
     part = dataset.splits[name]
-    return part.intents if dataset.kind == user_data.INTENT_SLOT else (
+    return part.intents if dataset.kind == examples_lib.INTENT_SLOT else (
         part.labels)
   majority = collections.Counter(labels("train")).most_common(1)[0][0]
   gold = labels(split)
@@ -469,7 +467,7 @@ def report_step(step_dir, output_dir, bindings):
   _, dataset = _load(bindings)
   join = lambda *p: os.path.join(output_dir, *p)
   export = run_files.read_json(join("export", SUMMARY_JSON))
-  intent_slot = dataset.kind == user_data.INTENT_SLOT
+  intent_slot = dataset.kind == examples_lib.INTENT_SLOT
   metric_names = (("intent_accuracy", "intent acc."),
                   ("slot_f1", "slot F1")) if intent_slot else (
                       ("accuracy", "accuracy"), ("macro_f1", "macro-F1"))

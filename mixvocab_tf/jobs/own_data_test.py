@@ -27,9 +27,14 @@ class OwnDataStepsTest(tf.test.TestCase):
                                      text_column="sentence")}
     for name in ("teacher", "student"):
       bindings = steps[name][1]
-      for configurable in ("TextClassificationTask", "text_classification_train_steps"):
-        self.assertIn(f"{configurable}.text_column = 'sentence'", bindings)
-        self.assertIn(f"{configurable}.label_column = 'label'", bindings)
+      # The task and its epoch budget read one dataset, named once.
+      self.assertIn("DATASET = 'files'", bindings)
+      self.assertIn(f"DATA_DIR = {os.path.abspath(data_dir)!r}", bindings)
+      self.assertIn("text_classification_dataset.text_column = 'sentence'",
+                    bindings)
+      self.assertIn("text_classification_dataset.label_column = 'label'",
+                    bindings)
+      self.assertFalse([b for b in bindings if "GLUE" in b], bindings)
     for name in ("data", "export", "report"):
       self.assertIn("text_column = 'sentence'", steps[name][1])
 
@@ -48,6 +53,7 @@ class OwnDataStepsTest(tf.test.TestCase):
              own_data.own_data_steps(data_dir, student=data_dir,
                                      student_bindings=["A.b = 1"])}
     student = steps["student"]
+    self.assertIn("DATASET = 'files'", student)
     self.assertIn("Trainer.early_stopping_patience = None", student)
     self.assertEqual(student[-1], "A.b = 1")
     self.assertIn("Trainer.early_stopping_patience = 2", steps["teacher"])

@@ -1,7 +1,7 @@
 """Packages a pretrained student run as a small directory that ships.
 
 The own-data job (`own_data.py`) starts from a pretrained 6 x 96 student;
-the package carries one (`data.pretrained_student_dir`). This step turns a
+the package carries one (`assets.pretrained_student_dir`). This step turns a
 stage II or NoKD run into that directory: the student's weights (encoder and
 masked-LM head; no optimizer, no stage I state), `encoder_config.json`,
 `student_vocab.txt` and `metrics.json` (the run, its recipe and its held-out
@@ -11,7 +11,7 @@ other: fine-tuning reads it with `INIT_CHECKPOINT`, `tools/evaluate.py` and
 `mlm_eval` score it.
 
 As a pipeline step: `('package', 'package_student', [], ["run = 'stage2'",
-"destination = 'mixvocab_tf/data/pretrained_student'"])`; the whole recipe
+"destination = 'mixvocab_tf/assets/pretrained_student'"])`; the whole recipe
 that made the shipped student is `gin_configs/jobs/pretrained_student.gin`.
 
 The run and the destination may be on any file system TensorFlow reads

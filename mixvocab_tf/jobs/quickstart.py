@@ -20,7 +20,7 @@ import time
 from absl import logging
 import tensorflow as tf
 
-from mixvocab_tf import data
+from mixvocab_tf import assets
 from mixvocab_tf.jobs import run_files
 
 
@@ -35,7 +35,7 @@ def learn_student_vocabulary(output_dir, vocab_size):
   if tf.io.gfile.exists(path) and tf.io.gfile.exists(summary_path):
     logging.info("Student vocabulary already learned: %s", path)
     return path, run_files.read_json(summary_path)
-  lines = vocab_learning.read_corpus_lines(data.builtin_corpus_files())
+  lines = vocab_learning.read_corpus_lines(assets.builtin_corpus_files())
   train_lines, heldout = vocab_learning.split_heldout(lines, 0.01)
   logging.info("Learning a %d-token student vocabulary from %d lines of the "
                "built-in corpus (about a minute)...", vocab_size,
@@ -43,7 +43,7 @@ def learn_student_vocabulary(output_dir, vocab_size):
   start = time.time()
   tokens = vocab_learning.learn_vocabulary_from_lines(train_lines, vocab_size)
   summary = vocab_learning.vocabulary_summary(
-      tokens, data.default_teacher_vocab(), heldout)
+      tokens, assets.default_teacher_vocab(), heldout)
   summary["seconds"] = round(time.time() - start, 1)
   with run_files.local_output(path) as local:  # write_vocab opens locally.
     vocab.write_vocab(tokens, local)
@@ -70,7 +70,7 @@ def export_step(step_dir, output_dir, bindings,
   from mixvocab_tf.export import tflite_conversion
   from mixvocab_tf.jobs import export_run
   from mixvocab_tf.jobs import report
-  from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
+  from mixvocab_tf.datasets import intent_slot_files
   from mixvocab_tf.tasks.finetuning.intent_slot import export_module as intent_slot_export
 
   # pylint: enable=g-import-not-at-top
@@ -78,12 +78,12 @@ def export_step(step_dir, output_dir, bindings,
   saved_model_dir = os.path.join(step_dir, "saved_model")
   if not run_files.is_file(os.path.join(saved_model_dir, "saved_model.pb")):
     export_run.export_run(run_dir, saved_model_dir)
-  valid = intent_slot_data.read_intent_slot(data.snips_dir("valid"))
+  valid = intent_slot_files.read_intent_slot(assets.snips_dir("valid"))
   queries = [" ".join(words) for words in valid.words]
   summary = {"saved_model_dir": saved_model_dir,
              "saved_model_bytes": report.file_size(saved_model_dir),
              "tflite": {}}
-  train = intent_slot_data.read_intent_slot(data.snips_dir("train"))
+  train = intent_slot_files.read_intent_slot(assets.snips_dir("train"))
   calibration = [" ".join(w) for w in train.words[::50]]
   for quantize in quantizations:
     path = os.path.join(step_dir, f"snips_{quantize}.tflite")

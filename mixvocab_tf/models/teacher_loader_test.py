@@ -200,9 +200,9 @@ def test_format_names_stay_importable_here():
 
 
 def _default_teacher_dir():
-  from mixvocab_tf import data  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf import assets  # pylint: disable=g-import-not-at-top
   try:
-    return data.default_teacher_dir()
+    return assets.default_teacher_dir()
   except FileNotFoundError as e:
     pytest.skip(str(e))
 

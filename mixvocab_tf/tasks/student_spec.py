@@ -23,7 +23,7 @@ from absl import logging
 import gin
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf import models
 from mixvocab_tf import networks
 from mixvocab_tf.core import checkpointing
@@ -125,7 +125,7 @@ class StudentSpec:
       self.overrides.update(output_dropout=dropout_rate,
                             attention_dropout=dropout_rate)
     self.dropout_rate = dropout_rate
-    self.vocab_path = vocab or data_lib.default_student_vocab()
+    self.vocab_path = vocab or assets.default_student_vocab()
     self.init_checkpoint = init_checkpoint
     # Validated now: a bad preset or size is a configuration error.
     self.encoder_config(seq_length=1)

@@ -6,7 +6,7 @@ import tempfile
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf import data
+from mixvocab_tf import assets
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import checkpointing
 from mixvocab_tf.tasks import student_spec
@@ -14,7 +14,7 @@ from mixvocab_tf.tasks import student_spec
 
 def _fingerprint():
   return text_lib.vocab_fingerprint(
-      text_lib.load_vocab(data.default_student_vocab()))
+      text_lib.load_vocab(assets.default_student_vocab()))
 
 
 class StudentSpecTest(tf.test.TestCase):
@@ -31,7 +31,7 @@ class StudentSpecTest(tf.test.TestCase):
     self.assertTrue(config["return_word_embeddings"])
     self.assertEqual(spec.encoder_config(seq_length=64)["max_sequence_length"],
                      512)
-    self.assertEqual(spec.vocab_path, data.default_student_vocab())
+    self.assertEqual(spec.vocab_path, assets.default_student_vocab())
 
   def test_bad_sizes_are_refused_when_configured(self):
     with self.assertRaisesRegex(ValueError, "preset must be one of"):
@@ -58,7 +58,7 @@ class StudentTableTest(tf.test.TestCase):
   def _stage1_run(self, width=16, with_table=True, fingerprint=None):
     """A stage I model_dir: the table under its stable name, the metadata."""
     model_dir = tempfile.mkdtemp(dir=self.get_temp_dir())
-    size = len(text_lib.load_vocab(data.default_student_vocab()))
+    size = len(text_lib.load_vocab(assets.default_student_vocab()))
     table = np.random.RandomState(0).randn(size, width).astype(np.float32)
     items = ({student_spec.STUDENT_TABLE_KEY: tf.Variable(table)}
              if with_table else {"other": tf.Variable(1.0)})

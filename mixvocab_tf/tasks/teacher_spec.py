@@ -34,7 +34,7 @@ from absl import logging
 import gin
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf.core import checkpointing
 from mixvocab_tf.models import teacher_loader
 from mixvocab_tf.tasks import student_spec
@@ -86,7 +86,7 @@ class TeacherSpec:
                vocab: Optional[str] = None,
                stage1_checkpoint: Optional[str] = None,
                dropout_rate: Optional[float] = None):
-    self.checkpoint = checkpoint or data_lib.default_teacher_dir()
+    self.checkpoint = checkpoint or assets.default_teacher_dir()
     self.config_path = config
     self.vocab_path = vocab or vocab_beside(self.checkpoint)
     self.stage1_checkpoint = stage1_checkpoint

@@ -6,7 +6,7 @@ import shutil
 
 import tensorflow as tf
 
-from mixvocab_tf import data
+from mixvocab_tf import assets
 from mixvocab_tf import networks
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import checkpointing
@@ -31,7 +31,7 @@ class TeacherSpecTest(tf.test.TestCase):
         os.path.join(root, "stage1"), cls.teacher_dir, 16)
     cls.fingerprints = {
         "teacher": _fingerprint(os.path.join(cls.teacher_dir, "vocab.txt")),
-        "student": _fingerprint(data.default_student_vocab())}
+        "student": _fingerprint(assets.default_student_vocab())}
 
   def test_vocab_is_beside_the_checkpoint(self):
     spec = teacher_spec.TeacherSpec(checkpoint=self.teacher_dir)

@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from mixvocab_tf import data
+from mixvocab_tf import assets
 from mixvocab_tf.text import mixed_vocab_tokenizer
 from mixvocab_testing import testing_utils
 
@@ -20,7 +20,7 @@ MixedVocabTokenizer = mixed_vocab_tokenizer.MixedVocabTokenizer
 
 @pytest.fixture(scope="module")
 def vocabs():
-  return data.default_teacher_vocab(), data.default_student_vocab()
+  return assets.default_teacher_vocab(), assets.default_student_vocab()
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +94,7 @@ def test_ascii_path_equals_the_unicode_path():
   # corpus's ASCII lines: the short path for ASCII strings must give the words
   # of the full path.
   lines = [f"A{chr(c)}b x{chr(c)} {chr(c)}Y {chr(c)}" for c in range(128)]
-  with open(data.builtin_corpus_files()[0], encoding="utf-8") as f:
+  with open(assets.builtin_corpus_files()[0], encoding="utf-8") as f:
     lines += [line.rstrip("\n") for line in f if line.isascii()][:2000]
   strings = tf.constant(lines)
   full = tf.strings.split(mixed_vocab_tokenizer._spaced_unicode(  # pylint: disable=protected-access

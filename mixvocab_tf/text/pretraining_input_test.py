@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from mixvocab_tf import data
+from mixvocab_tf import assets
 from mixvocab_tf.text import pretraining_input
 from mixvocab_testing import testing_utils
 
@@ -15,7 +15,7 @@ CORPUS = testing_utils.shared_data("corpus", "pretrain_corpus.txt")
 
 @pytest.fixture(scope="module")
 def vocabs():
-  return data.default_teacher_vocab(), data.default_student_vocab()
+  return assets.default_teacher_vocab(), assets.default_student_vocab()
 
 
 def _batches(vocabs, batch_size=8, num_batches=None, **kwargs):

@@ -1,14 +1,15 @@
 """Words the student cannot read: whitespace words it sees only as [UNK].
 
-The student vocabulary (`data.default_student_vocab()`: 4,929 WordPieces
+The student vocabulary (`assets.default_student_vocab()`: 4,929 WordPieces
 learned from English text, uncased, accents stripped) spells English words,
 digits and ASCII punctuation. A word in another script (Chinese, Arabic,
 Cyrillic, ...) or an emoji has no piece in it, and WordPiece turns such a
 word wholly into [UNK]: the model trains and serves on it without an error,
 but every such word looks the same to it. This module counts them, so that
 the own-data check warns before training
-(`user_data.UserDataset.unreadable_warning`) and the predictor says how many
-words of a query the model could not read (`predict`, `unreadable_words`).
+(`datasets.user_dataset.UserDataset.unreadable_warning`) and the predictor
+says how many words of a query the model could not read (`predict`,
+`unreadable_words`).
 
 A whitespace word (`str.split`) is *unreadable* when every WordPiece that the
 student's tokenizer gives it is [UNK], or when it gives none (a word made only
@@ -35,9 +36,9 @@ answer that one question:
   3.11) reads as an unknown letter.
 
 Example:
-  reader = WordReader(data.default_student_vocab())
+  reader = WordReader(assets.default_student_vocab())
   reader.count("play 周杰伦 on spotify 😀")  # 2
-  count_unreadable({"train": ["play", "周杰伦"]}, data.default_student_vocab())
+  count_unreadable({"train": ["play", "周杰伦"]}, assets.default_student_vocab())
   # {"train": {"words": 2, "unreadable": 1, "distinct_unreadable": 1,
   #            "examples": {"周杰伦": 1}}}
 """

@@ -5,7 +5,7 @@ import unicodedata
 import numpy as np
 import pytest
 
-from mixvocab_tf import data
+from mixvocab_tf import assets
 from mixvocab_tf.text import unreadable
 from mixvocab_tf.text import vocab as vocab_lib
 
@@ -41,7 +41,7 @@ WORDS = [
 
 @pytest.fixture(scope="module")
 def student_vocab():
-  return vocab_lib.load_vocab(data.default_student_vocab())
+  return vocab_lib.load_vocab(assets.default_student_vocab())
 
 
 @pytest.mark.parametrize("vocab_name", ["student", "tiny"])
@@ -74,7 +74,7 @@ def test_reader_agrees_with_the_tokenizer_on_every_bmp_character(
 
 
 def test_student_reads_english_not_other_scripts():
-  reader = unreadable.WordReader(data.default_student_vocab())
+  reader = unreadable.WordReader(assets.default_student_vocab())
   assert not any(reader.is_unreadable(w) for w in
                  ["play", "Beyoncé", "don't", "2024", "ﬁne", "abc中文"])
   assert all(reader.is_unreadable(w) for w in
@@ -87,7 +87,7 @@ def test_count_unreadable_counts_repeats_and_lists_the_most_frequent():
   counts = unreadable.count_unreadable(
       {"train": ["play", "北京", "北京", "😀", "مرحبا", "مرحبا", "play"],
        "validation": ["jazz"]},
-      data.default_student_vocab(), most=2)
+      assets.default_student_vocab(), most=2)
   assert counts == {
       "train": {"words": 7, "unreadable": 5, "distinct_unreadable": 3,
                 "examples": {"北京": 2, "مرحبا": 2}},

@@ -5,7 +5,7 @@ import os
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from mixvocab_tf import data
+from mixvocab_tf import assets
 from mixvocab_tf.text import vocab
 from mixvocab_tf.text import vocab_learning
 
@@ -15,7 +15,7 @@ ALL_ASCII = "".join(chr(c) for c in range(0x21, 0x7F))
 
 
 def _corpus_lines(n):
-  return vocab_learning.read_corpus_lines(data.builtin_corpus_files(),
+  return vocab_learning.read_corpus_lines(assets.builtin_corpus_files(),
                                           max_lines=n)
 
 
@@ -85,7 +85,7 @@ class LearnVocabularyTest(tf.test.TestCase):
     self.assertNotIn(vocab.UNK.encode(), sum(pieces, []))
 
   def test_learn_vocabulary_from_files_matches_lines(self):
-    tokens = vocab_learning.learn_vocabulary(data.builtin_corpus_files(),
+    tokens = vocab_learning.learn_vocabulary(assets.builtin_corpus_files(),
                                     vocab_size=400, max_lines=300)
     self.assertEqual(tokens, self.tokens)
 

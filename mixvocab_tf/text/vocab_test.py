@@ -7,7 +7,7 @@ import string
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from mixvocab_tf import data
+from mixvocab_tf import assets
 from mixvocab_tf.text import vocab
 
 SPECIALS = list(vocab.SPECIAL_TOKENS)
@@ -95,12 +95,12 @@ class FingerprintTest(tf.test.TestCase):
 
 
 class ShippedStudentVocabTest(tf.test.TestCase):
-  """The default student vocabulary shipped in mixvocab_tf/data."""
+  """The default student vocabulary shipped in mixvocab_tf/assets."""
 
   @classmethod
   def setUpClass(cls):
     super().setUpClass()
-    cls.tokens = vocab.load_vocab(data.default_student_vocab())
+    cls.tokens = vocab.load_vocab(assets.default_student_vocab())
 
   def test_shape(self):
     self.assertEqual(self.tokens[:5], SPECIALS)
@@ -114,7 +114,7 @@ class ShippedStudentVocabTest(tf.test.TestCase):
       self.assertIn("##" + c, self.tokens)
 
   def test_no_unk_on_ascii_snips_valid(self):
-    with open(os.path.join(data.snips_dir("valid"), "seq.in"),
+    with open(os.path.join(assets.snips_dir("valid"), "seq.in"),
               encoding="utf-8") as f:
       lines = [l.strip() for l in f if l.strip().isascii()]
     self.assertGreater(len(lines), 600)

@@ -45,7 +45,7 @@ def fast_bert_tokenizer(vocab: vocab_lib.PathOrTokens, lower_case=True
 
   Example:
   ```python
-  tokenizer, special_ids = fast_bert_tokenizer(data.default_student_vocab())
+  tokenizer, special_ids = fast_bert_tokenizer(assets.default_student_vocab())
   tokenizer.tokenize(tf.constant(["play some jazz"]))  # [1, (words), (ids)]
   ```
 

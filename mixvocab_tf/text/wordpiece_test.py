@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from mixvocab_tf import data
+from mixvocab_tf import assets
 from mixvocab_tf.text import vocab as vocab_lib
 from mixvocab_tf.text import wordpiece
 
 
 @pytest.fixture(scope="module")
 def tokens():
-  return vocab_lib.load_vocab(data.default_student_vocab())
+  return vocab_lib.load_vocab(assets.default_student_vocab())
 
 
 def test_fast_bert_tokenizer_names_the_packing_tokens(tokens):
@@ -35,7 +35,7 @@ def test_the_three_tokenizers_give_the_same_ids(tokens):
   On lower-case ASCII words without punctuation, where stage I's own split
   (`MixedVocabTokenizer`) and BERT's agree.
   """
-  with open(os.path.join(data.snips_dir("valid"), "seq.in"),
+  with open(os.path.join(assets.snips_dir("valid"), "seq.in"),
             encoding="utf-8") as f:
     lines = [line.strip() for line in f
              if line.replace(" ", "").strip().isalnum() and line.islower()

@@ -18,7 +18,7 @@ each beside the unigram floor of the development corpus's train part (the
 same floor for every student, so that only the students differ):
 
   python -m projects.modern_text.score_heldout \
-      --student=mixvocab_tf/data/pretrained_student \
+      --student=mixvocab_tf/assets/pretrained_student \
       --corpus=PATH/TO/pretrain_corpus.txt \
       --heldout=projects/modern_text/corpus/modern_heldout.txt \
       --heldout=projects/modern_text/corpus/wikisplit_validation.txt \

@@ -83,9 +83,8 @@ def _finetune_step(task, budget, arm, seed, init, vocab, glue_dir):
   if task == "snips":
     gin_file, task_class = "finetune_snips_small.gin", "IntentSlotTask"
   else:
-    gin_file, task_class = ("finetune_glue_small.gin",
-                            "TextClassificationTask")
-    bindings += [f"GLUE_TASK = '{task}'", f"GLUE_DIR = {glue_dir!r}"]
+    gin_file, task_class = "finetune_glue_small.gin", "TextClassificationTask"
+    bindings += [f"DATASET = 'glue/{task}'", f"DATA_DIR = {glue_dir!r}"]
   bindings += [f"{task_class}.vocab = {vocab!r}",
                f"{task_class}.model_name = {label!r}"]
   return (finetune_dir(task, budget, arm, seed), "train", [gin_file],

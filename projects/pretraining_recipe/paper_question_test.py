@@ -58,7 +58,8 @@ class PaperQuestionTest(unittest.TestCase):
                   "'/runs/ps/package/pretrained_student/student_vocab.txt'",
                   snips[3])
     sst2 = by_name["ft_sst2_main_nokd_cm_seed0"]
-    self.assertIn("GLUE_DIR = '/glue'", sst2[3])
+    self.assertIn("DATASET = 'glue/sst2'", sst2[3])
+    self.assertIn("DATA_DIR = '/glue'", sst2[3])
     self.assertIn("INIT_CHECKPOINT = '{output_dir}/main_nokd_cm'", sst2[3])
     self.assertIn("TextClassificationTask.vocab = '/runs/qs/student_vocab.txt'",
                   sst2[3])

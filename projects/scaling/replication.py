@@ -125,7 +125,7 @@ def _finetune_step(method, preset, task, seed, glue_dir, teacher_vocab,
   else:
     gin_file, task_class, steps = ("finetune_glue_small.gin",
                                    "TextClassificationTask", glue_steps)
-    bindings += [f"GLUE_TASK = '{task}'", f"GLUE_DIR = '{glue_dir}'"]
+    bindings += [f"DATASET = 'glue/{task}'", f"DATA_DIR = '{glue_dir}'"]
     bindings += GLUE_TASK_BINDINGS.get(task, [])
   if steps is not None:
     # A fixed budget, evaluated once; by default the config's epoch budget
@@ -176,7 +176,7 @@ def replication_steps(
   Returns:
     A list of (name, kind, gin_files, bindings) steps.
   """
-  from mixvocab_tf import data  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf import assets  # pylint: disable=g-import-not-at-top
   unknown = [m for m in methods if m not in METHODS]
   if unknown:
     raise ValueError(f"Unknown methods {unknown}; expected any of "
@@ -192,7 +192,7 @@ def replication_steps(
     if not os.path.isdir(glue_dir):
       raise FileNotFoundError(f"replication_steps.glue_dir: no directory "
                               f"{glue_dir}.")
-  teacher_vocab = data.default_teacher_vocab()
+  teacher_vocab = assets.default_teacher_vocab()
   steps = [("vocab", "vocab", [], [])]
   for preset in presets:
     size_methods = [m for m in methods

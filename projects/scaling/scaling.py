@@ -178,9 +178,8 @@ def scaling_steps(corpus: str = gin.REQUIRED,
     if task == "snips":
       gin_file, task_class = "finetune_snips_small.gin", "IntentSlotTask"
     else:
-      gin_file, task_class = ("finetune_glue_small.gin",
-                              "TextClassificationTask")
-      bindings += [f"GLUE_TASK = '{task}'", f"GLUE_DIR = '{glue_dir}'"]
+      gin_file, task_class = "finetune_glue_small.gin", "TextClassificationTask"
+      bindings += [f"DATASET = 'glue/{task}'", f"DATA_DIR = '{glue_dir}'"]
       bindings += replication.GLUE_TASK_BINDINGS.get(task, [])
     bindings += [f"{task_class}.vocab = '{vocab}'",
                  f"{task_class}.model_name = '{ARM_LABELS[arm]} {budget}x'"]

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from mixvocab_tf import data
+from mixvocab_tf import assets
 from projects.scaling import scaling
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -16,7 +16,7 @@ _ROOT = os.path.dirname(os.path.dirname(_HERE))
 
 
 def test_tiny_scaling_job_resumes_and_writes_its_results(tmp_path):
-  corpus = data.builtin_corpus_files()[0]
+  corpus = assets.builtin_corpus_files()[0]
   command = [
       sys.executable, "-m", "mixvocab_tf.train",
       "--gin_file=projects/scaling/scaling_cpu.gin",

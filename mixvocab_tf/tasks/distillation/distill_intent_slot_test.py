@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf import text as text_lib
+from mixvocab_tf.datasets import catalog
+from mixvocab_tf.datasets import intent_slot_files
 from mixvocab_tf.tasks.distillation import distill_intent_slot
 from mixvocab_tf.tasks.finetuning.intent_slot import task as intent_slot_task
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
@@ -36,7 +38,7 @@ def _write_split(directory, lines):
 def _snips_slice(directory, train_size=24, valid_size=8):
   """Real SNIPS queries: train ones with SPLIT_WORD first, then others."""
   def read(split):
-    examples = intent_slot_data.read_intent_slot(data_lib.snips_dir(split))
+    examples = intent_slot_files.read_intent_slot(assets.snips_dir(split))
     return [(" ".join(w), " ".join(t), i) for w, t, i in zip(
         examples.words, examples.tags, examples.intents)]
   train = read("train")
@@ -57,8 +59,8 @@ def _write_teacher_run(run_dir, teacher_dir, data_dir, seed=0):
   """A `intent_slot` teacher run (random heads) as the trainer saves it."""
   tf.keras.utils.set_random_seed(seed)
   task = intent_slot_task.IntentSlotTask(
-      teacher_checkpoint=teacher_dir, data_dir=data_dir,
-      seq_length=SEQ_LENGTH)
+      teacher_checkpoint=teacher_dir,
+      dataset=catalog.intent_slot("snips", data_dir), seq_length=SEQ_LENGTH)
   model = task.build_model()
   task.initialize(model)
   if seed:  # Another fine-tuning: other head weights.
@@ -90,7 +92,8 @@ def _task(setup, **kwargs):
     kwargs.setdefault("num_attention_heads", 2)
   return distill_intent_slot.DistillIntentSlotTask(
       teacher_run=setup["run_dir"], teacher_base=setup["teacher_dir"],
-      data_dir=setup["data_dir"], seq_length=SEQ_LENGTH,
+      dataset=catalog.intent_slot("snips", setup["data_dir"]),
+      seq_length=SEQ_LENGTH,
       teacher_seq_length=SEQ_LENGTH, global_batch_size=24,
       pad_to_longest=True, **{"shuffle_buffer": 32, **kwargs})
 
@@ -99,7 +102,7 @@ def test_word_split_differently_gets_teacher_distribution_at_first_piece(
     setup):
   task = _task(setup, cache_dir=str(setup["root"] / "cache_align"))
   teacher_ids = wordpiece.fast_bert_tokenizer(
-      data_lib.default_teacher_vocab())[0].tokenize([SPLIT_WORD])
+      assets.default_teacher_vocab())[0].tokenize([SPLIT_WORD])
   student_ids = wordpiece.fast_bert_tokenizer(
       task.vocab_path)[0].tokenize([SPLIT_WORD])
   assert teacher_ids.row_lengths().numpy()[0] == 1
@@ -107,7 +110,7 @@ def test_word_split_differently_gets_teacher_distribution_at_first_piece(
 
   outputs = task.teacher_outputs()
   batch = next(iter(task.build_inputs(training=True)))
-  examples = intent_slot_data.read_intent_slot(os.path.join(setup["data_dir"], "train"))
+  examples = intent_slot_files.read_intent_slot(os.path.join(setup["data_dir"], "train"))
   length = batch["input_word_ids"].shape[1]
   assert length < SEQ_LENGTH  # Padded to the longest query of the batch.
   targets, weights = distill_intent_slot.scatter_word_targets(
@@ -117,7 +120,7 @@ def test_word_split_differently_gets_teacher_distribution_at_first_piece(
   # Where the distillation target goes is where the slot loss goes.
   np.testing.assert_array_equal(weights, batch["slot_weights"].numpy())
 
-  featurize = intent_slot_data.intent_slot_featurizer(data_lib.default_teacher_vocab(),
+  featurize = intent_slot_data.intent_slot_featurizer(assets.default_teacher_vocab(),
                                           SEQ_LENGTH)
   checked = 0
   for row, index in enumerate(batch["example_index"].numpy()):
@@ -203,7 +206,7 @@ def test_stale_cache_is_refused(setup, tmp_path):
 
   # Another student vocabulary.
   other_vocab = str(tmp_path / "vocab.txt")
-  tokens = text_lib.load_vocab(data_lib.default_student_vocab())
+  tokens = text_lib.load_vocab(assets.default_student_vocab())
   with open(other_vocab, "w", encoding="utf-8") as f:
     f.write("\n".join(tokens[:-1]) + "\n")
   with pytest.raises(teacher_cache.StaleCacheError, match="student_vocab"):
@@ -215,7 +218,8 @@ def test_stale_cache_is_refused(setup, tmp_path):
                      seed=1)
   moved = distill_intent_slot.DistillIntentSlotTask(
       teacher_run=run_dir, teacher_base=setup["teacher_dir"],
-      data_dir=setup["data_dir"], seq_length=SEQ_LENGTH,
+      dataset=catalog.intent_slot("snips", setup["data_dir"]),
+      seq_length=SEQ_LENGTH,
       teacher_seq_length=SEQ_LENGTH, cache_dir=cache_dir,
       student_preset=None, num_layers=1, hidden_size=32,
       num_attention_heads=2)
@@ -234,8 +238,8 @@ def test_hidden_state_distillation_by_word(setup):
   assert outputs.word_hidden.shape == (outputs.slot_logits.shape[0], 32)
   assert outputs.fingerprint["with_hidden"]
   # The cached hidden state of a word is the teacher's at its first piece.
-  examples = intent_slot_data.read_intent_slot(os.path.join(setup["data_dir"], "train"))
-  featurize = intent_slot_data.intent_slot_featurizer(data_lib.default_teacher_vocab(),
+  examples = intent_slot_files.read_intent_slot(os.path.join(setup["data_dir"], "train"))
+  featurize = intent_slot_data.intent_slot_featurizer(assets.default_teacher_vocab(),
                                           SEQ_LENGTH)
   words = examples.words[0]
   features = featurize(dict(words=tf.constant(words), intent_id=tf.constant(0),

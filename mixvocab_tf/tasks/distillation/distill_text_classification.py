@@ -39,7 +39,7 @@ Evaluation, the best checkpoint and export are those of `text_classification`: t
 student is an ordinary `SentenceClassifier` and its checkpoints hold only it.
 
 A user's text classification dataset works as in `text_classification`
-(`glue_task=None`, `data_dir` its directory): the teacher is a
+(the dataset 'files', `datasets.user_dataset`): the teacher is a
 `text_classification` run on that dataset, the transfer set starts from its train
 split (`TextClassificationTask.train_split_lists`), and the cache fingerprint names
 it `user:<absolute directory>` beside the data itself.
@@ -77,13 +77,13 @@ from mixvocab_tf.text import pretraining_input
 CACHE_DIR_NAME = "teacher_outputs"
 
 
-def glue_data_fingerprint(glue_task, sentences_a, sentences_b, labels):
+def glue_data_fingerprint(dataset_name, sentences_a, sentences_b, labels):
   """sha256 of a task's examples (sentences and labels, in order).
 
-  `glue_task` names the data: a GLUE task, or `user:<directory>` for a
+  `dataset_name` names the data: a GLUE task, or `user:<directory>` for a
   user's dataset (`TextClassificationTask.dataset_name`).
   """
-  digest = hashlib.sha256(f"{glue_task}\n".encode("utf-8"))
+  digest = hashlib.sha256(f"{dataset_name}\n".encode("utf-8"))
   for a, b, label in zip(sentences_a, sentences_b, labels):
     digest.update(f"{a}\t{b}\t{int(label)}\n".encode("utf-8"))
   return digest.hexdigest()
@@ -144,10 +144,8 @@ class DistillTextClassificationTask(
       sentences join the transfer set with the teacher's soft labels only
       (`text_classification_augment.text_sentences`); single-sentence tasks only.
     transfer_sentences: how many of their sentences, at most.
-    **kwargs: the arguments of `TextClassificationTask` (glue_task, data_dir, the
-      student's init_checkpoint, vocab, seq_length, pad_to_longest, ...;
-      glue_task=None with data_dir and the column arguments for a user's
-      dataset).
+    **kwargs: the arguments of `TextClassificationTask` (the dataset, the
+      student's init_checkpoint, vocab, seq_length, pad_to_longest, ...).
   """
 
   def __init__(self,
@@ -202,7 +200,7 @@ class DistillTextClassificationTask(
                            if transfer_text else [])
     # A user's dataset says whether it holds pairs once it is read
     # (`train_examples`); GLUE says so now.
-    if self.transfer_files and not self.is_user_data:
+    if self.transfer_files and self.dataset.glue_task:
       self._check_transfer_text()
     if self.transfer_files and augment_label_weight:
       raise ValueError(
@@ -301,10 +299,9 @@ class DistillTextClassificationTask(
 
       def build():
         outputs = teacher_forward.compute_teacher_logits(
-            self.build_teacher(), a, b, self.glue_task,
+            self.build_teacher(), a, b, self.is_pair,
             self.teacher_vocab_path, self.teacher_seq_length,
-            self.teacher_batch_size, with_pooled=self.with_pooled,
-            pair=self.is_pair)
+            self.teacher_batch_size, with_pooled=self.with_pooled)
         if self.with_pooled:
           return teacher_cache.SentenceTeacherOutputs(outputs[0],
                                                       pooled=outputs[1])

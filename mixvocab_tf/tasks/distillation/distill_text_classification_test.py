@@ -13,9 +13,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_testing import testing_utils
 from mixvocab_tf import text as text_lib
+from mixvocab_tf.datasets import catalog
+from mixvocab_tf.datasets import glue
 from mixvocab_tf.core import checkpointing
 from mixvocab_tf.core import optimization
 from mixvocab_testing import trainer_testing as testing
@@ -45,6 +47,12 @@ def _glue_slice(directory, glue_task, train_size=40, dev_size=12, skip=0):
   return directory
 
 
+def _dataset(glue_task, data_dir):
+  """GLUE `glue_task` in `data_dir`, or with None the user's files there."""
+  return catalog.text_classification(
+      f"glue/{glue_task}" if glue_task else "files", data_dir)
+
+
 def _write_teacher_run(run_dir, teacher_dir, data_dir, glue_task, seed=0,
                        pooling=None):
   """A `text_classification` teacher run (random head) as the trainer saves it.
@@ -54,7 +62,7 @@ def _write_teacher_run(run_dir, teacher_dir, data_dir, glue_task, seed=0,
   """
   tf.keras.utils.set_random_seed(seed)
   task = text_classification_task.TextClassificationTask(
-      glue_task=glue_task, teacher_checkpoint=teacher_dir, data_dir=data_dir,
+      dataset=_dataset(glue_task, data_dir), teacher_checkpoint=teacher_dir,
       seq_length=SEQ_LENGTH, pooling=pooling or "cls")
   if pooling:
     os.makedirs(run_dir, exist_ok=True)
@@ -93,11 +101,11 @@ def _task(setup, **kwargs):
     kwargs.setdefault("num_layers", 1)
     kwargs.setdefault("hidden_size", 32)
     kwargs.setdefault("num_attention_heads", 2)
-  kwargs.setdefault("data_dir", setup["data_dir"])
+  data_dir = kwargs.pop("data_dir", setup["data_dir"])
   kwargs.setdefault("shuffle_buffer", 64)
   return distill_text_classification.DistillTextClassificationTask(
       teacher_run=setup["run_dir"], teacher_base=setup["teacher_dir"],
-      glue_task=setup["glue_task"], seq_length=SEQ_LENGTH,
+      dataset=_dataset(setup["glue_task"], data_dir), seq_length=SEQ_LENGTH,
       teacher_seq_length=SEQ_LENGTH, global_batch_size=8, pad_to_longest=True,
       **kwargs)
 
@@ -110,8 +118,8 @@ def test_cached_logits_are_the_teachers_direct_outputs(setup):
   # The teacher on each example alone, padded to SEQ_LENGTH: the cache ran
   # it in length-sorted batches cut to their longest example.
   featurize = text_classification_data.text_classification_featurizer(
-      data_lib.default_teacher_vocab(), SEQ_LENGTH,
-      pair=text_classification_data.is_pair_task(setup["glue_task"]))
+      assets.default_teacher_vocab(), SEQ_LENGTH,
+      pair=glue.is_pair_task(setup["glue_task"]))
   features = featurize({"sentence_a": tf.constant(a),
                         "sentence_b": tf.constant(b)})
   direct = setup["teacher"](features, training=False)["logits"].numpy()
@@ -174,7 +182,7 @@ def test_stale_cache_is_refused(setup, tmp_path):
 
   # Another student vocabulary.
   other_vocab = str(tmp_path / "vocab.txt")
-  tokens = text_lib.load_vocab(data_lib.default_student_vocab())
+  tokens = text_lib.load_vocab(assets.default_student_vocab())
   with open(other_vocab, "w", encoding="utf-8") as f:
     f.write("\n".join(tokens[:-1]) + "\n")
   with pytest.raises(teacher_cache.StaleCacheError, match="student_vocab"):
@@ -192,7 +200,7 @@ def test_stale_cache_is_refused(setup, tmp_path):
                      setup["glue_task"], seed=1)
   moved = distill_text_classification.DistillTextClassificationTask(
       teacher_run=run_dir, teacher_base=setup["teacher_dir"],
-      glue_task=setup["glue_task"], data_dir=setup["data_dir"],
+      dataset=_dataset(setup["glue_task"], setup["data_dir"]),
       seq_length=SEQ_LENGTH, teacher_seq_length=SEQ_LENGTH,
       cache_dir=cache_dir, student_preset=None, num_layers=1, hidden_size=32,
       num_attention_heads=2)
@@ -244,7 +252,7 @@ def test_transfer_text_sentences_are_labelled_by_the_teacher_only(setup):
   text.write_text("A fine film. It was dull!\n\nToo short.\nA fine film.\n"
                   "The story moves slowly but the cast is great.\n",
                   encoding="utf-8")
-  if text_classification_data.is_pair_task(setup["glue_task"]):
+  if glue.is_pair_task(setup["glue_task"]):
     with pytest.raises(ValueError, match="adds single sentences"):
       _task(setup, transfer_text=str(text))
     return
@@ -260,7 +268,7 @@ def test_transfer_text_sentences_are_labelled_by_the_teacher_only(setup):
   logits = task.teacher_outputs().logits
   assert logits.shape == (len(labels), 2)
   direct = setup["teacher"](text_classification_data.text_classification_featurizer(
-      data_lib.default_teacher_vocab(), SEQ_LENGTH, pair=False)({
+      assets.default_teacher_vocab(), SEQ_LENGTH, pair=False)({
           "sentence_a": tf.constant(a[n:]),
           "sentence_b": tf.constant([""] * (len(a) - n))}),
                             training=False)["logits"].numpy()
@@ -280,8 +288,8 @@ def test_pooled_outputs_are_cached_and_aligned_through_a_projection(setup):
   outputs = task.teacher_outputs()
   a, b, _, _ = task.train_examples()
   featurize = text_classification_data.text_classification_featurizer(
-      data_lib.default_teacher_vocab(), SEQ_LENGTH,
-      pair=text_classification_data.is_pair_task(setup["glue_task"]))
+      assets.default_teacher_vocab(), SEQ_LENGTH,
+      pair=glue.is_pair_task(setup["glue_task"]))
   direct = setup["teacher"](featurize({"sentence_a": tf.constant(a),
                                        "sentence_b": tf.constant(b)}),
                             training=False)
@@ -357,7 +365,7 @@ def test_the_augmented_transfer_set_is_shuffled_as_a_whole(setup):
 
 
 # -----------------------------------------------------------------------------
-# A user's own dataset (glue_task=None).
+# A user's own dataset ('files').
 # -----------------------------------------------------------------------------
 
 
@@ -401,7 +409,8 @@ def test_user_dataset_transfer_set_cache_and_training(user_setup, tmp_path):
   assert setup["teacher"].num_classes == 3
   task = _task(setup, cache_dir=str(tmp_path / "cache"), augment_copies=1,
                augment_p=0.3)
-  assert task.is_user_data and task.label_names == ("bird", "cat", "dog")
+  assert task.dataset.name == "files"
+  assert task.label_names == ("bird", "cat", "dog")
   # The transfer set: the user's train split, then one edited copy of each.
   a, b, labels, is_original = task.train_examples()
   train_a, train_b, train_labels = task.train_split_lists()
@@ -412,7 +421,7 @@ def test_user_dataset_transfer_set_cache_and_training(user_setup, tmp_path):
   # The teacher's logits, cached, are its direct outputs.
   outputs = task.teacher_outputs()
   assert outputs.logits.shape == (60, 3)
-  featurize = text_classification_data.text_classification_featurizer(data_lib.default_teacher_vocab(),
+  featurize = text_classification_data.text_classification_featurizer(assets.default_teacher_vocab(),
                                         SEQ_LENGTH, pair=False)
   direct = setup["teacher"](featurize({"sentence_a": tf.constant(a),
                                        "sentence_b": tf.constant(b)}),
@@ -462,7 +471,7 @@ def test_the_teacher_reads_what_its_run_was_trained_with(user_setup, tmp_path):
   assert task.teacher_pooling == "mean"
   a, b, _, _ = task.train_examples()
   featurize = text_classification_data.text_classification_featurizer(
-      data_lib.default_teacher_vocab(), SEQ_LENGTH, pair=False)
+      assets.default_teacher_vocab(), SEQ_LENGTH, pair=False)
   features = featurize({"sentence_a": tf.constant(a),
                         "sentence_b": tf.constant(b)})
   direct = teacher(features, training=False)["logits"].numpy()

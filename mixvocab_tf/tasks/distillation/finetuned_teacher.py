@@ -10,7 +10,7 @@ from absl import logging
 import tensorflow as tf
 import tf_keras
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf import networks
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import checkpointing
@@ -50,7 +50,7 @@ class FinetunedTeacherMixin:
       teacher_seq_length, teacher_batch_size: for computing its outputs.
     """
     self.teacher_run = teacher_run
-    self.teacher_base = (data_lib.default_teacher_dir()
+    self.teacher_base = (assets.default_teacher_dir()
                          if teacher_base == finetune_task.DEFAULT_TEACHER
                          else teacher_base)
     self.teacher_vocab_path = teacher_vocab or os.path.join(

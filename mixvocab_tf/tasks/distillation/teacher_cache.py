@@ -55,6 +55,7 @@ from absl import logging
 import numpy as np
 import tensorflow as tf
 
+from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 from mixvocab_tf.text import vocab as vocab_lib
 
@@ -92,7 +93,7 @@ def checkpoint_fingerprint(prefix: str) -> str:
   return _sha256_files(files)
 
 
-def data_fingerprint(examples: intent_slot_data.IntentSlotExamples,
+def data_fingerprint(examples: examples_lib.IntentSlotExamples,
                      labels: intent_slot_data.IntentSlotLabels) -> str:
   """sha256 of the queries (words, tags, intents, in order) and label ids."""
   digest = hashlib.sha256()

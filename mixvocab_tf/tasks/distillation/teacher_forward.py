@@ -107,9 +107,9 @@ def compute_teacher_outputs(
                    else None))
 
 
-def compute_teacher_logits(model, sentences_a, sentences_b, glue_task,
+def compute_teacher_logits(model, sentences_a, sentences_b, pair,
                            teacher_vocab, seq_length=128, batch_size=128,
-                           with_pooled=False, pair=None):
+                           with_pooled=False):
   """The teacher's class logits (inference mode) for every example, in order.
 
   Examples are featurized with the teacher's vocabulary, sorted by length and
@@ -118,19 +118,15 @@ def compute_teacher_logits(model, sentences_a, sentences_b, glue_task,
   Args:
     model: the teacher `SentenceClassifier`.
     sentences_a, sentences_b: the examples' sentences.
-    glue_task: the GLUE task, which says whether examples are pairs; None
-      with `pair` (a user's dataset).
+    pair: whether examples are sentence pairs (the dataset's `is_pair`).
     teacher_vocab: the teacher's vocabulary.
     seq_length, batch_size: tokens per example, examples per batch.
     with_pooled: also return the pooled outputs.
-    pair: whether examples are sentence pairs (None: from `glue_task`).
 
   Returns:
     float32 [N, classes]; with `with_pooled`, a pair of it and the pooled
     outputs the classifier reads, float32 [N, teacher hidden].
   """
-  if pair is None:
-    pair = text_classification_data.is_pair_task(glue_task)
   featurize = text_classification_data.text_classification_featurizer(teacher_vocab, seq_length, pair=pair)
   dataset = tf.data.Dataset.from_tensor_slices({
       "sentence_a": tf.constant(list(sentences_a), tf.string),

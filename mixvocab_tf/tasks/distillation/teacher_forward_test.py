@@ -5,6 +5,7 @@ import tensorflow as tf
 import tf_keras
 
 from mixvocab_tf import models
+from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.networks import plain_bert_encoder
 from mixvocab_tf.tasks.distillation import teacher_cache
 from mixvocab_tf.tasks.distillation import teacher_forward
@@ -58,13 +59,13 @@ class TeacherForwardTest(tf.test.TestCase):
     # Length-sorted batches of 2, cut to their longest example, written back
     # in data order.
     logits, pooled = teacher_forward.compute_teacher_logits(
-        model, sentences, [""] * len(sentences), None, _VOCAB,
-        seq_length=_SEQ_LENGTH, batch_size=2, with_pooled=True, pair=False)
+        model, sentences, [""] * len(sentences), False, _VOCAB,
+        seq_length=_SEQ_LENGTH, batch_size=2, with_pooled=True)
     self.assertAllClose(logits, direct["logits"], atol=1e-5)
     self.assertAllClose(pooled, direct["pooled_output"], atol=1e-5)
     self.assertGreater(np.ptp(logits[:, 0]), 1e-3)
     only_logits = teacher_forward.compute_teacher_logits(
-        model, sentences, [""] * len(sentences), "sst2", _VOCAB,
+        model, sentences, [""] * len(sentences), False, _VOCAB,
         seq_length=_SEQ_LENGTH, batch_size=4)
     self.assertAllClose(only_logits, logits, atol=1e-5)
 
@@ -74,8 +75,9 @@ class TeacherForwardTest(tf.test.TestCase):
              ["music"]]
     tags = [["O", "B-genre"], ["O", "O", "O", "O", "B-party"],
             ["O", "O", "O", "O", "O", "B-room", "I-room"], ["B-genre"]]
-    examples = intent_slot_data.IntentSlotExamples(
-        words, tags, ["PlayMusic", "Book", "Weather", "PlayMusic"], None)
+    examples = examples_lib.IntentSlotExamples(
+        path=None, words=words, tags=tags,
+        intents=["PlayMusic", "Book", "Weather", "PlayMusic"])
     labels = intent_slot_data.IntentSlotLabels.from_examples(examples)
     model = models.JointIntentSlotModel(
         _encoder(), num_intents=labels.num_intents,

@@ -31,7 +31,7 @@ from typing import Optional, Sequence
 
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf import models
 from mixvocab_tf import networks
 from mixvocab_tf.models import joint_intent_slot_model
@@ -95,7 +95,7 @@ class TinyBertSnipsTask(intent_slot_task.IntentSlotTask):
     super().__init__(**kwargs)
     self.teacher_run = teacher_run
     self.teacher_checkpoint_dir = (teacher_checkpoint or
-                                   data_lib.default_teacher_dir())
+                                   assets.default_teacher_dir())
     self.loss_weights = {"prediction": float(prediction_weight),
                          "hard_label": float(hard_label_weight),
                          "embedding": float(embedding_weight),

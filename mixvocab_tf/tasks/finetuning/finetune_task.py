@@ -32,7 +32,7 @@ import tensorflow as tf
 
 from tensorflow.core.protobuf import trackable_object_graph_pb2  # pylint: disable=g-direct-tensorflow-import
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf import networks
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.networks import plain_bert_encoder
@@ -229,7 +229,7 @@ class FinetuneTask(base_task.Task):
                        f"{dropout_rate!r}.")
     self._default_teacher = teacher_checkpoint == DEFAULT_TEACHER
     if self._default_teacher:
-      teacher_checkpoint = data_lib.default_teacher_dir()
+      teacher_checkpoint = assets.default_teacher_dir()
     self.init_checkpoint = init_checkpoint
     self.teacher_checkpoint = teacher_checkpoint
     self.encoder_key = encoder_key
@@ -249,7 +249,7 @@ class FinetuneTask(base_task.Task):
               if teacher_checkpoint.endswith(".ckpt") else teacher_checkpoint)
       vocab = os.path.join(base, "vocab.txt")
     elif vocab is None:
-      vocab = data_lib.default_student_vocab()
+      vocab = assets.default_student_vocab()
     self.vocab_path = vocab
     self._tokens = None
     self.encoder_config = None

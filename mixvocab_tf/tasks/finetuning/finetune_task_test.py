@@ -5,7 +5,7 @@ from unittest import mock
 import pytest
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf import models
 from mixvocab_tf import networks
 from mixvocab_tf import text as text_lib
@@ -16,7 +16,7 @@ from mixvocab_tf.tasks.finetuning import finetune_task
 
 def _student_run(directory, with_config, **sizes):
   """A student MLM run: the checkpoint, and its encoder_config.json or not."""
-  tokens = text_lib.load_vocab(data_lib.default_student_vocab())
+  tokens = text_lib.load_vocab(assets.default_student_vocab())
   config = networks.student_encoder_config(
       None, vocab_size=len(tokens), max_sequence_length=64,
       return_word_embeddings=True, **sizes)

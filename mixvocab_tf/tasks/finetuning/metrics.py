@@ -10,9 +10,9 @@ in its default mode gives the same numbers; seqeval is not a dependency of the
 package, so the chunking is written here (about 40 lines) and tested against
 seqeval.
 
-A user's text classification dataset (`text_classification` with `glue_task=None`,
-`user_data`) is scored by accuracy, macro-F1 over the training label set and
-the majority-class accuracy, the floor beside accuracy
+A user's text classification dataset (`text_classification` on the dataset
+'files', `datasets.user_dataset`) is scored by accuracy, macro-F1 over the
+training label set and the majority-class accuracy, the floor beside accuracy
 (`text_classification_metrics`). Its validation or test split may hold labels
 that train lacks: they have the id `UNKNOWN_LABEL` (-1), which no prediction
 equals, so they count as errors.

@@ -6,11 +6,11 @@ import random
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf import data
+from mixvocab_tf import assets
 from mixvocab_tf.tasks.finetuning import metrics
 
 # The package's own copy of SNIPS valid.
-_SNIPS_VALID = os.path.join(data.snips_dir("valid"), "seq.out")
+_SNIPS_VALID = os.path.join(assets.snips_dir("valid"), "seq.out")
 
 
 def _read_gold_tags():

@@ -13,7 +13,7 @@ from typing import Optional, Sequence, Union
 
 import gin
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf import text as text_lib
 
 SHARDINGS = ("pipeline", "global_batch")
@@ -74,7 +74,7 @@ class MlmInputs:
       raise ValueError(f"p_student must be in [0, 1]; received "
                        f"{self.p_student!r}.")
     if self.input_files is None and self.tfds_name is None:
-      self.input_files = data_lib.builtin_corpus_files()
+      self.input_files = assets.builtin_corpus_files()
     if isinstance(self.input_files, tuple):
       self.input_files = list(self.input_files)
     # Validates lengths and caps now: a bad value is a configuration error.

@@ -22,7 +22,7 @@ from typing import Dict, Optional
 
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import base_task
 from mixvocab_tf.tasks.pretraining import mlm_inputs
@@ -128,7 +128,7 @@ class MlmTask(base_task.Task):
     self.inputs = inputs
     self.input_config = inputs.pipeline_config(self.input_mode)
     self.teacher_vocab_path = teacher_vocab
-    self.student_vocab_path = student_vocab or data_lib.default_student_vocab()
+    self.student_vocab_path = student_vocab or assets.default_student_vocab()
     self._vocabs = {}
 
   # ---------------------------------------------------------------------------
@@ -136,7 +136,7 @@ class MlmTask(base_task.Task):
 
   def _teacher_vocab_path(self):
     if self.teacher_vocab_path is None:
-      self.teacher_vocab_path = data_lib.default_teacher_vocab()
+      self.teacher_vocab_path = assets.default_teacher_vocab()
     return self.teacher_vocab_path
 
   def vocab(self, which: str):

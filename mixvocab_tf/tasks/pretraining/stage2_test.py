@@ -43,8 +43,8 @@ class Stage2TaskTest(tf.test.TestCase):
     return model_dir, table
 
   def _vocab_path(self):
-    from mixvocab_tf import data  # pylint: disable=g-import-not-at-top
-    return data.default_student_vocab()
+    from mixvocab_tf import assets  # pylint: disable=g-import-not-at-top
+    return assets.default_student_vocab()
 
   def test_student_table_comes_from_stage1(self):
     model_dir, table = self._stage1_run()

@@ -17,7 +17,7 @@ cached like the originals').
 import random
 from typing import List, Tuple
 
-from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
+from mixvocab_tf.datasets import examples as examples_lib
 
 def slot_spans(tags) -> List[Tuple[int, int, str]]:
   """(start, end, type) of each B-x I-x* span (an I-x without B-x starts one)."""
@@ -32,8 +32,8 @@ def slot_spans(tags) -> List[Tuple[int, int, str]]:
   return spans
 
 
-def augment(examples: intent_slot_data.IntentSlotExamples, copies: int = 1,
-            p: float = 0.5, seed: int = 0) -> intent_slot_data.IntentSlotExamples:
+def augment(examples: examples_lib.IntentSlotExamples, copies: int = 1,
+            p: float = 0.5, seed: int = 0) -> examples_lib.IntentSlotExamples:
   """The examples followed by `copies` slot-substituted copies of each.
 
   Args:
@@ -76,5 +76,5 @@ def augment(examples: intent_slot_data.IntentSlotExamples, copies: int = 1,
       words_out.append(new_words)
       tags_out.append(new_tags)
       intents_out.append(intent)
-  return intent_slot_data.IntentSlotExamples(words_out, tags_out, intents_out,
-                                  examples.path)
+  return examples_lib.IntentSlotExamples(
+      path=examples.path, words=words_out, tags=tags_out, intents=intents_out)

@@ -1,8 +1,8 @@
 """Tests of slot-value substitution."""
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
+from mixvocab_tf.datasets import intent_slot_files
 from mixvocab_tf.tasks.finetuning.intent_slot import augment as intent_slot_augment
-from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 
 def test_slot_spans():
   spans = intent_slot_augment.slot_spans(
@@ -11,7 +11,7 @@ def test_slot_spans():
 
 
 def test_augment_real_snips():
-  examples = intent_slot_data.read_intent_slot(data_lib.snips_dir("valid"))
+  examples = intent_slot_files.read_intent_slot(assets.snips_dir("valid"))
   augmented = intent_slot_augment.augment(examples, copies=2, p=0.5, seed=3)
   n = len(examples.intents)
   assert len(augmented.intents) == 3 * n

@@ -1,7 +1,8 @@
 """The built-in SNIPS copy is read as a user's dataset, with today's results.
 
 Since the rename (one reader for every intent-and-slot dataset), the built-in
-copy goes through `user_data.load_dataset` like a user's directory. The
+copy goes through `datasets.user_dataset.load_dataset` like a user's
+directory (`datasets.snips`, the dataset 'snips' the task reads). The
 digests below were taken from the reader it had before (its own
 `snips_data.read_snips`): the same queries, tags, intents, label ids and
 featurized examples, so the same scores.
@@ -13,8 +14,10 @@ import json
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
-from mixvocab_tf.tasks.finetuning import user_data
+from mixvocab_tf import assets
+from mixvocab_tf.datasets import examples as examples_lib
+from mixvocab_tf.datasets import snips
+from mixvocab_tf.datasets import user_dataset
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 from mixvocab_tf.tasks.finetuning.intent_slot import task as intent_slot_task
 
@@ -35,20 +38,21 @@ def _digest(value):
 class BuiltinSnipsTest(tf.test.TestCase):
 
   def test_built_in_copy_is_a_user_dataset_directory(self):
-    dataset = user_data.load_dataset(intent_slot_task.builtin_dir())
-    self.assertEqual(dataset.kind, user_data.INTENT_SLOT)
+    dataset = user_dataset.load_dataset(snips.builtin_dir())
+    self.assertEqual(dataset.kind, examples_lib.INTENT_SLOT)
     self.assertEqual(sorted(dataset.splits), ["train", "validation"])
-    train = intent_slot_task.read_split(None, "train")
+    task = intent_slot_task.IntentSlotTask(student_preset=None)
+    train = task.examples("train")
     self.assertEqual(train.words, dataset.splits["train"].words)
     with self.assertRaisesRegex(FileNotFoundError, "no test split"):
-      intent_slot_task.read_split(None, "test")
+      task.examples("test")
 
   def test_same_examples_label_ids_and_features_as_before(self):
-    train = intent_slot_task.read_split(None, "train")
-    valid = intent_slot_task.read_split(None, "valid")
+    train = intent_slot_task.builtin_snips("train")
+    valid = intent_slot_task.builtin_snips("valid")
     labels = intent_slot_data.IntentSlotLabels.from_examples(train)
     featurize = intent_slot_data.intent_slot_featurizer(
-        data_lib.default_student_vocab(), 64)
+        assets.default_student_vocab(), 64)
     batch = next(iter(intent_slot_data.make_intent_slot_dataset(
         valid, labels).map(featurize).batch(len(valid.intents))))
     features = {k: np.asarray(v).tolist() for k, v in sorted(batch.items())}

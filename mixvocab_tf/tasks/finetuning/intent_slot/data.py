@@ -1,12 +1,14 @@
-"""SNIPS intent detection and slot filling: reading, labels, features.
+"""Intent detection and slot filling (SNIPS): labels, features, decoding.
 
 The paper (Zhao et al., EACL 2021, §4.2) fine-tunes students on SNIPS jointly
 for the intent of a query and the IOB slot tag of each word, tagging the first
-WordPiece of each word. This module turns the Goo et al. (2018) files
-(`seq.in`, `seq.out`, `label`) into model features, in three steps:
+WordPiece of each word. This module turns `IntentSlotExamples` into model
+features, in three steps:
 
-1. `read_intent_slot(data_dir)` reads and checks the files with the reader
-   of a user's dataset (`user_data`: one tag per whitespace word).
+1. The data layer reads and checks the examples
+   (`mixvocab_tf.datasets.intent_slot_files.read_intent_slot`: a Goo et al.
+   (2018) directory, `seq.in`, `seq.out`, `label`, or a JSONL file; one tag
+   per whitespace word; or a dataset by name, `datasets.catalog`).
 2. `IntentSlotLabels` maps intents and slot tags to ids; it is built from train,
    saved as JSON beside checkpoints, and loaded again by evaluation and export.
 3. `make_intent_slot_dataset(examples, labels)` gives word-level examples and
@@ -32,7 +34,6 @@ whose first piece is cut has no position (-1), and `decode_slot_tags` tags it
 'O'.
 """
 
-import collections
 import json
 import os
 
@@ -40,47 +41,17 @@ from absl import logging
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf.tasks.finetuning import user_data
+from mixvocab_tf.datasets import examples as examples_lib
+from mixvocab_tf.datasets import intent_slot_files
 from mixvocab_tf.text import wordpiece
 
-OUTSIDE_TAG = "O"
+OUTSIDE_TAG = examples_lib.OUTSIDE_TAG
 #: `slot_ids` on positions without a slot loss (later pieces, specials, pad).
 IGNORE_ID = -1
 DEFAULT_SEQ_LENGTH = 64
 #: Features the encoder takes; the other keys of a featurized example are
 #: labels and decoding aids.
 MODEL_INPUT_KEYS = ("input_word_ids", "input_mask", "input_type_ids")
-
-#: One SNIPS split: `words` and `tags` (per query, lists of str), `intents`
-#: (list of str) and `path` (the directory read).
-IntentSlotExamples = collections.namedtuple(
-    "IntentSlotExamples", ["words", "tags", "intents", "path"])
-
-
-def read_intent_slot(data_dir):
-  """Reads and checks one split: a Goo et al. directory or a JSONL file.
-
-  The reader of a user's files (`user_data.read_intent_slot`), so the
-  built-in SNIPS copy and a user's dataset are read, and refused, by the same
-  code: queries split with `str.split()` (some SNIPS lines hold double
-  spaces), one IOB tag per word, one intent per query.
-
-  Args:
-    data_dir: a directory such as `mixvocab_tf.data.snips_dir('train')`
-      (`seq.in`, `seq.out`, `label`), or a `.jsonl` file of `{"tokens",
-      "tags", "intent"}`.
-
-  Returns:
-    `IntentSlotExamples` with `words`, `tags` (lists of lists of str),
-    `intents` (list of str) and `path`.
-
-  Raises:
-    user_data.DataError (a ValueError): a file is missing or breaks the data
-      contract; the message names the file and the 1-based line.
-  """
-  split = user_data.read_intent_slot(data_dir)
-  return IntentSlotExamples(split.words, split.tags, split.intents, data_dir)
-
 
 class IntentSlotLabels:
   """Intent and slot-tag vocabularies, built from train and saved for reuse.
@@ -90,7 +61,8 @@ class IntentSlotLabels:
   only on the set of labels in train, so rebuilding gives the same ids.
 
   Example:
-    labels = IntentSlotLabels.from_examples(read_intent_slot(snips_dir('train')))
+    labels = IntentSlotLabels.from_examples(
+        catalog.intent_slot('snips').examples('train'))
     labels.save(os.path.join(model_dir, 'snips_labels.json'))
     labels = IntentSlotLabels.load(os.path.join(model_dir, 'snips_labels.json'))
   """
@@ -182,7 +154,7 @@ class IntentSlotLabels:
     loss, and since no prediction can equal it, evaluation (which compares
     the gold strings) counts it as an error. The unseen labels are logged
     once with their counts; the user-data reader lists them before training
-    (`user_data.UserDataset.warning`).
+    (`datasets.user_dataset.UserDataset.warning`).
     """
     slot_ids, intent_ids = [], []
     unseen_tags, unseen_intents = {}, {}
@@ -214,7 +186,7 @@ def make_intent_slot_dataset(examples, labels):
   """Word-level dataset of `examples`, with label ids from `labels`.
 
   Args:
-    examples: `IntentSlotExamples` from `read_intent_slot`.
+    examples: `IntentSlotExamples` (`datasets.examples`).
     labels: `IntentSlotLabels` (built from train).
 
   Returns:
@@ -333,12 +305,13 @@ def intent_slot_featurizer(vocab, seq_length=DEFAULT_SEQ_LENGTH, max_words=None,
 
 def load_intent_slot(data_dir, labels, vocab, seq_length=DEFAULT_SEQ_LENGTH,
                max_words=None, lower_case=True):
-  """Reads `data_dir`; returns (featurized dataset, `IntentSlotExamples`).
+  """Reads `data_dir` (a split: `intent_slot_files.read_intent_slot`);
+  returns (featurized dataset, `IntentSlotExamples`).
 
   The dataset is unbatched and in file order, so example i lines up with
   `examples.tags[i]`, the gold word tags to score decoded predictions against.
   """
-  examples = read_intent_slot(data_dir)
+  examples = intent_slot_files.read_intent_slot(data_dir)
   featurize = intent_slot_featurizer(vocab, seq_length, max_words, lower_case)
   dataset = make_intent_slot_dataset(examples, labels).map(
       featurize, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)

@@ -1,28 +1,21 @@
-"""Tests for intent_slot.data: reading, labels, first-piece features, decoding."""
+"""Tests for intent_slot.data: labels, first-piece features, decoding."""
 
 import os
 
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf import data
+from mixvocab_tf import assets
 from mixvocab_tf import text
-from mixvocab_tf.tasks.finetuning import user_data
+from mixvocab_tf.datasets import examples as examples_lib
+from mixvocab_tf.datasets import intent_slot_files
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 from mixvocab_tf.text import vocab as vocab_lib
 from mixvocab_tf.text import wordpiece
+from mixvocab_testing.datasets_testing import write_goo
 
 # The package's own copy of SNIPS (the Goo et al. split).
-_SNIPS = os.path.dirname(data.snips_dir("train"))
-
-
-def _write_snips(directory, seq_in, seq_out, label):
-  os.makedirs(directory, exist_ok=True)
-  files = {"seq.in": seq_in, "seq.out": seq_out, "label": label}
-  for name, lines in files.items():
-    with open(os.path.join(directory, name), "w", encoding="utf-8") as f:
-      f.write("\n".join(lines) + "\n")
-  return directory
+_SNIPS = os.path.dirname(assets.snips_dir("train"))
 
 
 def _first_batch(dataset, featurize, size):
@@ -30,72 +23,13 @@ def _first_batch(dataset, featurize, size):
 
 
 def _teacher_vocab():
-  return vocab_lib.load_vocab(data.default_teacher_vocab())
-
-
-class ReadSnipsTest(tf.test.TestCase):
-
-  def test_reads_and_splits_double_spaces(self):
-    path = _write_snips(os.path.join(self.get_temp_dir(), "ok"),
-                        ["play  some jazz", "rate this book"],
-                        ["O O B-genre", "O B-object_select B-object_type"],
-                        ["PlayMusic", "RateBook"])
-    examples = intent_slot_data.read_intent_slot(path)
-    self.assertEqual(examples.words[0], ["play", "some", "jazz"])
-    self.assertEqual(examples.tags[1],
-                     ["O", "B-object_select", "B-object_type"])
-    self.assertEqual(examples.intents, ["PlayMusic", "RateBook"])
-
-  def test_word_tag_mismatch_names_file_and_line(self):
-    path = _write_snips(os.path.join(self.get_temp_dir(), "misaligned"),
-                        ["play jazz", "rate this book"],
-                        ["O B-genre", "O B-object_select"],
-                        ["PlayMusic", "RateBook"])
-    with self.assertRaisesRegex(
-        user_data.DataError, r"misaligned/seq.out, line 2: there are 2 slot "
-        r"tags .* but .*seq.in, line 2, has 3 words"):
-      intent_slot_data.read_intent_slot(path)
-
-  def test_line_count_mismatch(self):
-    path = _write_snips(os.path.join(self.get_temp_dir(), "short"),
-                        ["play jazz", "rate this"], ["O B-genre", "O O"],
-                        ["PlayMusic"])
-    with self.assertRaisesRegex(
-        user_data.DataError,
-        "different numbers of lines: seq.in has 2, seq.out has 2, label has "
-        "1"):
-      intent_slot_data.read_intent_slot(path)
-
-  def test_bad_tag_empty_query_and_missing_file(self):
-    path = _write_snips(os.path.join(self.get_temp_dir(), "swapped"),
-                        ["play jazz"], ["play jazz"], ["PlayMusic"])
-    with self.assertRaisesRegex(
-        user_data.DataError,
-        "seq.out, line 1: slot tag 1 is 'play', which is not an IOB tag"):
-      intent_slot_data.read_intent_slot(path)
-    path = _write_snips(os.path.join(self.get_temp_dir(), "empty"),
-                        ["play jazz", "  "], ["O B-genre", ""],
-                        ["PlayMusic", "PlayMusic"])
-    with self.assertRaisesRegex(user_data.DataError,
-                                "empty/seq.in, line 2: the query is empty"):
-      intent_slot_data.read_intent_slot(path)
-    os.remove(os.path.join(path, "label"))
-    with self.assertRaisesRegex(user_data.DataError,
-                                "empty: the directory has no label"):
-      intent_slot_data.read_intent_slot(path)
-
-  def test_real_splits(self):
-    train = intent_slot_data.read_intent_slot(os.path.join(_SNIPS, "train"))
-    valid = intent_slot_data.read_intent_slot(os.path.join(_SNIPS, "valid"))
-    self.assertLen(train.intents, 13084)
-    self.assertLen(valid.intents, 700)
-    self.assertEqual(max(len(w) for w in train.words + valid.words), 35)
+  return vocab_lib.load_vocab(assets.default_teacher_vocab())
 
 
 class SnipsLabelsTest(tf.test.TestCase):
 
   def test_build_save_load(self):
-    train = intent_slot_data.read_intent_slot(os.path.join(_SNIPS, "train"))
+    train = intent_slot_files.read_intent_slot(os.path.join(_SNIPS, "train"))
     labels = intent_slot_data.IntentSlotLabels.from_examples(train)
     self.assertEqual(labels.num_intents, 7)
     self.assertEqual(labels.num_slots, 72)
@@ -108,19 +42,19 @@ class SnipsLabelsTest(tf.test.TestCase):
 
   def test_labels_train_lacks_are_ignored_ids_not_crashes(self):
     labels = intent_slot_data.IntentSlotLabels(["A", "B"], ["O", "B-x", "I-x"])
-    path = _write_snips(os.path.join(self.get_temp_dir(), "valid"),
-                        ["a b c", "d"], ["B-x B-new I-new", "O"], ["A", "C"])
+    path = write_goo(os.path.join(self.get_temp_dir(), "valid"),
+                     ["a b c", "d"], ["B-x B-new I-new", "O"], ["A", "C"])
     with self.assertLogs(level="WARNING") as logs:
       slot_ids, intent_ids, num_unseen = labels.encode(
-          intent_slot_data.read_intent_slot(path))
+          intent_slot_files.read_intent_slot(path))
     self.assertEqual(slot_ids, [[1, -1, -1], [0]])
     self.assertEqual(intent_ids, [0, -1])
     self.assertEqual(num_unseen, 2)
     self.assertIn("1 intents {'C': 1}", logs.output[0])
     # The featurized words with an unseen tag carry no slot loss.
-    featurize = intent_slot_data.intent_slot_featurizer(data.default_student_vocab(), 8)
+    featurize = intent_slot_data.intent_slot_featurizer(assets.default_student_vocab(), 8)
     example = next(iter(intent_slot_data.make_intent_slot_dataset(
-        intent_slot_data.read_intent_slot(path), labels)))
+        intent_slot_files.read_intent_slot(path), labels)))
     features = featurize(example)
     self.assertEqual(features["slot_weights"].numpy().tolist(),
                      [0, 1, 0, 0, 0, 0, 0, 0])
@@ -142,9 +76,9 @@ class FeaturizerTest(tf.test.TestCase):
   def setUpClass(cls):
     super().setUpClass()
     cls.vocab = _teacher_vocab()
-    train = intent_slot_data.read_intent_slot(os.path.join(_SNIPS, "train"))
+    train = intent_slot_files.read_intent_slot(os.path.join(_SNIPS, "train"))
     cls.labels = intent_slot_data.IntentSlotLabels.from_examples(train)
-    cls.valid = intent_slot_data.read_intent_slot(os.path.join(_SNIPS, "valid"))
+    cls.valid = intent_slot_files.read_intent_slot(os.path.join(_SNIPS, "valid"))
     cls.features = _first_batch(
         intent_slot_data.make_intent_slot_dataset(cls.valid, cls.labels),
         intent_slot_data.intent_slot_featurizer(cls.vocab), 1000)
@@ -202,9 +136,9 @@ class FeaturizerTest(tf.test.TestCase):
 
   def test_truncation_and_wordless_pieces(self):
     labels = intent_slot_data.IntentSlotLabels(["A"], ["O", "B-x", "I-x"])
-    examples = intent_slot_data.IntentSlotExamples(
-        [["don't", "\u0300", "unaffable", "x", "y"]],
-        [["B-x", "I-x", "O", "B-x", "O"]], ["A"], "memory")
+    examples = examples_lib.IntentSlotExamples(
+        path="memory", words=[["don't", "\u0300", "unaffable", "x", "y"]],
+        tags=[["B-x", "I-x", "O", "B-x", "O"]], intents=["A"])
     featurize = intent_slot_data.intent_slot_featurizer(
         self.vocab, seq_length=9, max_words=4)
     f = _first_batch(intent_slot_data.make_intent_slot_dataset(examples, labels),
@@ -224,12 +158,12 @@ class FeaturizerTest(tf.test.TestCase):
 
   def test_student_vocab_and_mixed_vocab_tokenizer(self):
     try:
-      vocab = data.default_student_vocab()
+      vocab = assets.default_student_vocab()
     except FileNotFoundError:
-      self.skipTest("mixvocab_tf/data/student_vocab.txt is not built yet.")
-    examples = intent_slot_data.IntentSlotExamples(self.valid.words[:50],
-                                        self.valid.tags[:50],
-                                        self.valid.intents[:50], "v")
+      self.skipTest("mixvocab_tf/assets/student_vocab.txt is not built yet.")
+    examples = examples_lib.IntentSlotExamples(
+        path="v", words=self.valid.words[:50], tags=self.valid.tags[:50],
+        intents=self.valid.intents[:50])
     dataset = intent_slot_data.make_intent_slot_dataset(examples, self.labels)
     f = _first_batch(dataset, intent_slot_data.intent_slot_featurizer(vocab), 50)
     self.assertEqual(

@@ -65,7 +65,7 @@ class IntentSlotExportModule(tf.Module):
 
   Example:
   ```python
-  module = IntentSlotExportModule(model, labels, data.default_student_vocab())
+  module = IntentSlotExportModule(model, labels, assets.default_student_vocab())
   module.serve(tf.constant(["book a table for two at 8 pm"]))["intent"]
   export.export_saved_model(module, "/tmp/snips_savedmodel")
   ```

@@ -17,6 +17,11 @@ predictions back to one tag per word (`intent_slot_data.decode_slot_tags`) and
 scores them against the gold word tags with CoNLL chunk F1
 (`metrics.snips_metrics`), with intent and sentence accuracy.
 
+The task takes a dataset (`mixvocab_tf.datasets.catalog`), named by one
+gin-configurable value, `intent_slot_dataset.name`: 'snips' (the built-in
+copy, or a directory of SNIPS) or 'files' (a user's intent-and-slot
+dataset, `datasets.user_dataset`), read and checked before training.
+
 The label vocabularies are built from the training split and written as
 `snips_labels.json` beside the checkpoints (and in `best/`), for evaluation
 and export.
@@ -24,30 +29,26 @@ and export.
 Paper settings (Section 4.2): Adam, learning rate 1e-4, batch 64.
 """
 
-import functools
 import os
 from typing import Optional
 
-from absl import logging
 import gin
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
 from mixvocab_tf import models
 from mixvocab_tf.core import base_task
+from mixvocab_tf.datasets import catalog
+from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.tasks.finetuning import finetune_task
 from mixvocab_tf.tasks.finetuning import iob_decoding
 from mixvocab_tf.tasks.finetuning import metrics as metrics_lib
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 from mixvocab_tf.tasks.finetuning.intent_slot import export_module as intent_slot_export
 from mixvocab_tf.tasks.finetuning import batch_padding
-from mixvocab_tf.tasks.finetuning import user_data
 
 LABELS_FILE = "snips_labels.json"
 SPLITS = ("train", "valid", "test")
-#: The task's split names -> the user-data reader's.
-_USER_SPLITS = {"train": "train", "valid": "validation", "test": "test"}
 SLOT_DECODINGS = ("viterbi", "argmax")
 
 
@@ -113,90 +114,62 @@ def joint_intent_slot_loss(outputs, features):
   return loss, metrics
 
 
-def builtin_dir() -> str:
-  """The built-in SNIPS copy: a dataset directory like a user's (Goo layout,
-  `train/` and `valid/`), what `data_dir=None` stands for."""
-  return os.path.dirname(data_lib.snips_dir("train"))
+@gin.configurable(module="mixvocab_tf.tasks")
+def intent_slot_dataset(name: str = "snips", data_dir: Optional[str] = None):
+  """The dataset intent and slot fine-tuning reads (`datasets.catalog`).
 
+  `IntentSlotTask` and `intent_slot_train_steps` read it when not given
+  one, so its bindings choose the data of both: by default the built-in
+  SNIPS copy; a user's dataset (`datasets.user_dataset`: `train/`, `valid/`
+  or `dev/`, optional `test/` with seq.in, seq.out, label; or JSONL files):
 
-@functools.lru_cache(maxsize=4)
-def user_dataset(data_dir: str) -> user_data.UserDataset:
-  """A user's intent-and-slot dataset, read and checked once per process.
-
-  Raises:
-    user_data.DataError: a file breaks the data contract (the message names
-      the file and the line); or the directory holds text classification.
-  """
-  dataset = user_data.load_dataset(data_dir)
-  if dataset.kind != user_data.INTENT_SLOT:
-    raise user_data.DataError(
-        f"{data_dir} holds a {dataset.kind} dataset ({dataset.files.format} "
-        "files), not intent-and-slot data; train it with the text "
-        "classification task (text_classification with glue_task None).")
-  warning = dataset.warning()
-  if warning:
-    logging.warning("%s", warning)
-  return dataset
-
-
-def read_split(data_dir: Optional[str], split: str) -> intent_slot_data.IntentSlotExamples:
-  """The examples of `split` ('train', 'valid', 'test') of a dataset.
+    intent_slot_dataset.name = 'files'
+    intent_slot_dataset.data_dir = '/data/my_intents'
 
   Args:
-    data_dir: None for the built-in SNIPS copy; else an intent-and-slot
-      dataset in any layout of the data contract (`user_data`: `train/`,
-      `valid/` or `dev/`, optional `test/` with seq.in, seq.out, label; or
-      JSONL files).
-    split: the task's split name.
-
-  Raises:
-    FileNotFoundError: the dataset has no such split (e.g. no test split).
+    name: 'snips' or 'files'.
+    data_dir: 'snips': None for the built-in copy, or a directory of SNIPS;
+      'files': the user's dataset directory (required).
   """
-  if split not in SPLITS:
-    raise ValueError(f"split must be one of {SPLITS}; received {split!r}.")
-  if data_dir is None:
-    if split == "test":
-      raise FileNotFoundError("The built-in SNIPS copy has no test split.")
-    data_dir = builtin_dir()
-  dataset = user_dataset(os.path.abspath(data_dir))
-  part = dataset.splits.get(_USER_SPLITS[split])
-  if part is None:
-    raise FileNotFoundError(f"{data_dir} has no {split} split.")
-  if part.tags is None:
-    raise ValueError(f"{part.path} has no labels; it can be predicted but "
-                     "not evaluated.")
-  return intent_slot_data.IntentSlotExamples(part.words, part.tags, part.intents,
-                                  part.path)
+  return catalog.intent_slot(name, data_dir)
+
+
+def builtin_snips(split: str) -> examples_lib.IntentSlotExamples:
+  """A split of the built-in SNIPS copy ('train' or 'valid')."""
+  return catalog.intent_slot("snips").examples(split)
 
 
 @gin.configurable(module="mixvocab_tf.tasks")
-def intent_slot_train_steps(data_dir: Optional[str] = None, epochs: float = 10.0,
-                      global_batch_size: int = 64) -> int:
+def intent_slot_train_steps(epochs: float = 10.0, global_batch_size: int = 64,
+                            dataset=None) -> int:
   """Optimizer steps of `epochs` passes over the training split.
 
-  `data_dir` is the dataset's (None: built-in SNIPS train, 13,084 queries).
-  For gin: `Trainer.train_steps = @intent_slot_train_steps()`; with a scope,
-  `Trainer.evaluate_every = @epoch/intent_slot_train_steps()` and
+  The dataset is `intent_slot_dataset()`'s unless given (by default the
+  built-in SNIPS train, 13,084 queries), the one `IntentSlotTask` reads.
+  For gin: `Trainer.train_steps = @intent_slot_train_steps()`; with a
+  scope, `Trainer.evaluate_every = @epoch/intent_slot_train_steps()` and
   `epoch/intent_slot_train_steps.epochs = 1` evaluate once per epoch.
   """
-  examples = len(read_split(data_dir, "train").intents)
+  if dataset is None:
+    dataset = intent_slot_dataset()
+  examples = len(dataset.examples("train").intents)
   return max(1, int(round(epochs * examples / global_batch_size)))
 
 
 @base_task.register_task("intent_slot")
 class IntentSlotTask(finetune_task.FinetuneTask):
-  """Joint intent and slot fine-tuning on SNIPS.
+  """Joint intent and slot fine-tuning: SNIPS, or a user's intents and slots.
 
   Example (gin): `Trainer.task = 'intent_slot'` and
   `IntentSlotTask.init_checkpoint = '/tmp/stage2'`; see
-  `gin_configs/finetuning/finetune_snips_small.gin`.
+  `gin_configs/finetuning/finetune_snips_small.gin`. A user's dataset:
+  `intent_slot_dataset.name = 'files'`,
+  `intent_slot_dataset.data_dir = '/data/my_intents'`.
 
   Args:
-    data_dir: an intent-and-slot dataset in a layout of the data contract
-      (`user_data`: `train/`, `valid/` or `dev/`, optional `test/`, each
-      with seq.in, seq.out, label; or train/validation/test JSONL files of
-      {"tokens", "tags", "intent"}), read and checked before training;
-      default: the built-in SNIPS copy (`mixvocab_tf.data.snips_dir`).
+    dataset: an intent-and-slot dataset (`datasets.catalog`), read and
+      checked before training; None: `intent_slot_dataset()`, configured by
+      its gin bindings (by default the built-in SNIPS copy).
     eval_split: the split evaluation reads ('valid', 'test' or 'train').
     labels_file: a `snips_labels.json` to use instead of building the label
       vocabularies from the training split (e.g. a fine-tuned model's).
@@ -218,7 +191,7 @@ class IntentSlotTask(finetune_task.FinetuneTask):
   report_metrics = ("intent_accuracy", "slot_f1", "sentence_accuracy")
 
   def __init__(self,
-               data_dir: Optional[str] = None,
+               dataset=None,
                eval_split: str = "valid",
                labels_file: Optional[str] = None,
                seq_length: int = 64,
@@ -237,14 +210,23 @@ class IntentSlotTask(finetune_task.FinetuneTask):
       raise ValueError(f"slot_decoding must be one of {SLOT_DECODINGS}; "
                        f"received {slot_decoding!r}.")
     self.slot_decoding = slot_decoding
-    self.data_dir = data_dir
+    self.dataset = dataset if dataset is not None else intent_slot_dataset()
     self.eval_split = eval_split
     self.labels_file = labels_file
     self._labels = None
 
-  def examples(self, split: str) -> intent_slot_data.IntentSlotExamples:
-    """The examples of `split` ('train', 'valid', 'test')."""
-    return read_split(self.data_dir, split)
+  def examples(self, split: str) -> examples_lib.IntentSlotExamples:
+    """The examples of `split` ('train', 'valid', 'test').
+
+    Raises:
+      DataError: a file breaks the data contract (the message names the
+        file and the line).
+      FileNotFoundError: the dataset has no such split (e.g. no test split).
+      ValueError: the split has no labels.
+    """
+    if split not in SPLITS:
+      raise ValueError(f"split must be one of {SPLITS}; received {split!r}.")
+    return self.dataset.examples(split)
 
   def missing_data(self):
     missing = {}
@@ -390,18 +372,18 @@ class IntentSlotTask(finetune_task.FinetuneTask):
   @classmethod
   def serving_examples(cls, split, limit):
     """The built-in SNIPS split's queries (train calibrates, valid checks)."""
-    words = read_split(None, split).words
+    words = builtin_snips(split).words
     return [" ".join(w) for w in words[:limit]]
 
   @classmethod
   def serving_scores(cls, predictions, split):
     """Intent accuracy and slot F1 on the built-in split's gold labels."""
-    gold = read_split(None, split)
+    gold = builtin_snips(split)
     n = len(predictions)
     scores = intent_slot_export.intent_slot_scores(predictions, gold.intents[:n],
                                               gold.tags[:n])
     return {k: scores[k] for k in ("intent_accuracy", "slot_f1")}
 
   def describe(self):
-    return (f"{super().describe()}, SNIPS from "
-            f"{self.data_dir or 'the built-in copy'}, {self.labels!r}")
+    return (f"{super().describe()}, {self.dataset.describe()}, "
+            f"{self.labels!r}")

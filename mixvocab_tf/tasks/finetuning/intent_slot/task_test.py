@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf import models
 from mixvocab_tf import networks
 from mixvocab_tf import text as text_lib
+from mixvocab_tf.datasets import catalog
+from mixvocab_tf.datasets import errors
 from mixvocab_tf.tasks.finetuning.intent_slot import task as intent_slot_task
-from mixvocab_tf.tasks.finetuning import user_data
 from mixvocab_tf.tasks.finetuning import finetune_task
 from mixvocab_tf.core import checkpointing
 
@@ -144,8 +145,11 @@ def test_labels_and_splits(tmp_path):
   # The built-in copy has no test split: reported before training.
   assert "intent-and-slot test" in _task(eval_split="test").missing_files()
   # A directory without the data contract's files: one clear error.
-  with pytest.raises(user_data.DataError, match="train"):
-    _task(data_dir=str(tmp_path)).missing_files()
+  with pytest.raises(errors.DataError, match="train"):
+    _task(dataset=catalog.intent_slot("files", str(tmp_path))).missing_files()
+  with pytest.raises(ValueError, match="split must be one of"):
+    _task().examples("validation")
+  assert "SNIPS from the built-in copy" in _task().describe()
 
 
 def _student_checkpoint(directory, vocab_tokens, num_layers=2, hidden=32,
@@ -164,7 +168,7 @@ def _student_checkpoint(directory, vocab_tokens, num_layers=2, hidden=32,
 
 
 def test_starts_from_a_student_checkpoint_of_any_size(tmp_path):
-  tokens = text_lib.load_vocab(data_lib.default_student_vocab())
+  tokens = text_lib.load_vocab(assets.default_student_vocab())
   encoder, path = _student_checkpoint(str(tmp_path), tokens, num_layers=3,
                                       hidden=48, heads=3)
   config = finetune_task.encoder_config_from_checkpoint(path)
@@ -183,7 +187,7 @@ def test_starts_from_a_student_checkpoint_of_any_size(tmp_path):
 
 
 def test_refuses_a_checkpoint_of_another_vocabulary(tmp_path):
-  tokens = text_lib.load_vocab(data_lib.default_student_vocab())
+  tokens = text_lib.load_vocab(assets.default_student_vocab())
   other = tokens[:-1] + ["zzzz"]
   _student_checkpoint(str(tmp_path), other)
   task = intent_slot_task.IntentSlotTask(init_checkpoint=str(tmp_path),
@@ -224,12 +228,14 @@ def test_a_users_data_with_labels_train_lacks_trains_and_evaluates(tmp_path):
                                 "book a table at noon"],
              ["O B-genre", "O O B-object", "O O O O B-time"],
              ["Play", "Rate", "Book"])
-  task = _task(data_dir=str(tmp_path), global_batch_size=4)
+  dataset = catalog.intent_slot("files", str(tmp_path))
+  task = _task(dataset=dataset, global_batch_size=4)
   assert task.missing_files() == {}
   assert task.labels.intents == ("Book", "Play")
   assert task.num_train_examples() == 16
-  assert intent_slot_task.intent_slot_train_steps(str(tmp_path), epochs=2,
-                                          global_batch_size=4) == 8
+  assert intent_slot_task.intent_slot_train_steps(
+      epochs=2, global_batch_size=4, dataset=dataset) == 8
+  assert f"the intent-and-slot dataset {tmp_path}" in task.describe()
   model = task.build_model()
   batch = next(iter(task.build_inputs(training=True)))
   loss, _ = task.compute_loss(model, batch, training=True)
@@ -250,7 +256,8 @@ def test_snips_as_a_users_directory_is_the_built_in_snips():
                         "shared", "data", "snips")
   if not os.path.isdir(shared):
     pytest.skip("../shared/data/snips is not here")
-  user, built_in = _task(data_dir=shared), _task()
+  user = _task(dataset=catalog.intent_slot("files", shared))
+  built_in = _task()
   assert user.labels == built_in.labels
   for split in ("train", "valid"):
     a, b = user.examples(split), built_in.examples(split)

@@ -1,6 +1,7 @@
 """Text (pair) classification: one label per text or pair of texts.
 
 `task` (`TextClassificationTask`, registered as `text_classification`),
-`data` (GLUE sources and featurizing), `export_module` (serving), `augment`
-(transfer-set copies). SST-2, MRPC and MNLI are built-in datasets of this kind.
+`data` (featurizing), `export_module` (serving), `augment` (transfer-set
+copies). SST-2, MRPC and MNLI are built-in datasets of this kind
+(`datasets.glue`).
 """

@@ -1,12 +1,13 @@
 """The built-in GLUE tasks are read as a user's files, with today's results.
 
 Since issue 32 ("one path, not two"), a GLUE task's name is a shortcut to a
-directory: its TSV files go through `user_data.read_text_classification`,
-the reader of a user's files (`text_classification.data.read_glue_tsv`). The
-digests below were taken from the reader `load_glue` had before (its own
-csv loop): the same sentences, label ids and label names, so the same
-scores. And SST-2 given as a user's CSV gives the same texts, label ids and
-featurized examples as SST-2 by name.
+directory: its TSV files go through
+`datasets.text_classification_files.read_text_classification`, the reader of
+a user's files (`datasets.glue.read_glue_tsv`). The digests below were taken
+from the reader `load_glue` had before (its own csv loop): the same
+sentences, label ids and label names that the task feeds its featurizer, so
+the same scores. And SST-2 given as a user's CSV gives the same texts, label
+ids and featurized examples as SST-2 by name.
 """
 
 import csv
@@ -18,8 +19,9 @@ from absl.testing import parameterized
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf import data as data_lib
-from mixvocab_tf.tasks.finetuning import user_data
+from mixvocab_tf import assets
+from mixvocab_tf.datasets import catalog
+from mixvocab_tf.datasets import user_dataset
 from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
 from mixvocab_tf.tasks.finetuning.text_classification import task as text_classification_task
 from mixvocab_testing import testing_utils
@@ -29,7 +31,8 @@ _SST2 = os.path.join(_GLUE, "SST-2")
 
 #: (task, split, source, file below the GLUE root) -> (examples, digest of
 #: the [sentence_a, sentence_b, label] rows, digest of the label names),
-#: read by `load_glue` before its TSV files went through `user_data`. The
+#: read by `load_glue` before its TSV files went through the user-data
+#: reader, in the form the task feeds its featurizer (`split_lists`). The
 #: full MNLI TSV files are not on the development machines: no digest.
 _BEFORE = {
     ("sst2", "train", "tsv", "SST-2/train.tsv"):
@@ -52,9 +55,9 @@ def _digest(value):
   return hashlib.sha256(text).hexdigest()[:16]
 
 
-def _rows(dataset):
-  return [[r["sentence_a"].decode("utf-8"), r["sentence_b"].decode("utf-8"),
-           int(r["label"])] for r in dataset.as_numpy_iterator()]
+def _rows(lists):
+  """[[sentence_a, sentence_b, label id]] of (sentences_a, sentences_b, ids)."""
+  return [list(row) for row in zip(*lists)]
 
 
 def _tsv_to_csv(tsv_path, csv_path):
@@ -90,10 +93,11 @@ def _examples(texts_a, texts_b, label_ids):
       "label": tf.constant(label_ids, tf.int32)})
 
 
-def _user_task(data_dir):
+def _task(name, data_dir, source="auto"):
   return text_classification_task.TextClassificationTask(
-      glue_task=None, data_dir=data_dir, student_preset=None, num_layers=1,
-      hidden_size=32, num_attention_heads=2)
+      dataset=catalog.text_classification(name, data_dir, source),
+      student_preset=None, num_layers=1, hidden_size=32,
+      num_attention_heads=2)
 
 
 class BuiltinGlueTest(tf.test.TestCase, parameterized.TestCase):
@@ -104,11 +108,11 @@ class BuiltinGlueTest(tf.test.TestCase, parameterized.TestCase):
     path = os.path.join(_GLUE, file_name)
     if not os.path.isfile(path):
       self.skipTest(f"no {path}")
-    dataset, names = text_classification_data.load_glue(task, split, _GLUE,
-                                                        source=source)
-    rows = _rows(dataset)
-    self.assertEqual((len(rows), _digest(rows), _digest(list(names))),
-                     _BEFORE[(task, split, source, file_name)])
+    glue = _task(f"glue/{task}", _GLUE, source)
+    rows = _rows(glue.split_lists(glue.dataset.split_name(split)))
+    self.assertEqual(
+        (len(rows), _digest(rows), _digest(list(glue.label_names))),
+        _BEFORE[(task, split, source, file_name)])
 
   def test_sst2_as_a_users_csv_reads_as_sst2_by_name(self):
     if not os.path.isdir(_SST2):
@@ -118,28 +122,24 @@ class BuiltinGlueTest(tf.test.TestCase, parameterized.TestCase):
     for tsv_name, csv_name in (("train.tsv", "train.csv"),
                                ("dev.tsv", "dev.csv")):
       _tsv_to_csv(os.path.join(_SST2, tsv_name), os.path.join(root, csv_name))
-    dataset = user_data.load_dataset(root)
+    dataset = user_dataset.load_dataset(root)
     self.assertEqual(dataset.files.format, "csv")
     self.assertEqual(dataset.summary()["examples"],
                      {"train": 67349, "validation": 872})
     # The task's label ids for a user's dataset: train's labels, sorted, so
     # '0' -> 0 and '1' -> 1, GLUE's negative and positive.
-    task = _user_task(root)
+    task = _task("files", root)
     self.assertEqual(task.label_names, ("0", "1"))
     self.assertFalse(task.is_pair)
-    user_lists = text_classification_task.user_split_lists(dataset,
-                                                           "validation")
+    user_lists = task.split_lists("validation")
 
-    glue, _ = text_classification_data.load_glue("sst2", "validation", _GLUE)
-    glue_rows = _rows(glue)
-    self.assertEqual(user_lists[0], [r[0] for r in glue_rows])
-    self.assertEqual(user_lists[1], [r[1] for r in glue_rows])
-    self.assertEqual(user_lists[2], [r[2] for r in glue_rows])
+    glue_lists = _task("glue/sst2", _GLUE).split_lists("validation")
+    self.assertEqual(user_lists, glue_lists)
 
     featurize = text_classification_data.text_classification_featurizer(
-        data_lib.default_student_vocab(), pair=task.is_pair)
+        assets.default_student_vocab(), pair=task.is_pair)
     user_features = _features(featurize, _examples(*user_lists))
-    glue_features = _features(featurize, glue)
+    glue_features = _features(featurize, _examples(*glue_lists))
     self.assertEqual(sorted(user_features), sorted(glue_features))
     self.assertEqual(user_features["input_word_ids"].shape, (872, 128))
     for key in glue_features:
@@ -161,12 +161,10 @@ class BuiltinGlueTest(tf.test.TestCase, parameterized.TestCase):
         f.writelines(f"{s}\t{l}\n" for s, l in zip(sentences, labels))
       _tsv_to_csv(os.path.join(glue_dir, f"{name}.tsv"),
                   os.path.join(user_dir, f"{name}.csv"))
-    glue, _ = text_classification_data.load_glue(
-        "sst2", "dev", os.path.join(root, "glue"))
-    self.assertEqual(_rows(glue), [[s, "", int(l)]
-                                   for s, l in zip(sentences, labels)])
-    user_lists = text_classification_task.user_split_lists(
-        user_data.load_dataset(user_dir), "validation")
+    glue = _task("glue/sst2", os.path.join(root, "glue"))
+    self.assertEqual(_rows(glue.split_lists("validation")),
+                     [[s, "", int(l)] for s, l in zip(sentences, labels)])
+    user_lists = _task("files", user_dir).split_lists("validation")
     self.assertEqual(user_lists, (sentences, [""] * 3, [1, 0, 1]))
 
 

@@ -35,8 +35,9 @@ class TextClassificationExportModule(tf.Module):
 
   Example:
   ```python
-  module = TextClassificationExportModule(classifier, text_classification_data.LABEL_NAMES["mnli"],
-                            data.default_student_vocab(), pair=True)
+  module = TextClassificationExportModule(
+      classifier, glue.LABEL_NAMES["mnli"], assets.default_student_vocab(),
+      pair=True)
   module.serve(sentence_a=tf.constant(["A man sleeps."]),
                sentence_b=tf.constant(["Nobody sleeps."]))["label"]
   ```
@@ -45,9 +46,10 @@ class TextClassificationExportModule(tf.Module):
     model: a tf_keras model taking `input_word_ids`, `input_mask`,
       `input_type_ids` and returning logits [B, labels], either as a tensor
       or as a dict with `logits` (as Model Garden's `BertClassifier`).
-    label_names: names indexed by label id (`text_classification_data.LABEL_NAMES[task]`).
+    label_names: names indexed by label id (the dataset's `label_names`;
+      GLUE: `datasets.glue.LABEL_NAMES[task]`).
     vocab: the student vocab.txt (path, kept as an asset) or token list.
-    pair: True for sentence-pair tasks (`text_classification_data.is_pair_task`).
+    pair: True for sentence-pair tasks (the dataset's `is_pair`).
     seq_length: the most tokens of an example, special tokens included.
     lower_case: uncased tokenization, as in fine-tuning.
     task_name: the registered task whose serving hooks the converter uses

@@ -5,8 +5,9 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from mixvocab_tf import data as data_lib
+from mixvocab_tf import assets
 from mixvocab_tf import export
+from mixvocab_tf.datasets import glue
 from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.models import sentence_classifier
 from mixvocab_tf.networks import student_encoder
@@ -25,7 +26,7 @@ def _classifier():
   # the weights do not depend on what ran before in the process.
   tf_keras.utils.set_random_seed(3)
   encoder = student_encoder.build_student_encoder(
-      None, vocab_size=len(open(data_lib.default_student_vocab(),
+      None, vocab_size=len(open(assets.default_student_vocab(),
                                 encoding="utf-8").read().splitlines()),
       num_layers=1, hidden_size=32, num_attention_heads=2,
       max_sequence_length=SEQ_LENGTH)
@@ -35,12 +36,12 @@ def _classifier():
 @pytest.fixture(scope="module")
 def module():
   return text_classification_export.TextClassificationExportModule(
-      _classifier(), text_classification_data.LABEL_NAMES["mnli"],
-      data_lib.default_student_vocab(), pair=True, seq_length=SEQ_LENGTH)
+      _classifier(), glue.LABEL_NAMES["mnli"],
+      assets.default_student_vocab(), pair=True, seq_length=SEQ_LENGTH)
 
 
 def test_logits_are_the_classifier_logits_on_training_features(module):
-  featurize = text_classification_data.text_classification_featurizer(data_lib.default_student_vocab(),
+  featurize = text_classification_data.text_classification_featurizer(assets.default_student_vocab(),
                                         SEQ_LENGTH, pair=True)
   features = featurize({"sentence_a": tf.constant(SENTENCES_A),
                         "sentence_b": tf.constant(SENTENCES_B)})
@@ -50,14 +51,14 @@ def test_logits_are_the_classifier_logits_on_training_features(module):
   np.testing.assert_allclose(got["logits"], want, atol=1e-5)
   np.testing.assert_allclose(got["probabilities"].numpy().sum(-1), 1.0,
                              atol=1e-6)
-  names = [text_classification_data.LABEL_NAMES["mnli"][i] for i in want.argmax(-1)]
+  names = [glue.LABEL_NAMES["mnli"][i] for i in want.argmax(-1)]
   assert [n.decode() for n in got["label"].numpy()] == names
 
 
 def test_single_sentence_signature_takes_sentence():
   module = text_classification_export.TextClassificationExportModule(
       _classifier(), ["negative", "positive", "neutral"],
-      data_lib.default_student_vocab(), pair=False, seq_length=SEQ_LENGTH)
+      assets.default_student_vocab(), pair=False, seq_length=SEQ_LENGTH)
   function = module.signatures()["serving_default"]
   specs = tf.nest.flatten(function.structured_input_signature)
   assert [spec.name for spec in specs] == ["sentence"]
@@ -72,7 +73,7 @@ def test_tflite_gives_the_saved_model_outputs(module, tmp_path):
   assert info["task"] == "glue" and info["pair"]
   assert info["task_name"] == "text_classification"
   assert info["inputs"] == ["sentence_a", "sentence_b"]
-  assert info["labels"] == list(text_classification_data.LABEL_NAMES["mnli"])
+  assert info["labels"] == list(glue.LABEL_NAMES["mnli"])
   runner = tflite_conversion.TFLiteRunner(
       model_content=tflite_conversion.convert_saved_model(export_dir))
   assert runner.input_names == ["sentence_a", "sentence_b"]

@@ -1,5 +1,5 @@
-"""Tests of the GLUE fine-tuning task: inputs, loss, metrics, teacher init,
-and users' own text classification datasets."""
+"""Tests of the text classification task: inputs, loss, metrics, teacher
+init, on GLUE and on users' own text classification datasets."""
 
 import csv
 import os
@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from mixvocab_tf.datasets import catalog
+from mixvocab_tf.datasets import user_dataset
 from mixvocab_tf.tasks.finetuning.text_classification import task as text_classification_task
 from mixvocab_tf.core import optimization
 from mixvocab_testing import trainer_testing
@@ -24,15 +26,31 @@ needs_glue = pytest.mark.skipif(not os.path.isdir(GLUE_DIR),
                                 reason=f"no GLUE data at {GLUE_DIR}")
 
 
-def _tiny(**kwargs):
+_DATASET_ARGS = ("source", "text_column", "text_b_column", "label_column")
+
+
+def _dataset(name, data_dir=GLUE_DIR, **kwargs):
+  return catalog.text_classification(name, data_dir, **kwargs)
+
+
+def _tiny(name="glue/sst2", data_dir=GLUE_DIR, **kwargs):
+  """A tiny task on the dataset `name` (the column arguments go to it)."""
+  dataset = _dataset(name, data_dir, **{
+      k: kwargs.pop(k) for k in _DATASET_ARGS if k in kwargs})
   kwargs.setdefault("student_preset", None)
   kwargs.setdefault("num_layers", 1)
   kwargs.setdefault("hidden_size", 32)
   kwargs.setdefault("num_attention_heads", 2)
-  kwargs.setdefault("data_dir", GLUE_DIR)
   kwargs.setdefault("seq_length", 32)
-  return text_classification_task.TextClassificationTask(eval_batch_size=16,
-                                        global_batch_size=8, **kwargs)
+  return text_classification_task.TextClassificationTask(
+      dataset=dataset, eval_batch_size=16, global_batch_size=8, **kwargs)
+
+
+def _steps(name, data_dir=GLUE_DIR, epochs=10.0, global_batch_size=64,
+           **kwargs):
+  return text_classification_task.text_classification_train_steps(
+      epochs=epochs, global_batch_size=global_batch_size,
+      dataset=_dataset(name, data_dir, **kwargs))
 
 
 def _write_mrpc(directory, rows):
@@ -48,7 +66,7 @@ def _write_mrpc(directory, rows):
 def test_pairs_are_packed_with_type_ids(tmp_path):
   _write_mrpc(str(tmp_path), [(1, "the cat sat", "a cat sat down"),
                               (0, "dogs bark", "it rains")] * 5)
-  task = _tiny(glue_task="MRPC", data_dir=str(tmp_path))
+  task = _tiny("glue/MRPC", str(tmp_path))
   assert task.missing_files() == {}
   batch = next(iter(task.build_inputs(training=False)))
   assert batch["example_index"].numpy().tolist() == list(range(10))
@@ -62,13 +80,13 @@ def test_pairs_are_packed_with_type_ids(tmp_path):
   assert batch["label"].numpy()[:2].tolist() == [1, 0]
   train = next(iter(task.build_inputs(training=True)))
   assert train["input_word_ids"].shape == (8, 32)
-  assert text_classification_task.text_classification_train_steps("mrpc", str(tmp_path), epochs=1,
-                                        global_batch_size=4) == 2
+  assert _steps("glue/mrpc", str(tmp_path), epochs=1,
+                global_batch_size=4) == 2
 
 
 def test_mrpc_reports_f1_then_accuracy(tmp_path):
   _write_mrpc(str(tmp_path), [(1, "a", "b"), (0, "c", "d"), (1, "e", "f")])
-  task = _tiny(glue_task="mrpc", data_dir=str(tmp_path))
+  task = _tiny("glue/mrpc", str(tmp_path))
   assert task.best_metric == "f1"
   assert task.report_metrics == ("f1", "accuracy")
   state = task.aggregate_logs(None, {
@@ -88,7 +106,7 @@ def test_mrpc_reports_f1_then_accuracy(tmp_path):
 
 @needs_glue
 def test_loss_is_mean_cross_entropy():
-  task = _tiny(glue_task="sst2", data_dir=GLUE_DIR)
+  task = _tiny("glue/sst2", GLUE_DIR)
   model = task.build_model()
   batch = next(iter(task.build_inputs(training=False)))
   loss, metrics = task.compute_loss(model, batch, training=False)
@@ -103,22 +121,22 @@ def test_loss_is_mean_cross_entropy():
 
 @needs_glue
 def test_mnli_sample_and_sizes():
-  task = _tiny(glue_task="mnli")
+  task = _tiny("glue/mnli")
   assert task.eval_split == "validation_matched"
   assert task.missing_files() == {}
   assert task.num_train_examples() == 8999
-  assert text_classification_task.count_train_examples("sst2") == 67349  # TFDS size.
+  assert _dataset("glue/sst2", None).num_train_examples() == 67349  # TFDS.
   batch = next(iter(task.build_inputs(training=False)))
   assert set(batch["label"].numpy()) <= {0, 1, 2}
   assert np.any(batch["input_type_ids"].numpy() == 1)
   with pytest.raises(ValueError, match="Unknown GLUE task 'cola'"):
-    _tiny(glue_task="cola")
+    _tiny("glue/cola")
 
 
 @needs_glue
 def test_starts_from_a_teacher_with_its_vocabulary(tmp_path):
   teacher = trainer_testing.write_tiny_teacher(str(tmp_path / "teacher"))
-  task = _tiny(glue_task="sst2", teacher_checkpoint=teacher)
+  task = _tiny("glue/sst2", teacher_checkpoint=teacher)
   assert task.vocab_role == "teacher"
   assert len(task.tokens) == 30522
   model = task.build_model()
@@ -137,8 +155,8 @@ def test_starts_from_a_teacher_with_its_vocabulary(tmp_path):
 @pytest.mark.parametrize("buckets", [None, (12, 20)])
 def test_batches_padded_to_their_longest_example_give_the_same_logits(
     buckets):
-  fixed = _tiny(glue_task="mrpc", seq_length=128, shuffle_buffer=64)
-  trimmed = _tiny(glue_task="mrpc", seq_length=128, shuffle_buffer=64,
+  fixed = _tiny("glue/mrpc", seq_length=128, shuffle_buffer=64)
+  trimmed = _tiny("glue/mrpc", seq_length=128, shuffle_buffer=64,
                   pad_to_longest=True, bucket_boundaries=buckets)
   model = fixed.build_model()
   for batch in trimmed.build_inputs(training=True).take(4):
@@ -153,9 +171,9 @@ def test_batches_padded_to_their_longest_example_give_the_same_logits(
                                model(padded)["logits"].numpy(), atol=1e-5)
   # Evaluation (SST-2: short sentences): the same examples, in file order,
   # cut per batch.
-  cut = next(iter(_tiny(glue_task="sst2", seq_length=128,
+  cut = next(iter(_tiny("glue/sst2", seq_length=128,
                         pad_to_longest=True).build_inputs(training=False)))
-  full = next(iter(_tiny(glue_task="sst2", seq_length=128).build_inputs(
+  full = next(iter(_tiny("glue/sst2", seq_length=128).build_inputs(
       training=False)))
   length = cut["input_word_ids"].shape[1]
   assert length == cut["input_mask"].numpy().sum(1).max() < 128
@@ -164,7 +182,7 @@ def test_batches_padded_to_their_longest_example_give_the_same_logits(
 
 
 # -----------------------------------------------------------------------------
-# A user's own dataset (glue_task=None).
+# A user's own dataset ('files').
 # -----------------------------------------------------------------------------
 
 _WORDS = {"bird": ["feathers", "wings", "sky", "nest", "beak"],
@@ -217,9 +235,9 @@ def _evaluate(task, model):
 
 def test_user_dataset_labels_inputs_and_unknown_label(tmp_path):
   data_dir = _write_user_dataset(str(tmp_path / "pets"))
-  with mock.patch.object(text_classification_task.logging, "warning") as warning:
-    task = _tiny(glue_task=None, data_dir=data_dir)
-    assert task.is_user_data and task.glue_task is None
+  with mock.patch.object(user_dataset.logging, "warning") as warning:
+    task = _tiny("files", data_dir)
+    assert task.dataset.name == "files" and task.dataset.glue_task is None
     assert task.label_names == ("bird", "cat", "dog")
     assert not task.is_pair
     assert task.missing_files() == {}
@@ -229,7 +247,7 @@ def test_user_dataset_labels_inputs_and_unknown_label(tmp_path):
                                    "majority_accuracy")
     assert task.dataset_name == "user:" + os.path.abspath(data_dir)
     # The dataset's warning, once per process (a second task reads the cache).
-    _ = _tiny(glue_task=None, data_dir=data_dir).label_names
+    _ = _tiny("files", data_dir).label_names
   assert warning.call_count == 1
   assert "'fish' (1 example)" in warning.call_args[0][1]
   assert task.num_train_examples() == 30
@@ -273,7 +291,7 @@ def test_user_dataset_labels_inputs_and_unknown_label(tmp_path):
 
 def test_user_dataset_trains_and_reports_its_metrics(tmp_path):
   data_dir = _write_user_dataset(str(tmp_path / "pets"))
-  task = _tiny(glue_task=None, data_dir=data_dir, shuffle_buffer=64)
+  task = _tiny("files", data_dir, shuffle_buffer=64)
   trainer = trainer_lib.Trainer(
       model_dir=str(tmp_path / "run"), task=task, train_steps=4, log_every=1,
       evaluate_every=4,
@@ -307,7 +325,7 @@ def test_user_dataset_trains_and_reports_its_metrics(tmp_path):
 
 def test_user_pair_dataset_packs_pairs_and_exports_its_labels(tmp_path):
   data_dir = _write_user_dataset(str(tmp_path / "pairs"), pair=True)
-  task = _tiny(glue_task=None, data_dir=data_dir, eval_split="dev")
+  task = _tiny("files", data_dir, eval_split="dev")
   assert task.eval_split == "validation"
   assert task.is_pair
   assert "sentence pairs" in task.describe()
@@ -331,13 +349,13 @@ def test_user_pair_dataset_packs_pairs_and_exports_its_labels(tmp_path):
 def test_user_dataset_splits_columns_and_errors(tmp_path):
   data_dir = _write_user_dataset(str(tmp_path / "pets"))
   with pytest.raises(ValueError, match="data_dir must name its directory"):
-    _tiny(glue_task=None, data_dir=None)
+    _tiny("files", None)
   with pytest.raises(ValueError, match="leave source 'auto'"):
-    _tiny(glue_task=None, data_dir=data_dir, source="tfds")
+    _tiny("files", data_dir, source="tfds")
   with pytest.raises(ValueError, match="Unknown split 'eval'"):
-    _tiny(glue_task=None, data_dir=data_dir, eval_split="eval")
+    _tiny("files", data_dir, eval_split="eval")
   # The test split has no labels: it cannot be evaluated.
-  task = _tiny(glue_task=None, data_dir=data_dir, eval_split="test")
+  task = _tiny("files", data_dir, eval_split="test")
   missing = task.missing_files()
   assert list(missing) == [f"user dataset {data_dir} test"]
   assert "has no labels" in missing[f"user dataset {data_dir} test"]
@@ -351,17 +369,16 @@ def test_user_dataset_splits_columns_and_errors(tmp_path):
     _write_csv(os.path.join(other, f"{split}.csv"), ["review", "verdict"],
                rows)
   with pytest.raises(ValueError, match="no columns 'text', 'label'"):
-    _ = _tiny(glue_task=None, data_dir=other).label_names
+    _ = _tiny("files", other).label_names
   assert "no columns 'text', 'label'" in str(
-      _tiny(glue_task=None, data_dir=other).missing_files())
-  task = _tiny(glue_task=None, data_dir=other, text_column="review",
+      _tiny("files", other).missing_files())
+  task = _tiny("files", other, text_column="review",
                label_column="verdict")
   assert task.label_names == ("no", "yes")
-  assert text_classification_task.text_classification_train_steps(
-      None, other, epochs=2, global_batch_size=4, text_column="review",
-      label_column="verdict") == 3
+  assert _steps("files", other, epochs=2, global_batch_size=4,
+                text_column="review", label_column="verdict") == 3
   # A missing directory: reported, and described without raising.
-  gone = _tiny(glue_task=None, data_dir=str(tmp_path / "gone"))
+  gone = _tiny("files", str(tmp_path / "gone"))
   assert "the directory does not exist" in str(gone.missing_files())
   assert "unreadable" in gone.describe()
   # An intent-and-slot dataset belongs to the SNIPS-style task.
@@ -372,33 +389,30 @@ def test_user_dataset_splits_columns_and_errors(tmp_path):
     (slots / split / "seq.out").write_text("O B-genre\nO O O\n")
     (slots / split / "label").write_text("PlayMusic\nBookRestaurant\n")
   with pytest.raises(ValueError, match="use the intent-and-slot task"):
-    _ = _tiny(glue_task=None, data_dir=str(slots)).label_names
+    _ = _tiny("files", str(slots)).label_names
 
 
 def test_glue_train_steps_counts_the_users_train_split(tmp_path):
   data_dir = _write_user_dataset(str(tmp_path / "pets"))
-  assert text_classification_task.text_classification_train_steps(None, data_dir, epochs=1,
-                                        global_batch_size=6) == 5
-  assert text_classification_task.text_classification_train_steps(
-      glue_task=None, data_dir=data_dir, epochs=10,
-      global_batch_size=64) == 5  # round(300 / 64)
-  with pytest.raises(ValueError, match="received neither"):
-    text_classification_task.text_classification_train_steps(None, None)
-  # With gin, one macro feeds the task and the step count (as
-  # finetune_glue_paper.gin binds them).
+  assert _steps("files", data_dir, epochs=1, global_batch_size=6) == 5
+  assert _steps("files", data_dir, epochs=10,
+                global_batch_size=64) == 5  # round(300 / 64)
+  with pytest.raises(ValueError, match="data_dir must name its directory"):
+    _steps("files", None)
+  # With gin, one configurable names the data of the task and of the step
+  # count (finetune_glue_paper.gin binds it to the macros DATASET and DATA_DIR).
   gin.clear_config()
   try:
     gin.parse_config([
-        "GLUE_TASK = None", f"GLUE_DIR = '{data_dir}'",
-        "text_classification_train_steps.glue_task = %GLUE_TASK",
-        "text_classification_train_steps.data_dir = %GLUE_DIR",
+        "DATASET = 'files'", f"DATA_DIR = '{data_dir}'",
+        "text_classification_dataset.name = %DATASET",
+        "text_classification_dataset.data_dir = %DATA_DIR",
         "text_classification_train_steps.global_batch_size = 6",
-        "text_classification_train_steps.epochs = 2",
-        "TextClassificationTask.glue_task = %GLUE_TASK",
-        "TextClassificationTask.data_dir = %GLUE_DIR"])
+        "text_classification_train_steps.epochs = 2"])
     assert text_classification_task.text_classification_train_steps() == 10
     task = text_classification_task.TextClassificationTask(student_preset=None)
-    assert task.is_user_data and task.num_train_examples() == 30
+    assert task.dataset.name == "files" and task.num_train_examples() == 30
+    assert "text_classification_dataset.data_dir" in gin.operative_config_str()
   finally:
     gin.clear_config()
 
@@ -408,16 +422,15 @@ def test_glue_train_steps_counts_the_users_train_split(tmp_path):
 def test_sst2_as_a_users_dataset_reads_as_glue_sst2(tmp_path):
   for name in ("train.tsv", "dev.tsv"):
     shutil.copy(os.path.join(SST2_DIR, name), tmp_path / name)
-  user = _tiny(glue_task=None, data_dir=str(tmp_path), text_column="sentence")
-  glue = _tiny(glue_task="sst2", data_dir=GLUE_DIR)
+  user = _tiny("files", str(tmp_path), text_column="sentence")
+  glue = _tiny("glue/sst2", GLUE_DIR)
   # Labels '0' and '1' sort to ids 0 and 1, as GLUE's negative / positive.
   assert user.label_names == ("0", "1")
   assert not user.is_pair
   assert user.train_split_lists() == glue.train_split_lists()
   assert user.num_train_examples() == glue.num_train_examples() == 67349
-  assert text_classification_task.text_classification_train_steps(
-      None, str(tmp_path), text_column="sentence") == (
-          text_classification_task.text_classification_train_steps("sst2", GLUE_DIR))
+  assert _steps("files", str(tmp_path), text_column="sentence") == (
+      _steps("glue/sst2", GLUE_DIR))
   # The dev split, through the evaluation inputs.
   labels = {}
   for task in (user, glue):

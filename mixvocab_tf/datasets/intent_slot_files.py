@@ -1,0 +1,304 @@
+"""A user's intent-and-slot files: the Goo et al. layout or JSONL, checked.
+
+One split is a directory holding `seq.in` (the words of each query),
+`seq.out` (one IOB slot tag per word) and `label` (the intent), as Goo et
+al. (2018) and JointBERT lay SNIPS and ATIS out, or a JSONL file of
+`{"tokens", "tags", "intent"}` objects (the data contract: `user_dataset`'s
+docstring). The built-in SNIPS copy is read here too.
+
+Slot tags are IOB2 for the task (`intent_slot`): a span starts with
+`B-<type>`, its other words are `I-<type>`; its decoder emits only such
+sequences (`iob_decoding`). An `I-<type>` that begins a span (after `O`, or
+after a word of another type) is IOB1, as CoNLL-2003 writes spans; it is
+read as `B-<type>` and counted (`IntentSlotExamples.iob_repairs`), see
+`_repair_iob`.
+"""
+
+import os
+from typing import Any
+
+import tensorflow as tf
+
+from mixvocab_tf.datasets import decoding
+from mixvocab_tf.datasets import errors
+from mixvocab_tf.datasets import examples
+from mixvocab_tf.datasets import records
+
+#: The files of a split directory in the Goo et al. layout.
+GOO_FILES = ("seq.in", "seq.out", "label")
+_INTENT_SLOT_KEYS = ("tokens", "tags", "intent")
+
+
+def _is_iob_tag(tag: str) -> bool:
+  if tag == examples.OUTSIDE_TAG:
+    return True
+  return (tag[:2] in ("B-", "I-") and len(tag) > 2 and
+          len(tag.split()) == 1)
+
+
+def _check_tags(path: str, line: int, words: list[str], tags: list[str],
+                words_where: str) -> None:
+  """Checks one tag per word, each an IOB tag."""
+  if len(tags) != len(words):
+    raise errors.data_error(
+        path, line,
+        f"there {'is' if len(tags) == 1 else 'are'} "
+        f"{errors.plural(len(tags), 'slot tag')} {errors.show(tags)} but "
+        f"{words_where} has {errors.plural(len(words), 'word')} "
+        f"{errors.show(words)}",
+        "one slot tag per word",
+        "Add or remove tags so that the i-th tag is the tag of the i-th word "
+        "(words are separated by whitespace).")
+  for position, tag in enumerate(tags, start=1):
+    if not _is_iob_tag(tag):
+      raise errors.data_error(
+          path, line,
+          f"slot tag {position} is {errors.show(tag)}, which is not an IOB "
+          "tag",
+          "'O', 'B-<type>' or 'I-<type>' (e.g. 'B-city')",
+          "Rename the tag; BIO tags mark the first word of a slot B- and the "
+          "following words I-.")
+
+
+class _Repairs:
+  """IOB1 span starts read as IOB2, counted over a split (see `to_iob2`)."""
+
+  def __init__(self):
+    self.count = 0
+    self.first = None
+
+  def to_iob2(self, path: str, line: int, tags: list[str]) -> list[str]:
+    """`tags` with each `I-<type>` that begins a span written `B-<type>`.
+
+    An `I-x` begins a span when it starts the query or follows `O` or a tag
+    of another type. It is read, not refused: IOB1 (CoNLL-2003's spans, with
+    `B-` only between two adjacent spans of one type) is legitimate data,
+    and conlleval, whose chunking the scores follow (`metrics.iob_chunks`),
+    reads such an `I-x` as the start of a span, so `B-x` names the same
+    spans. Kept as `I-x`, the task would mis-train without a word: its
+    decoder (`iob_decoding`, in evaluation and in the exported model) never
+    emits `I-x` at the start of a span, so the spans a model learnt to
+    start with `I-x` would be lost. The count and the first place go to the
+    examples, and `UserDataset.iob_warning` reports them.
+    """
+    repaired = list(tags)
+    previous = examples.OUTSIDE_TAG
+    for position, tag in enumerate(tags, start=1):
+      if tag.startswith("I-") and (previous == examples.OUTSIDE_TAG or
+                                   previous[2:] != tag[2:]):
+        repaired[position - 1] = "B-" + tag[2:]
+        self.count += 1
+        if self.first is None:
+          after = ("starts the query" if position == 1 else
+                   f"follows {previous!r}")
+          self.first = (f"{path}, line {line}: slot tag {position} "
+                        f"{tag!r} {after}")
+      previous = tag
+    return repaired
+
+
+def _check_intent(path: str, line: int, intent: str) -> None:
+  if not intent or len(intent.split()) != 1:
+    raise errors.data_error(
+        path, line,
+        f"the intent is {errors.show(intent)}" +
+        (", which is empty" if not intent else ", which holds whitespace"),
+        "one intent name without spaces (e.g. 'PlayMusic')",
+        "Write the intent, joining its words with '_' if needed.")
+
+
+def _read_goo(path: str, require_labels: bool) -> examples.IntentSlotExamples:
+  """Reads a Goo et al. split directory (`seq.in`, `seq.out`, `label`)."""
+  required = GOO_FILES if require_labels else ("seq.in",)
+  missing = [name for name in required
+             if not errors.isfile(os.path.join(path, name))]
+  if missing:
+    raise errors.data_error(
+        path, None,
+        f"the directory has no {', '.join(missing)}; it holds "
+        f"{errors.list_directory(path)}",
+        "the files seq.in (the queries), seq.out (their slot tags) and label "
+        "(their intents)" + ("" if require_labels else
+                             "; a test split may hold seq.in alone"),
+        "Add the missing files.")
+  expected = {
+      "seq.in": "one query per line, words separated by spaces",
+      "seq.out": "one line of slot tags per query, one tag per word",
+      "label": "one intent per line, one line per query",
+  }
+  lines = {}
+  for name in GOO_FILES:
+    file_path = os.path.join(path, name)
+    if errors.isfile(file_path):
+      lines[name] = decoding.read_lines(file_path, expected[name])
+  # Blank lines at the end of the files are dropped, up to the last line that
+  # is not blank in one of them (so an empty last intent is still reported).
+  num_lines = max(
+      max(i + 1 for i, line in enumerate(file_lines) if line.strip())
+      for file_lines in lines.values())
+  lines = {name: file_lines[:num_lines] for name, file_lines in lines.items()}
+  counts = {name: len(file_lines) for name, file_lines in lines.items()}
+  if len(set(counts.values())) != 1:
+    first_mismatch = ""
+    if "seq.out" in lines:
+      for i, (query, tag_line) in enumerate(
+          zip(lines["seq.in"], lines["seq.out"])):
+        if len(query.split()) != len(tag_line.split()):
+          first_mismatch = (
+              f" (the first line where seq.in and seq.out disagree on the "
+              f"number of words is line {i + 1})")
+          break
+    raise errors.data_error(
+        path, None,
+        "the files have different numbers of lines: " +
+        ", ".join(f"{name} has {count}" for name, count in counts.items()) +
+        first_mismatch,
+        "one line per query in each file, in the same order",
+        "Find the query whose line is missing or doubled (a blank line in "
+        "the middle of a file, or a query holding a line break, are common "
+        "causes).")
+  seq_in = os.path.join(path, "seq.in")
+  seq_out = os.path.join(path, "seq.out")
+  label_path = os.path.join(path, "label")
+  words, tags, intents, line_numbers = [], [], [], []
+  repairs = _Repairs()
+  for i, query in enumerate(lines["seq.in"]):
+    line = i + 1
+    query_words = query.split()
+    if not query_words:
+      raise errors.data_error(
+          seq_in, line, "the query is empty",
+          "one query per line, with at least one word",
+          "Delete the line and the same line of seq.out and label, or fill "
+          "it in.")
+    if "seq.out" in lines:
+      query_tags = lines["seq.out"][i].split()
+      _check_tags(seq_out, line, query_words, query_tags,
+                  f"{seq_in}, line {line},")
+      tags.append(repairs.to_iob2(seq_out, line, query_tags))
+    if "label" in lines:
+      intent = lines["label"][i].strip()
+      _check_intent(label_path, line, intent)
+      intents.append(intent)
+    words.append(query_words)
+    line_numbers.append(line)
+  return examples.IntentSlotExamples(
+      path=path,
+      words=words,
+      tags=tags if "seq.out" in lines else None,
+      intents=intents if "label" in lines else None,
+      line_numbers=line_numbers,
+      iob_repairs=repairs.count,
+      first_iob_repair=repairs.first)
+
+
+def _string_list(path: str, line: int, record: dict[str, Any],
+                 key: str) -> list[str]:
+  value = record[key]
+  if not isinstance(value, list) or not all(
+      isinstance(item, str) for item in value):
+    if isinstance(value, list):
+      bad = next(item for item in value if not isinstance(item, str))
+      found = (f"{key!r} holds a JSON {errors.json_type(bad)} "
+               f"{errors.show(bad)}")
+    else:
+      found = (f"{key!r} is a JSON {errors.json_type(value)}: "
+               f"{errors.show(value)}")
+    raise errors.data_error(path, line, found,
+                            f"{key!r} to be a list of strings",
+                            'Write it as ["a", "b", ...].')
+  return value
+
+
+def _read_intent_slot_jsonl(
+    path: str, require_labels: bool) -> examples.IntentSlotExamples:
+  """Reads a JSONL intent-slot split ({"tokens", "tags", "intent"})."""
+  expected = ('one JSON object per line with keys "tokens" (list of words), '
+              '"tags" (one IOB tag per word) and "intent"')
+  rows = records.read_jsonl(path, expected)
+  required = _INTENT_SLOT_KEYS if require_labels else ("tokens",)
+  words, tags, intents, line_numbers = [], [], [], []
+  repairs = _Repairs()
+  for line, record in rows:
+    missing = [key for key in required if key not in record]
+    if missing:
+      raise errors.data_error(
+          path, line,
+          f"the object has no key {', '.join(map(repr, missing))}; its keys "
+          f"are {list(record)}",
+          f"the keys {list(required)}" +
+          ("" if require_labels else " (a test split may leave out 'tags' "
+           "and 'intent')"),
+          "Add the missing keys.")
+    tokens = _string_list(path, line, record, "tokens")
+    if not tokens:
+      raise errors.data_error(path, line, "'tokens' is empty",
+                              "a query of at least one word",
+                              "Fill it in or delete the line.")
+    for position, token in enumerate(tokens, start=1):
+      if not token or len(token.split()) != 1:
+        raise errors.data_error(
+            path, line,
+            f"token {position} is {errors.show(token)}, which is "
+            f"{'empty' if not token.strip() else 'several words'}",
+            "one word per token, without spaces (queries are split into "
+            "words at whitespace when the model is used)",
+            "Split it into words, each with its own tag, or drop it.")
+    query_tags = None
+    if record.get("tags") is not None:
+      query_tags = _string_list(path, line, record, "tags")
+      _check_tags(path, line, tokens, query_tags, "'tokens'")
+      query_tags = repairs.to_iob2(path, line, query_tags)
+    elif require_labels:
+      raise errors.data_error(path, line, "'tags' is null",
+                              "a list of IOB tags")
+    intent = None
+    if record.get("intent") is not None:
+      intent = records.json_label(path, line, "intent",
+                                  record["intent"]).strip()
+      _check_intent(path, line, intent)
+    elif require_labels:
+      raise errors.data_error(path, line, "'intent' is null",
+                              "an intent name")
+    words.append(tokens)
+    tags.append(query_tags)
+    intents.append(intent)
+    line_numbers.append(line)
+  records.check_all_or_none(path, tags, line_numbers, "'tags'")
+  records.check_all_or_none(path, intents, line_numbers, "'intent'")
+  return examples.IntentSlotExamples(
+      path=path,
+      words=words,
+      tags=tags if tags[0] is not None else None,
+      intents=intents if intents[0] is not None else None,
+      line_numbers=line_numbers,
+      iob_repairs=repairs.count,
+      first_iob_repair=repairs.first)
+
+
+def read_intent_slot(
+    path: str, require_labels: bool = True) -> examples.IntentSlotExamples:
+  """Reads and checks one split of an intent detection and slot filling set.
+
+  Args:
+    path: a Goo et al. split directory (`seq.in`, `seq.out`, `label`) or a
+      `.jsonl` file of `{"tokens": [...], "tags": [...], "intent": "..."}`.
+    require_labels: whether every query must have tags and an intent. If
+      False (a test split), `seq.out` / `label` (or the keys `tags` /
+      `intent`) may be missing: `tags` / `intents` are then None.
+
+  Returns:
+    `IntentSlotExamples`, tags in IOB2 (see the module docstring).
+
+  Raises:
+    DataError: the data breaks the data contract (`user_dataset`'s
+      docstring); the message names the file and the 1-based line.
+  """
+  if tf.io.gfile.isdir(path):
+    return _read_goo(path, require_labels)
+  if not tf.io.gfile.exists(path):
+    raise errors.data_error(path, None, "the path does not exist",
+                            "a directory with seq.in, seq.out and label, or a "
+                            ".jsonl file")
+  records.format_of(path, ("jsonl",))
+  return _read_intent_slot_jsonl(path, require_labels)

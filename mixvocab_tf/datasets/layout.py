@@ -1,0 +1,180 @@
+"""Finding a dataset's splits in its directory, and its kind and format.
+
+A dataset is one directory holding the splits `train`, `validation` (or
+`dev`, or `valid`) and optionally `test`: files ending in `.csv`, `.tsv` or
+`.jsonl`, or directories in the Goo et al. layout (`seq.in`, `seq.out`,
+`label`). `find_dataset` says where each split is, which kind of task the
+dataset is for and in which format, or why it cannot (a missing split, two
+candidates for one, mixed formats, a near-miss name such as `val.csv`).
+"""
+
+import dataclasses
+import os
+
+import tensorflow as tf
+
+from mixvocab_tf.datasets import errors
+from mixvocab_tf.datasets import examples
+from mixvocab_tf.datasets import intent_slot_files
+from mixvocab_tf.datasets import records
+
+SPLITS = ("train", "validation", "test")
+#: File (or directory) names accepted for each split, before the extension.
+SPLIT_NAMES = {
+    "train": ("train",),
+    "validation": ("validation", "dev", "valid"),
+    "test": ("test",),
+}
+# Names users give to splits that are not accepted, and the split meant.
+_NEAR_MISSES = {
+    "training": "train",
+    "val": "validation",
+    "eval": "validation",
+    "evaluation": "validation",
+    "testing": "test",
+}
+
+
+@dataclasses.dataclass
+class DatasetFiles:
+  """Where the splits of a dataset are.
+
+  Attributes:
+    kind: `examples.TEXT_CLASSIFICATION` or `examples.INTENT_SLOT`.
+    data_dir: the dataset directory.
+    files: split ('train', 'validation', 'test') -> file, or directory for
+      the Goo layout; 'test' is absent when there is none.
+    format: 'csv', 'tsv', 'jsonl' or 'goo'.
+  """
+  kind: str
+  data_dir: str
+  files: dict
+  format: str
+
+
+def _holds_goo_files(directory: str) -> bool:
+  return any(errors.isfile(os.path.join(directory, name))
+             for name in intent_slot_files.GOO_FILES)
+
+
+def _accepted_names(split: str) -> str:
+  names = SPLIT_NAMES[split]
+  names = (" or ".join(map(repr, names)) if len(names) < 3 else
+           ", ".join(map(repr, names[:-1])) + f" or {names[-1]!r}")
+  return (f"a file or directory named {names}: a .csv, .tsv or .jsonl file, "
+          "or a directory holding seq.in, seq.out and label")
+
+
+def _near_miss_hint(data_dir: str, split: str) -> str:
+  """Advice on entries that look like `split` but are not accepted names."""
+  hints = []
+  for name in sorted(errors.listdir(data_dir)):
+    full = os.path.join(data_dir, name)
+    lower = name.lower()
+    stem, ext = lower.split(".", 1) if "." in lower else (lower, "")
+    if stem not in SPLIT_NAMES[split] and _NEAR_MISSES.get(stem) != split:
+      continue
+    if tf.io.gfile.isdir(full):
+      if _holds_goo_files(full):
+        hints.append(f"Rename {name}/ to {SPLIT_NAMES[split][-1]}/.")
+      else:
+        hints.append(f"The directory {name}/ holds none of seq.in, seq.out "
+                     "and label.")
+    elif ext == "json":
+      hints.append(f"The file {name} is not an accepted name: if it holds "
+                   f"one JSON object per line, rename it to {stem}.jsonl.")
+    elif ext in records.FORMATS:
+      hints.append(f"Rename {name} to {SPLIT_NAMES[split][0]}.{ext}.")
+    else:
+      hints.append(f"The file {name} does not end in .csv, .tsv or .jsonl.")
+  return " ".join(hints)
+
+
+def _peek_jsonl_kind(path: str) -> str:
+  """INTENT_SLOT if the first object of `path` has a key 'tokens' or 'tags'.
+
+  ('intent' alone is not enough: {"text": ..., "intent": ...} is a text
+  classification file read with label_column='intent'.)
+  """
+  _, first = records.read_jsonl(path, "one JSON object per line")[0]
+  if "tokens" in first or "tags" in first:
+    return examples.INTENT_SLOT
+  return examples.TEXT_CLASSIFICATION
+
+
+def find_dataset(data_dir: str) -> DatasetFiles:
+  """Finds the splits of the dataset in `data_dir`, and its kind and format.
+
+  Split names: `train`; `validation`, `dev` or `valid`; `test` (optional).
+  A split is a `.csv`, `.tsv` or `.jsonl` file (text classification, or
+  intent-slot JSONL when the first object of train has a key `tokens` or
+  `tags`), or a directory holding `seq.in`, `seq.out` or `label`
+  (intent-slot, Goo et al. layout).
+
+  Raises:
+    DataError: `data_dir` is missing, has no train or validation split, has
+      two candidates for one split, or mixes formats.
+  """
+  if not tf.io.gfile.isdir(data_dir):
+    found = ("the path is a file, not a directory"
+             if tf.io.gfile.exists(data_dir)
+             else "the directory does not exist")
+    raise errors.data_error(
+        data_dir, None, found,
+        "a dataset directory holding the splits train, validation (or dev, "
+        "or valid) and optionally test", "Check the path.")
+  candidates = {split: [] for split in SPLITS}
+  for name in sorted(errors.listdir(data_dir)):
+    full = os.path.join(data_dir, name)
+    lower = name.lower()
+    if tf.io.gfile.isdir(full):
+      stem, fmt = lower, "goo"
+      if not _holds_goo_files(full):
+        continue
+    else:
+      stem, ext = os.path.splitext(lower)
+      fmt = ext.lstrip(".")
+      if fmt not in records.FORMATS:
+        continue
+    for split, names in SPLIT_NAMES.items():
+      if stem in names:
+        candidates[split].append((name, fmt))
+  for split in SPLITS:
+    if len(candidates[split]) > 1:
+      names = [name + ("/" if fmt == "goo" else "")
+               for name, fmt in candidates[split]]
+      raise errors.data_error(
+          data_dir, None,
+          f"there are {len(names)} candidates for the {split} split: "
+          f"{', '.join(names)}",
+          f"one {split} split", "Remove or rename all but one of them.")
+  for split in ("train", "validation"):
+    if not candidates[split]:
+      hint = _near_miss_hint(data_dir, split)
+      raise errors.data_error(
+          data_dir, None,
+          f"there is no {split} split; the directory holds "
+          f"{errors.list_directory(data_dir)}",
+          f"for the {split} split {_accepted_names(split)}",
+          (hint + " " if hint else "") +
+          "Name the split's file or directory with one of these names.")
+  chosen = {split: found[0] for split, found in candidates.items() if found}
+  formats = {fmt for _, fmt in chosen.values()}
+  if len(formats) > 1:
+    raise errors.data_error(
+        data_dir, None,
+        "the splits are in different formats: " +
+        ", ".join(name + ("/" if fmt == "goo" else "")
+                  for name, fmt in chosen.values()),
+        "all splits in one format (CSV, TSV, JSONL or the seq.in / seq.out / "
+        "label directories)", "Convert the odd ones out.")
+  fmt = formats.pop()
+  files = {split: os.path.join(data_dir, name)
+           for split, (name, _) in chosen.items()}
+  if fmt == "goo":
+    kind = examples.INTENT_SLOT
+  elif fmt == "jsonl":
+    kind = _peek_jsonl_kind(files["train"])
+  else:
+    kind = examples.TEXT_CLASSIFICATION
+  return DatasetFiles(kind=kind, data_dir=data_dir, files=files, format=fmt)

@@ -1,0 +1,190 @@
+"""CSV, TSV and JSONL records: the table formats of a user's files.
+
+A CSV or TSV file is a header row, then one record per row (a CSV record may
+span lines when a quoted field holds line breaks; it is numbered by the line
+where it starts). A JSONL file is one JSON object per line. Both give each
+record with its 1-based line, so that every `DataError` names the line.
+Blank lines are skipped; line numbers still count them.
+"""
+
+import csv
+import json
+import math
+import os
+from typing import Any, Iterator
+
+from mixvocab_tf.datasets import decoding
+from mixvocab_tf.datasets import errors
+
+#: The table formats, by file extension.
+FORMATS = ("csv", "tsv", "jsonl")
+
+
+def format_of(path: str, allowed: tuple[str, ...] = FORMATS) -> str:
+  ext = os.path.splitext(path)[1].lower().lstrip(".")
+  if ext not in allowed:
+    raise errors.data_error(
+        path, None,
+        f"the file name {os.path.basename(path)!r} does not end in a known "
+        "extension",
+        "one of " + ", ".join("." + a for a in allowed),
+        "Rename the file to say its format (a file of JSON objects, one per "
+        "line, is .jsonl).")
+  return ext
+
+
+def _table_records(
+    path: str, lines: list[str],
+    fmt: str) -> Iterator[tuple[int, int, list[str]]]:
+  """Yields (first line, last line, fields) of each non-blank CSV/TSV record.
+
+  A CSV record spans several lines when a quoted field holds line breaks; its
+  first line is the one where it starts.
+  """
+  if fmt == "csv":
+    # Lines go in with their '\n', so that quoted line breaks survive.
+    reader = csv.reader((line + "\n" for line in lines), strict=True)
+  else:
+    reader = csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE,
+                        strict=True)
+  while True:
+    start = reader.line_num + 1
+    try:
+      row = next(reader)
+    except StopIteration:
+      return
+    except csv.Error as e:
+      end = reader.line_num
+      if "\r" in lines[start - 1]:
+        found = (f"the line holds a carriage return (\\r) inside it: "
+                 f"{errors.show(lines[start - 1])}")
+        fix = "Remove the carriage return, or quote the field that holds it."
+      elif fmt == "csv":
+        found = (f"the CSV record starting here (and read up to line {end}) "
+                 f"is malformed: {e}")
+        fix = ("A field that starts with a double quote must end with one, "
+               "followed by a comma or the end of the line; a double quote "
+               "inside a quoted field is written twice (\"\"). Check for an "
+               "unbalanced quote on this line.")
+      else:
+        found = (f"the TSV line is malformed: {e}: "
+                 f"{errors.show(lines[start - 1])}")
+        fix = "Fix the line."
+      raise errors.data_error(
+          path, start, found,
+          f"well-formed {fmt.upper()} (fields separated by "
+          f"{'commas' if fmt == 'csv' else 'tabs'})", fix) from None
+    end = reader.line_num
+    if start == end and not lines[start - 1].strip():
+      continue  # A blank line.
+    yield start, end, row
+
+
+def read_table(
+    path: str, fmt: str, allow_bom: bool = False
+) -> tuple[int, list[str], list[tuple[int, dict[str, str]]]]:
+  """Reads a CSV/TSV file: (header line, header, [(line, {column: field})]).
+  """
+  lines = decoding.read_lines(
+      path, f"a {fmt.upper()} file: a header row, then one example per row",
+      allow_bom)
+  header, header_line = None, None
+  rows = []
+  for start, end, row in _table_records(path, lines, fmt):
+    if header is None:
+      header, header_line = [name.strip() for name in row], start
+      continue
+    stripped = [field.strip() for field in row]
+    if stripped:
+      stripped[0] = stripped[0].lstrip("\ufeff")
+    if stripped == header:
+      raise errors.data_error(
+          path, start,
+          f"the row repeats the header {header} of line {header_line} (as "
+          "when two files with headers are joined)",
+          "the header on the first row only",
+          f"Delete line {start}, or write the joined files without their "
+          "headers.")
+    if len(row) != len(header):
+      spans = (f" (the record runs from line {start} to line {end}: a quoted "
+               "field holds line breaks, perhaps because of an unbalanced "
+               "double quote)" if end > start else "")
+      if fmt == "csv":
+        fix = ("Quote fields that hold commas (\"like, this\"), and double "
+               "the quotes inside them.")
+      else:
+        fix = ("A TSV field may not hold a tab: replace tabs inside texts "
+               "with spaces.")
+      raise errors.data_error(
+          path, start,
+          f"the row has {len(row)} fields{spans}: {errors.show(row)}",
+          f"{len(header)} fields, one per column of the header {header}",
+          fix)
+    rows.append((start, dict(zip(header, row))))
+  return header_line, header, rows
+
+
+def read_jsonl(path: str, expected: str,
+               allow_bom: bool = False) -> list[tuple[int, dict[str, Any]]]:
+  """Reads a JSONL file: [(line, object)], blank lines skipped."""
+  lines = decoding.read_lines(path, expected, allow_bom)
+  rows = []
+  for line_number, line in enumerate(lines, start=1):
+    if not line.strip():
+      continue
+    try:
+      value = json.loads(line)
+    except json.JSONDecodeError as e:
+      raise errors.data_error(
+          path, line_number,
+          f"the line is not valid JSON ({e.msg} at column {e.colno}): "
+          f"{errors.show(line)}", expected,
+          "JSONL holds one complete JSON object per line: no object spread "
+          "over several lines, no enclosing [ ], no commas between lines."
+      ) from None
+    if not isinstance(value, dict):
+      raise errors.data_error(
+          path, line_number,
+          f"the line holds a JSON {errors.json_type(value)}, not an object: "
+          f"{errors.show(line)}", expected,
+          "Write each example as a JSON object {...} on its own line.")
+    rows.append((line_number, value))
+  return rows
+
+
+def json_label(path: str, line: int, key: str, value: Any) -> str | None:
+  """A label read from JSON, as a string; None when null."""
+  if value is None:
+    return None
+  if isinstance(value, bool):
+    return "true" if value else "false"
+  if isinstance(value, int):
+    return str(value)
+  if isinstance(value, float):
+    if math.isfinite(value) and value.is_integer():
+      return str(int(value))
+    raise errors.data_error(
+        path, line, f"{key!r} is the number {value!r}",
+        "a class name (a string), an integer or a boolean",
+        "Class labels are names, not measurements; this reader does no "
+        "regression.")
+  if isinstance(value, str):
+    return value
+  raise errors.data_error(
+      path, line,
+      f"{key!r} is a JSON {errors.json_type(value)}: {errors.show(value)}",
+      "a class name (a string), an integer or a boolean")
+
+
+def check_all_or_none(path: str, values: list[Any], line_numbers: list[int],
+                      what: str) -> None:
+  """Refuses a split where some examples have `what` and others not."""
+  missing = [i for i, value in enumerate(values) if value is None]
+  if missing and len(missing) < len(values):
+    present = next(i for i, value in enumerate(values) if value is not None)
+    raise errors.data_error(
+        path, line_numbers[missing[0]],
+        f"the example has no {what}, but the one on line "
+        f"{line_numbers[present]} has one",
+        f"{what} on every example of a test split, or on none (predictions "
+        "only)", "Fill it in, or remove it from every example.")

@@ -1,0 +1,589 @@
+"""A user's own dataset: its data contract, and reading and checking it whole.
+
+`load_dataset(data_dir)` finds the splits (`layout`), reads each one
+(`text_classification_files`, `intent_slot_files`) and checks them together
+(labels that train lacks, a train split with one label, pairs in one split
+and single texts in another, words the student cannot read), before any
+training.
+
+Data contract
+-------------
+
+A dataset is one directory. Two kinds of task are recognised.
+
+**Text classification** (one text, or a pair of texts, to one label):
+
+- files `train`, `validation` (or `dev`, or `valid`) and, optionally, `test`,
+  each ending in `.csv`, `.tsv` or `.jsonl`, all splits in the same format;
+- CSV and TSV files start with a header row naming the columns, once (a
+  later row equal to the header, as when two files are joined, is refused).
+  CSV follows the usual quoting rules (a field holding commas, double quotes
+  or line breaks is quoted, and its double quotes are doubled). TSV is split
+  on tabs only: quotes are ordinary characters, and a text may not contain a
+  tab;
+- JSONL files hold one JSON object per line; their keys are the columns;
+- the text is in column `text`, or, for sentence pairs, in columns `text_a`
+  and `text_b`; the label is in column `label`. Other names can be chosen with
+  `text_column`, `text_b_column` and `label_column`. Other columns are
+  ignored;
+- a label is a class name, read as a string; surrounding spaces are dropped,
+  and it may not hold a line break (a quoted CSV field may). In JSONL it may
+  also be an integer (`0` reads as '0'), a whole float (`1.0` reads as '1',
+  as pandas writes integers beside missing values) or a boolean (`true`
+  reads as 'true');
+- the `test` split may have no label column (or an empty label on every
+  example): it is then used for predictions only.
+
+**Intent detection and slot filling** (a query to one intent, and each word
+of the query to one IOB slot tag), in one of two layouts:
+
+- the Goo et al. (2018) / JointBERT layout: directories `train/`, `valid/`
+  (or `dev/`, or `validation/`) and, optionally, `test/`, each holding three
+  files with one query per line: `seq.in` (the words, separated by spaces),
+  `seq.out` (one slot tag per word) and `label` (the intent). A `test/`
+  directory may hold `seq.in` alone;
+- JSONL files `train.jsonl`, `validation.jsonl` (or `dev.jsonl`, or
+  `valid.jsonl`) and, optionally, `test.jsonl`, one object per line:
+  `{"tokens": ["play", "jazz"], "tags": ["O", "B-genre"], "intent":
+  "PlayMusic"}`. Test lines may leave out `tags` and `intent`;
+- a JSONL dataset is read as intent-slot when the first object of its
+  train file has a key `tokens` or `tags`, as text classification otherwise
+  (so `{"text": ..., "intent": ...}` is text classification, with
+  `label_column="intent"`);
+- slot tags are `O`, `B-<type>` or `I-<type>`; there is one per word. The
+  task reads them as IOB2 (a span starts with `B-<type>`): an `I-<type>`
+  that begins a span (IOB1, as CoNLL-2003 writes them) is read as
+  `B-<type>`, the same span, and `UserDataset.iob_warning()` counts them;
+- an intent is one name without spaces; a word holds no spaces.
+
+**For every file**:
+
+- UTF-8 without a byte-order mark; line ends `\\n` or `\\r\\n`;
+- blank lines in CSV, TSV and JSONL files are skipped (line numbers in
+  messages still count them); the three files of a Goo split are read line by
+  line together, so they have no blank lines, except at their end;
+- train and validation carry labels; every split has at least one example;
+  train has at least two labels (an intent-slot train set may have a single
+  intent if it has slot tags other than `O`);
+- labels, intents and slot tags that occur in validation or test but not in
+  train are allowed: the model cannot predict them, so they count as errors
+  in the scores, and `UserDataset.warning()` lists them;
+- texts may be in any script, but the student reads English: its WordPiece
+  vocabulary turns a word of Chinese, Arabic, Cyrillic, ... or an emoji
+  wholly into [UNK]. Such words are counted per split (whitespace words of
+  the queries, or of `text` / `text_a` / `text_b`; `text.unreadable`), and
+  `UserDataset.unreadable_warning()` names the splits where they are more
+  than 2% of the words.
+
+A file that breaks the contract raises `DataError`, whose message names the
+file and the line, what was found there, what was expected, and how to fix it.
+
+Example:
+  dataset = load_dataset("/data/my_intents")
+  print(dataset.summary())
+  for warning in (dataset.warning(), dataset.iob_warning(),
+                  dataset.unreadable_warning()):
+    if warning:
+      print(warning)
+  train = dataset.splits["train"]  # IntentSlotExamples: words, tags, intents
+"""
+
+import collections
+import dataclasses
+import functools
+import os
+from typing import Iterator
+
+from absl import logging
+
+from mixvocab_tf import assets
+from mixvocab_tf.datasets import errors
+from mixvocab_tf.datasets import examples as examples_lib
+from mixvocab_tf.datasets import intent_slot_files
+from mixvocab_tf.datasets import layout
+from mixvocab_tf.datasets import text_classification_files
+from mixvocab_tf.text import unreadable as unreadable_lib
+
+#: `UserDataset.unreadable_warning` names a split when more than this share
+#: of its words are wholly [UNK] to the student.
+UNREADABLE_SHARE = 0.02
+
+
+def _counts(values) -> dict[str, int]:
+  """{value: count}, most frequent first, then by name."""
+  counter = collections.Counter(values)
+  return dict(sorted(counter.items(), key=lambda item: (-item[1], item[0])))
+
+
+def _split_words(data) -> Iterator[str]:
+  """The whitespace words of a split: of its queries, or of its texts."""
+  if isinstance(data, examples_lib.IntentSlotExamples):
+    for words in data.words:
+      yield from words
+    return
+  for texts in (data.texts_a, data.texts_b or ()):
+    for text in texts:
+      yield from text.split()
+
+
+@dataclasses.dataclass
+class UserDataset:
+  """A checked dataset: its splits, label names, unseen labels, and words the
+  student cannot read.
+
+  Attributes:
+    files: where the splits were found.
+    splits: split name -> `TextClassificationExamples` or `IntentSlotExamples`.
+    labels: the label names (text classification) or intents (intent-slot),
+      sorted, from train only.
+    slot_tags: intent-slot: 'O' first, then the other slot tags of train,
+      sorted; None for text classification.
+    unseen: split ('validation', 'test') -> {"labels": {name: examples},
+      "slot_tags": {name: words}}: the labels (or intents) and slot tags of
+      that split that train lacks, with their counts.
+    unreadable: split -> {"words": its whitespace words, "unreadable": those
+      the student vocabulary turns wholly into [UNK], "distinct_unreadable",
+      "examples": {word: count} of the most frequent of them}
+      (`text.unreadable.count_unreadable`); empty if not counted.
+  """
+  files: layout.DatasetFiles
+  splits: dict
+  labels: list[str]
+  slot_tags: list[str] | None
+  unseen: dict
+  unreadable: dict = dataclasses.field(default_factory=dict)
+
+  @property
+  def kind(self) -> str:
+    return self.files.kind
+
+  def summary(self) -> dict:
+    """Examples per split, label counts, pairs or not, unseen labels, words
+    the student cannot read (JSON)."""
+    train = self.splits["train"]
+    if self.kind == examples_lib.TEXT_CLASSIFICATION:
+      labeled = {split: data.labels is not None
+                 for split, data in self.splits.items()}
+      pair = train.texts_b is not None
+    else:
+      labeled = {split: data.intents is not None
+                 for split, data in self.splits.items()}
+      pair = None
+    return {
+        "kind": self.kind,
+        "format": self.files.format,
+        "data_dir": self.files.data_dir,
+        "files": dict(self.files.files),
+        "examples": {split: len(data) for split, data in self.splits.items()},
+        "labeled": labeled,
+        "pair": pair,
+        "num_labels": len(self.labels),
+        "num_slot_tags": (len(self.slot_tags)
+                          if self.slot_tags is not None else None),
+        "unseen": {
+            split: {
+                "labels": dict(found["labels"]),
+                "slot_tags": dict(found["slot_tags"]),
+            } for split, found in self.unseen.items()
+        },
+        "unreadable_words": {
+            split: dict(found, share=round(self._unreadable_share(split), 6),
+                        examples=dict(found["examples"]))
+            for split, found in self.unreadable.items()
+        },
+    }
+
+  def _unreadable_share(self, split: str) -> float:
+    found = self.unreadable[split]
+    return found["unreadable"] / found["words"] if found["words"] else 0.0
+
+  def warning(self, most: int = 10) -> str | None:
+    """One message on every unseen label and slot tag; None if there is none.
+
+    Per split: how many examples (and words) it costs, then the `most` most
+    frequent unseen labels and tags; the rest are counted, not listed (all
+    of them are in `unseen` and `summary()`).
+    """
+    label_word = "intent" if self.kind == examples_lib.INTENT_SLOT else "label"
+    parts = []
+    for split, found in self.unseen.items():
+      items = [
+          (count,
+           f"{label_word} {name!r} ({count} example{'s' * (count != 1)})")
+          for name, count in found["labels"].items()
+      ]
+      items += [
+          (count, f"slot tag {name!r} ({count} word{'s' * (count != 1)})")
+          for name, count in found["slot_tags"].items()
+      ]
+      if not items:
+        continue
+      items.sort(key=lambda item: -item[0])
+      listed = ", ".join(text for _, text in items[:most])
+      if len(items) > most:
+        listed += f" and {len(items) - most} more"
+      unseen = sum(found["labels"].values())
+      total = len(self.splits[split])
+      cost = (f"{unseen} of {total} examples ({unseen / total:.1%}) have a "
+              f"{label_word} train lacks" if unseen else "")
+      words = sum(found["slot_tags"].values())
+      if words:
+        cost += (("; " if cost else "") +
+                 f"{words} words have a slot tag train lacks")
+      parts.append(f"{split} ({self.splits[split].path}): {cost}: {listed}")
+    if not parts:
+      return None
+    subject = ("intents or slot tags" if self.kind == examples_lib.INTENT_SLOT
+               else "labels")
+    return (
+        f"Some {subject} of validation or test are not in train, so the model "
+        "cannot predict them; they are mapped to an unknown label and counted "
+        "as errors in the scores. " + "; ".join(parts) + ". To learn them, "
+        "add examples of them to train.")
+
+  def iob_warning(self) -> str | None:
+    """One message on the slot tags read as IOB2; None if there is none.
+
+    An `I-<type>` that begins a span (IOB1) is read as `B-<type>`: the same
+    span, written as the task's decoder emits spans
+    (`intent_slot_files._Repairs.to_iob2` says why). Per split: how many,
+    and the first.
+    """
+    parts = [
+        f"{split}: {errors.plural(data.iob_repairs, 'tag')}, the first at "
+        f"{data.first_iob_repair}"
+        for split, data in self.splits.items()
+        if isinstance(data, examples_lib.IntentSlotExamples) and
+        data.iob_repairs
+    ]
+    if not parts:
+      return None
+    return (
+        "Some slot spans begin with I-<type> rather than B-<type> (IOB1, as "
+        "CoNLL-2003 writes them): " + "; ".join(parts) + ". The job reads "
+        "each such I-<type> as B-<type>, the same span (the scores count "
+        "spans as conlleval does, which reads them so too), because the "
+        "model's decoder starts every span with B-<type>. Nothing else "
+        "changes; to silence this, write B-<type> on the first word of each "
+        "span.")
+
+  def unreadable_warning(self, threshold: float = UNREADABLE_SHARE,
+                         most: int = 10) -> str | None:
+    """One message on the splits whose words the student cannot read.
+
+    A split is named when more than `threshold` of its whitespace words are
+    wholly [UNK] to the student (`unreadable`), with its counts and its
+    `most` most frequent such words; None if no split is.
+    """
+    names, parts = [], []
+    for split, found in self.unreadable.items():
+      share = self._unreadable_share(split)
+      if share <= threshold:
+        continue
+      listed = ", ".join(f"{errors.show(word, 40)} ({count})"
+                         for word, count in
+                         list(found["examples"].items())[:most])
+      others = found["distinct_unreadable"] - min(most, len(found["examples"]))
+      if others > 0:
+        listed += f" and {errors.plural(others, 'other')}"
+      names.append(split)
+      parts.append(
+          f"{split} ({self.splits[split].path}): {found['unreadable']} of "
+          f"{found['words']} words ({share:.1%}) are [UNK], most often "
+          f"{listed}")
+    if not parts:
+      return None
+    return (
+        f"More than {threshold:.0%} of the words of {' and '.join(names)} "
+        "are unreadable to the student: it reads English (its vocabulary "
+        "holds WordPieces of English text), so these words (other scripts, "
+        "emoji) reach the model as [UNK], and it cannot tell them apart or "
+        "learn from them. " + "; ".join(parts) + ". Where such words decide "
+        "the label, expect low scores: the package has no student for other "
+        "languages. Translate these texts into English, or carry on if these "
+        "words are noise.")
+
+
+def load_dataset(data_dir: str,
+                 text_column: str = "text",
+                 text_b_column: str | None = None,
+                 label_column: str = "label",
+                 vocab=None) -> UserDataset:
+  """Finds, reads and checks every split of the dataset in `data_dir`.
+
+  Args:
+    data_dir: the dataset directory (see the module docstring).
+    text_column: text classification: the column of the text (or the first
+      text of a pair).
+    text_b_column: text classification: the column of the second text of a
+      pair (None: `text_a` and `text_b` are a pair when there is no `text`).
+    label_column: text classification: the column of the label.
+    vocab: the student's WordPiece vocabulary (a vocab.txt path or tokens),
+      against which the words of each split are read (`unreadable`); None:
+      the shipped student's (`assets.default_student_vocab()`).
+
+  Returns:
+    A `UserDataset`. Train and validation carry labels; test may not.
+
+  Raises:
+    DataError: the dataset breaks the data contract: a file is malformed,
+      splits disagree on single texts versus pairs, or train has a single
+      class (an intent-slot train set may have one intent if it has slot
+      tags other than 'O').
+  """
+  files = layout.find_dataset(data_dir)
+  splits = {}
+  for split in layout.SPLITS:
+    if split not in files.files:
+      continue
+    path = files.files[split]
+    require_labels = split != "test"
+    if files.kind == examples_lib.TEXT_CLASSIFICATION:
+      splits[split] = text_classification_files.read_text_classification(
+          path, text_column=text_column, text_b_column=text_b_column,
+          label_column=label_column, require_labels=require_labels)
+    else:
+      splits[split] = intent_slot_files.read_intent_slot(
+          path, require_labels=require_labels)
+  train = splits["train"]
+  unseen = {}
+  if files.kind == examples_lib.TEXT_CLASSIFICATION:
+    train_pair = train.texts_b is not None
+    for split, data in splits.items():
+      if (data.texts_b is not None) != train_pair:
+        describe = {True: "pairs of texts", False: "single texts"}
+        raise errors.data_error(
+            data.path, None,
+            f"the file holds {describe[not train_pair]}, but train "
+            f"({train.path}) holds {describe[train_pair]}",
+            "the same text columns in every split",
+            "Give every split the same text columns, or name them with "
+            "text_column and text_b_column.")
+    labels = sorted(set(train.labels))
+    known = set(labels)
+    if len(labels) < 2:
+      raise errors.data_error(
+          train.path, None,
+          f"all {len(train)} examples have the label {labels[0]!r}",
+          "at least two different labels in train",
+          "A classifier learns to tell labels apart: add examples of the "
+          "other labels to train.")
+    slot_tags = None
+    for split in ("validation", "test"):
+      if split in splits:
+        found = splits[split].labels or []
+        unseen[split] = {
+            "labels": _counts(l for l in found if l not in known),
+            "slot_tags": {},
+        }
+  else:
+    labels = sorted(set(train.intents))
+    tags = {tag for query_tags in train.tags for tag in query_tags}
+    tags.discard(examples_lib.OUTSIDE_TAG)
+    if len(labels) < 2 and not tags:
+      raise errors.data_error(
+          train.path, None,
+          f"all {len(train)} queries have the intent {labels[0]!r} and every "
+          "slot tag is 'O'",
+          "at least two intents, or slot tags other than 'O', in train",
+          "There is nothing to learn: add queries with other intents, or tag "
+          "the slots of the queries.")
+    slot_tags = [examples_lib.OUTSIDE_TAG] + sorted(tags)
+    known, known_tags = set(labels), set(slot_tags)
+    for split in ("validation", "test"):
+      if split in splits:
+        data = splits[split]
+        unseen[split] = {
+            "labels": _counts(i for i in data.intents or []
+                              if i not in known),
+            "slot_tags": _counts(t for query_tags in data.tags or []
+                                 for t in query_tags if t not in known_tags),
+        }
+  # Each distinct word of the dataset is tokenized once, as the student's
+  # fine-tuning featurizer tokenizes it.
+  unreadable = unreadable_lib.count_unreadable(
+      {split: _split_words(data) for split, data in splits.items()},
+      vocab if vocab is not None else assets.default_student_vocab())
+  return UserDataset(files=files, splits=splits, labels=labels,
+                     slot_tags=slot_tags, unseen=unseen,
+                     unreadable=unreadable)
+
+
+# -----------------------------------------------------------------------------
+# A user's dataset as a task reads it.
+# -----------------------------------------------------------------------------
+
+#: A split's other names, as tasks and `--split` give them.
+_SPLIT_ALIASES = {"dev": "validation", "valid": "validation"}
+
+
+@functools.lru_cache(maxsize=8)
+def _checked(data_dir: str, text_column: str, text_b_column: str | None,
+             label_column: str) -> UserDataset:
+  """`load_dataset`, once per process for each (directory, columns); its
+  warnings are logged then."""
+  dataset = load_dataset(data_dir, text_column=text_column,
+                         text_b_column=text_b_column,
+                         label_column=label_column)
+  for warning in (dataset.warning(), dataset.iob_warning()):
+    if warning:
+      logging.warning("%s", warning)
+  return dataset
+
+
+class _Files:
+  """A user's dataset directory of one kind, read and checked on first use.
+
+  Args:
+    data_dir: the dataset's directory (the data contract: module docstring).
+    columns: text classification: `text_column`, `text_b_column`,
+      `label_column` (`load_dataset`).
+  """
+
+  kind = None
+  name = "files"
+
+  def __init__(self, data_dir: str, **columns):
+    self.data_dir = data_dir
+    self.columns = {"text_column": "text", "text_b_column": None,
+                    "label_column": "label", **columns}
+
+  def dataset(self) -> UserDataset:
+    """The checked dataset (read once per process).
+
+    Raises:
+      DataError: a file breaks the data contract, or the dataset is of the
+        other kind.
+    """
+    dataset = _checked(os.path.abspath(self.data_dir), **self.columns)
+    if dataset.kind != self.kind:
+      raise self._other_kind(dataset)
+    return dataset
+
+  def _other_kind(self, dataset: UserDataset) -> Exception:
+    raise NotImplementedError
+
+  def split_name(self, split: str) -> str:
+    """'train', 'validation' ('dev', 'valid') or 'test'."""
+    name = _SPLIT_ALIASES.get(split, split)
+    if name not in layout.SPLITS:
+      raise ValueError(
+          f"Unknown split {split!r} for a user's dataset; expected one of "
+          f"{list(layout.SPLITS)} (or 'dev'/'valid' for 'validation').")
+    return name
+
+  def _split(self, split: str):
+    """(the dataset, the examples of `split` or None if it has none)."""
+    dataset = self.dataset()
+    return dataset, dataset.splits.get(self.split_name(split))
+
+
+class TextClassificationFiles(_Files):
+  """A user's text classification files as a dataset a task reads.
+
+  The label names are train's, sorted (label id = position); a validation
+  or test label that train lacks has none (the task counts it wrong).
+  """
+
+  kind = examples_lib.TEXT_CLASSIFICATION
+  #: A user's labels are scored by accuracy and macro-F1, not a GLUE metric.
+  glue_task = None
+  in_memory = True
+
+  def _other_kind(self, dataset):
+    return ValueError(
+        f"{self.data_dir} holds an intent detection and slot filling dataset "
+        f"({dataset.files.format} format), not text classification: use the "
+        "intent-and-slot task (Trainer.task = 'intent_slot') for it, or give "
+        "the text classification task a directory of text classification "
+        "files (a text, or a pair, and a label per example).")
+
+  @property
+  def label_names(self) -> tuple[str, ...]:
+    return tuple(self.dataset().labels)
+
+  @property
+  def is_pair(self) -> bool:
+    """Whether train holds pairs of texts (`texts_b`)."""
+    return self.dataset().splits["train"].texts_b is not None
+
+  @property
+  def fingerprint_name(self) -> str:
+    """What names the data in a teacher cache's fingerprint."""
+    return f"user:{os.path.abspath(self.data_dir)}"
+
+  @property
+  def title(self) -> str:
+    return f"user dataset {self.data_dir}"
+
+  @property
+  def short_name(self) -> str:
+    return os.path.basename(os.path.normpath(self.data_dir))
+
+  def examples(self, split: str) -> examples_lib.TextClassificationExamples:
+    """The labelled examples of `split`.
+
+    Raises:
+      DataError: the dataset breaks the data contract.
+      ValueError: the split is absent, or has no labels (a test split for
+        predictions only).
+    """
+    dataset, data = self._split(split)
+    if data is None:
+      raise ValueError(
+          f"The dataset {dataset.files.data_dir} has no {split} split; its "
+          f"splits are {sorted(dataset.splits)}.")
+    if data.labels is None:
+      raise ValueError(
+          f"The {split} split of {dataset.files.data_dir} ({data.path}) has "
+          "no labels: it serves predictions only, it cannot be evaluated. "
+          "Evaluate on 'validation', or add a label column to it.")
+    return data
+
+  def num_train_examples(self) -> int:
+    return len(self.dataset().splits["train"])
+
+  def describe(self, eval_split: str) -> str:
+    try:
+      labels = (f"{len(self.label_names)} labels, "
+                f"{'sentence pairs' if self.is_pair else 'single texts'}")
+    except ValueError as e:  # Unreadable data; the task's check says why.
+      labels = f"unreadable: {str(e).splitlines()[0]}"
+    return (f"user dataset {os.path.abspath(self.data_dir)} ({labels}; "
+            f"evaluated on {eval_split})")
+
+
+class IntentSlotFiles(_Files):
+  """A user's intent-and-slot files as a dataset a task reads."""
+
+  kind = examples_lib.INTENT_SLOT
+
+  def __init__(self, data_dir: str):
+    super().__init__(data_dir)
+
+  def _other_kind(self, dataset):
+    return errors.DataError(
+        f"{self.data_dir} holds a {dataset.kind} dataset "
+        f"({dataset.files.format} files), not intent-and-slot data; train "
+        "it with the text classification task (Trainer.task = "
+        "'text_classification', text_classification_dataset.name = "
+        "'files').")
+
+  def examples(self, split: str) -> examples_lib.IntentSlotExamples:
+    """The labelled examples of `split` ('train', 'valid' or 'test').
+
+    Raises:
+      DataError: the dataset breaks the data contract.
+      FileNotFoundError: the dataset has no such split (e.g. no test split).
+      ValueError: the split has no labels (a test split for predictions).
+    """
+    _, data = self._split(split)
+    if data is None:
+      raise FileNotFoundError(f"{self.data_dir} has no {split} split.")
+    if data.tags is None:
+      raise ValueError(f"{data.path} has no labels; it can be predicted but "
+                       "not evaluated.")
+    return data
+
+  def describe(self) -> str:
+    return f"the intent-and-slot dataset {self.data_dir}"
