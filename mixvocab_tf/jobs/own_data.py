@@ -55,7 +55,7 @@ import tensorflow as tf
 from mixvocab_tf import data as data_lib
 from mixvocab_tf.core import gin_utils
 from mixvocab_tf.jobs import heldout_steps
-from mixvocab_tf.jobs import run_files
+from mixvocab_tf.core import run_files
 from mixvocab_tf.tasks.finetuning import user_data
 
 SUMMARY_JSON = "summary.json"
@@ -382,11 +382,10 @@ def export_step(step_dir, output_dir, bindings):
   """SavedModel, dynamic-range .tflite and builtin-only .tflite of the
   student; their scores, sizes and latencies."""
   # pylint: disable=g-import-not-at-top
-  from mixvocab_tf import predict as predict_lib
   from mixvocab_tf.export import builtin_model
   from mixvocab_tf.export import tflite_conversion
-  from mixvocab_tf.jobs import export_run
-  from mixvocab_tf.jobs import report
+  from mixvocab_tf.serving import export_run
+  from mixvocab_tf.serving import predictor as predict_lib
   # pylint: enable=g-import-not-at-top
   _, dataset = _load(bindings)
   saved_model_dir = os.path.join(step_dir, "saved_model")
@@ -407,7 +406,7 @@ def export_step(step_dir, output_dir, bindings):
         builtin_path, builtin_model.convert_builtin(saved_model_dir,
                                                     "dynamic"))
   summary = {"kind": dataset.kind, "saved_model_dir": saved_model_dir,
-             "saved_model_bytes": report.file_size(saved_model_dir),
+             "saved_model_bytes": run_files.file_size(saved_model_dir),
              "tflite": tflite_path, "tflite_bytes": run_files.file_size(
                  tflite_path), "splits": {}}
   # The predictor opens a local file: a remote .tflite is copied to one.
