@@ -13,8 +13,8 @@ the flags and runs `main`) that the console script calls:
 - `mixvocab-predict`: `cli/predict.py`;
 - `mixvocab-build-vocab`: `cli/build_vocab.py` (`tools/build_vocab.py`).
 
-What they share (starting as an absl app, one-paragraph errors) is
-`console.py`. The libraries behind them sit below:
+What they share (starting as an absl app, one-paragraph errors, each
+warning once per run) is `console.py`. The libraries behind them sit below:
 `serving/` (`export_run`, `convert_run`, the predictor), `jobs/`, `core/`.
 The scripts in `tools/` run these modules, so both take the same flags.
 No module defines a flag when imported, so all of them import together.

@@ -1,4 +1,5 @@
-"""The console of the commands: the user's errors as one paragraph; every
+"""The console of the commands: errors once as one paragraph, without gin's
+additions; each warning once per run, also across child processes; every
 module of the package imports beside every other."""
 
 import os
@@ -6,6 +7,7 @@ import subprocess
 import sys
 
 from absl import app
+import gin
 import pytest
 
 from mixvocab_tf.cli import console
@@ -37,6 +39,69 @@ def test_bugs_and_stray_arguments_are_not_hidden():
   ran = []
   console.run_tool(["tool"], lambda: ran.append(True))
   assert ran == [True]
+
+
+@gin.configurable
+def _inner(value=None):
+  raise KeyError(f"no such column: {value}")
+
+
+@gin.configurable
+def _outer():
+  _inner()
+
+
+def test_gins_additions_are_not_shown(capsys):
+  gin.clear_config()
+  try:
+    gin.bind_parameter("_inner.value", "label")
+    with pytest.raises(KeyError) as raised:
+      _outer()
+  finally:
+    gin.clear_config()
+  # What gin gives: the message with a line per configurable on the stack.
+  assert str(raised.value).count("In call to configurable") == 2
+  original = console.gin_original(raised.value)
+  assert type(original) is KeyError  # pylint: disable=unidiomatic-typecheck
+  assert console.error_message(raised.value) == (
+      "KeyError: no such column: label")
+  with pytest.raises(SystemExit):
+    console.run_tool(["tool"], _raise(raised.value), (KeyError,))
+  err = capsys.readouterr().err
+  assert err.strip() == "error: KeyError: no such column: label"
+  # Any other exception is its own.
+  error = ValueError("plain")
+  assert console.gin_original(error) is error
+
+
+_WARN = """
+import subprocess, sys
+from absl import logging
+from mixvocab_tf.cli import console
+
+def main(argv):
+  logging.warning("Some labels are not in train.")
+  logging.warning("Some labels are not in train.")
+  if argv[1:] == ["parent"]:  # A job: its steps are child processes.
+    subprocess.run([sys.executable, "-c", __doc__], check=True)
+  else:
+    logging.warning("A warning of the child.")
+
+console.run_main(main, __name__)
+"""
+
+
+def test_a_warning_is_given_once_per_run_across_processes():
+  env = dict(os.environ, PYTHONPATH=_ROOT)
+  env.pop(console.WARNED_VARIABLE, None)
+  script = f"__doc__ = {_WARN!r}\n" + _WARN
+  result = subprocess.run([sys.executable, "-c", script, "parent"], env=env,
+                          capture_output=True, text=True, timeout=300,
+                          check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert result.stderr.count("Some labels are not in train.") == 1, (
+      result.stderr)
+  assert result.stderr.count("A warning of the child.") == 1, result.stderr
 
 
 _IMPORT_ALL = """

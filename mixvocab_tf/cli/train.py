@@ -91,10 +91,11 @@ def _run():
     sys.stdout.write(gin_utils.configurables_markdown())
     return
   gin_utils.parse(FLAGS.gin_file, FLAGS.gin_bindings)
-  if pipeline.configured_steps():
+  steps = pipeline.configured_steps()
+  if steps:
     # A pipeline config (e.g. quickstart.gin) chains trainer runs and tools.
     if FLAGS.dry_run:
-      print("Pipeline steps:", *pipeline.configured_steps(), sep="\n  ")
+      print("Pipeline steps:", *steps, sep="\n  ")
       return
     if not FLAGS.model_dir:
       raise ValueError("--model_dir is required to run a pipeline.")
