@@ -238,7 +238,7 @@ def test_batches_give_the_same_records(snips):
 def test_tflite_labels_from_the_file_beside_it(snips, tmp_path, monkeypatch):
   # A .tflite whose label table cannot be read: only its label output,
   # then the label list beside it.
-  monkeypatch.setattr(predict, "tflite_label_table", lambda *args: None)
+  monkeypatch.setattr(predictor_lib, "tflite_label_table", lambda *args: None)
   path = str(tmp_path / "snips.tflite")
   shutil.copy(snips[1], path)
   want = predictor_lib.load_predictor(snips[0]).predict(QUERIES, top_k=2)
