@@ -14,9 +14,10 @@ EACL 2021, on TensorFlow Model Garden. The public entry points:
   `STUDENT_PRESETS` (students), `DualVocabPretrainer`, `MLMPretrainer`,
   `JointIntentSlotModel` (SNIPS), `SentenceClassifier` (GLUE, your labels),
   `load_teacher`;
-- serving: `export_run` (a trained run to a SavedModel that takes raw
-  strings), `convert_run` (that SavedModel to a .tflite, with its parity),
-  `load_predictor` (either one, text in, labels out).
+- serving (`mixvocab_tf.serving`): `export_run` (a trained run to a
+  SavedModel that takes raw strings), `convert_run` (that SavedModel to a
+  .tflite, with its parity), `load_predictor` (either one, text in, labels
+  out).
 
 Importing the package registers its Keras serializable classes, so
 `tf_keras.models.load_model` reads an exported SavedModel after
@@ -67,9 +68,9 @@ from mixvocab_tf.models import SentenceClassifier
 
 # Public name -> the module that defines it, imported on first access.
 _LAZY = {
-    "export_run": "mixvocab_tf.jobs.export_run",
-    "convert_run": "mixvocab_tf.jobs.convert_run",
-    "load_predictor": "mixvocab_tf.predict",
+    "export_run": "mixvocab_tf.serving.export_run",
+    "convert_run": "mixvocab_tf.serving.convert_run",
+    "load_predictor": "mixvocab_tf.serving.predictor",
 }
 
 __all__ = [

@@ -8,6 +8,7 @@ import gin
 import tensorflow as tf
 
 from mixvocab_tf import train  # Registers the tasks' and jobs' configurables.
+from mixvocab_tf.core import base_task
 from mixvocab_tf.core import gin_utils
 
 _PRETRAINING_CONFIGS = ("stage1_small.gin", "stage2_small.gin",
@@ -109,7 +110,7 @@ class ShippedConfigsTest(tf.test.TestCase):
     with self.assertRaisesRegex(gin_utils.GinConfigError,
                                 r"(?s)'Stage1Tsk'.*Did you mean: Stage1Task"):
       gin_utils.parse([], ["Stage1Tsk.student_embedding_width = 3"])
-    self.assertIn("stage1", train.base_task.registered_tasks())
+    self.assertIn("stage1", base_task.registered_tasks())
 
 
 if __name__ == "__main__":

@@ -118,8 +118,12 @@ class BuildVocabCliTest(absltest.TestCase):
       with self.subTest(name):
         result = _finish(process)
         self.assertNotEqual(result.returncode, 0)
-        self.assertRegex(result.stderr,
-                         "build_vocab.py: error: .*" + cases[name][2])
+        self.assertNotIn("Traceback", result.stderr)
+        # One paragraph, once (`cli/console.py`).
+        last = result.stderr.strip().splitlines()[-1]
+        self.assertRegex(last, "^error: .*" + cases[name][2])
+        self.assertEqual(result.stderr.count(cases[name][2].split(" .*")[0]),
+                         1, result.stderr)
         self.assertEmpty(result.stdout)
     self.assertFalse(os.path.exists(self.output))
 

@@ -53,8 +53,8 @@ def _read(path):
 
 
 def _raw_predictions(model, texts):
-  from mixvocab_tf import predict  # pylint: disable=g-import-not-at-top
-  return predict.load_predictor(model).predict(texts)
+  from mixvocab_tf.serving import predictor  # pylint: disable=g-import-not-at-top
+  return predictor.load_predictor(model).predict(texts)
 
 
 def test_builtin_files_hold_builtin_operators_only(models):

@@ -2,7 +2,7 @@
 
 Convention 15 (extension points are owned by the extension): a new
 fine-tuning task brings its export module and its serving hooks, and the
-shared plumbing (`export/`, `jobs.export_run`, `jobs.convert_run`, the tools
+shared plumbing (`export/`, `serving.export_run`, `serving.convert_run`, the tools
 on top of them) serves it unchanged. The task below is registered by this
 file alone: trained by the trainer, exported by `export_run` from its run
 directory, converted to TFLite and checked by `convert_run` on the task's own
@@ -21,8 +21,8 @@ from mixvocab_tf.core import base_task
 from mixvocab_tf.core import gin_utils
 from mixvocab_tf.core import trainer as trainer_lib
 from mixvocab_tf.export import serving_contract
-from mixvocab_tf.jobs import convert_run
-from mixvocab_tf.jobs import export_run
+from mixvocab_tf.serving import convert_run
+from mixvocab_tf.serving import export_run
 from mixvocab_tf.tasks.finetuning.text_classification import task as text_classification_task
 from mixvocab_tf.tasks.finetuning import finetune_task
 from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data

@@ -3,7 +3,7 @@
 The student is fine-tuned by the trainer (in process, with the shipped
 `finetune_snips_small.gin` shrunk by bindings), exported from the run's
 model_dir by `tools/export_saved_model.py` (which calls
-`jobs.export_run`) and converted by the library and by
+`serving.export_run`) and converted by the library and by
 `tools/convert_tflite.py`. Checks the serving criteria of the export (issue 6) on SNIPS valid (700
 queries): the fp32 .tflite gives the SavedModel's logits within 1e-4; the
 dynamic-range and int8 .tflite agree with fp32 on at least 99% of intents and

@@ -1,4 +1,5 @@
-"""End to end: `mixvocab_tf.predict` (`mixvocab-predict`) on tiny exports.
+"""End to end: the predictor (`mixvocab_tf.serving.predictor`) and its
+command (`mixvocab-predict`, `cli/predict.py`) on tiny exports.
 
 A SNIPS intent and slot model and a GLUE sentence-pair classifier (one
 layer, hidden 16, the shipped student vocabulary, random weights scaled up
@@ -24,12 +25,13 @@ import tf_keras
 
 from mixvocab_tf import assets
 from mixvocab_tf import export
-from mixvocab_tf import predict
-from mixvocab_tf.datasets import glue as glue_lib
+from mixvocab_tf.cli import predict as predict_cli
 from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.models import joint_intent_slot_model
 from mixvocab_tf.models import sentence_classifier
 from mixvocab_tf.networks import student_encoder
+from mixvocab_tf.serving import predictor as predictor_lib
+from mixvocab_tf.datasets import glue as glue_lib
 from mixvocab_tf.tasks.finetuning.text_classification import export_module as text_classification_export
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 from mixvocab_tf.tasks.finetuning.intent_slot import export_module as intent_slot_export
@@ -140,15 +142,15 @@ def _assert_same_predictions(got, want):
     (["B-city", "", "I-city", "x"], [("city", 0, 1), ("city", 2, 3)]),
 ])
 def test_iob_to_spans(tags, spans):
-  assert predict.iob_to_spans(tags) == spans
+  assert predictor_lib.iob_to_spans(tags) == spans
 
 
 # The library.
 
 
 def test_intent_slot_saved_model_and_tflite_agree(snips):
-  saved_model = predict.load_predictor(snips[0])
-  tflite = predict.load_predictor(snips[1])
+  saved_model = predictor_lib.load_predictor(snips[0])
+  tflite = predictor_lib.load_predictor(snips[1])
   for predictor in (saved_model, tflite):
     assert predictor.kind == "intent_slot"
     assert predictor.input_names == ("text",)
@@ -174,13 +176,13 @@ def test_intent_slot_saved_model_and_tflite_agree(snips):
       assert slot["text"] in query
       assert record["tags"][slot["start_word"]].endswith(slot["type"])
     assert [(s["type"], s["start_word"], s["end_word"])
-            for s in record["slots"]] == predict.iob_to_spans(record["tags"])
+            for s in record["slots"]] == predictor_lib.iob_to_spans(record["tags"])
 
 
 def test_pair_classifier_saved_model_and_tflite_agree(glue):
   rows = ["\t".join(pair) for pair in PAIRS]
-  saved_model = predict.load_predictor(glue[0])
-  tflite = predict.load_predictor(glue[1])
+  saved_model = predictor_lib.load_predictor(glue[0])
+  tflite = predictor_lib.load_predictor(glue[1])
   assert saved_model.kind == tflite.kind == "classification"
   assert saved_model.input_names == ("sentence_a", "sentence_b")
   assert tflite.labels == tuple(glue_lib.LABEL_NAMES["mnli"])
@@ -202,7 +204,7 @@ def test_single_sentence_classifier_takes_sentence(tmp_path):
       model, ["negative", "positive"], assets.default_student_vocab(),
       pair=False, seq_length=SEQ_LENGTH)
   export_dir, _ = _export(module, tmp_path, convert=False)
-  predictor = predict.load_predictor(export_dir)
+  predictor = predictor_lib.load_predictor(export_dir)
   assert predictor.input_names == ("sentence",)
   records = predictor.predict(["a fine film", {"text": "dull"},
                                {"sentence": "so dull"}], top_k=2)
@@ -211,7 +213,7 @@ def test_single_sentence_classifier_takes_sentence(tmp_path):
 
 
 def test_top_k_is_ordered_and_cut_to_the_labels(glue):
-  predictor = predict.load_predictor(glue[1])
+  predictor = predictor_lib.load_predictor(glue[1])
   rows = ["\t".join(pair) for pair in PAIRS]
   for k, length in ((1, 1), (2, 2), (3, 3), (10, 3)):
     for record in predictor.predict(rows, top_k=k):
@@ -227,8 +229,8 @@ def test_top_k_is_ordered_and_cut_to_the_labels(glue):
 
 
 def test_batches_give_the_same_records(snips):
-  one_call = predict.load_predictor(snips[1]).predict(QUERIES, top_k=2)
-  in_pairs = predict.load_predictor(snips[1], batch_size=2)
+  one_call = predictor_lib.load_predictor(snips[1]).predict(QUERIES, top_k=2)
+  in_pairs = predictor_lib.load_predictor(snips[1], batch_size=2)
   assert in_pairs.predict(QUERIES, top_k=2) == one_call
   assert in_pairs.predict([]) == []
 
@@ -236,11 +238,11 @@ def test_batches_give_the_same_records(snips):
 def test_tflite_labels_from_the_file_beside_it(snips, tmp_path, monkeypatch):
   # A .tflite whose label table cannot be read: only its label output,
   # then the label list beside it.
-  monkeypatch.setattr(predict, "tflite_label_table", lambda *args: None)
+  monkeypatch.setattr(predictor_lib, "tflite_label_table", lambda *args: None)
   path = str(tmp_path / "snips.tflite")
   shutil.copy(snips[1], path)
-  want = predict.load_predictor(snips[0]).predict(QUERIES, top_k=2)
-  alone = predict.load_predictor(path)
+  want = predictor_lib.load_predictor(snips[0]).predict(QUERIES, top_k=2)
+  alone = predictor_lib.load_predictor(path)
   assert alone.labels is None
   top_1 = alone.predict(QUERIES)
   assert [r["intent"] for r in top_1] == [r["intent"] for r in want]
@@ -249,9 +251,9 @@ def test_tflite_labels_from_the_file_beside_it(snips, tmp_path, monkeypatch):
                      r"names.*snips\.tflite\.labels\.json"):
     alone.predict(QUERIES, top_k=2)
 
-  labels = path + predict.TFLITE_LABELS_SUFFIX
+  labels = path + predictor_lib.TFLITE_LABELS_SUFFIX
   shutil.copy(os.path.join(snips[0], "assets.extra", "labels.json"), labels)
-  beside = predict.load_predictor(path)
+  beside = predictor_lib.load_predictor(path)
   assert beside.labels_source == labels
   _assert_same_predictions(beside.predict(QUERIES, top_k=2), want)
 
@@ -261,7 +263,7 @@ def test_tflite_labels_from_the_file_beside_it(snips, tmp_path, monkeypatch):
     with open(labels, "w", encoding="utf-8") as f:
       json.dump({"intents": names, "slots": SLOTS}, f)
     with pytest.raises(ValueError, match=message):
-      predict.load_predictor(path).predict(QUERIES, top_k=2)
+      predictor_lib.load_predictor(path).predict(QUERIES, top_k=2)
 
 
 # Rows and how many of their whitespace words the shipped student vocabulary
@@ -287,14 +289,14 @@ def test_unreadable_words_count_what_the_student_cannot_read(
   assert sum(unreadable.unreadable_mask(
       words, assets.default_student_vocab())) == sum(want)
   for path in snips:
-    predictor = predict.load_predictor(path)
+    predictor = predictor_lib.load_predictor(path)
     # The SavedModel's own vocabulary; the .tflite's, beside it in the
     # SavedModel it was converted from.
     assert predictor.vocab_source == os.path.join(snips[0], "assets",
                                                   "student_vocab.txt")
     assert [r["unreadable_words"] for r in predictor.predict(rows)] == want
   # Both texts of a pair.
-  pairs = predict.load_predictor(glue[1]).predict(
+  pairs = predictor_lib.load_predictor(glue[1]).predict(
       ["你好 world\t😀 😀", "a man sleeps\tнет"])
   assert [r["unreadable_words"] for r in pairs] == [3, 1]
 
@@ -302,46 +304,46 @@ def test_unreadable_words_count_what_the_student_cannot_read(
   # --vocab.
   path = str(tmp_path / "alone.tflite")
   shutil.copy(snips[1], path)
-  assert predict.load_predictor(path).vocab_source == (
+  assert predictor_lib.load_predictor(path).vocab_source == (
       assets.default_student_vocab())
   tiny = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "play", "北", "##京"]
-  with open(path + predict.TFLITE_VOCAB_SUFFIX, "w", encoding="utf-8") as f:
+  with open(path + predictor_lib.TFLITE_VOCAB_SUFFIX, "w", encoding="utf-8") as f:
     f.write("\n".join(tiny) + "\n")
-  beside = predict.load_predictor(path)
-  assert beside.vocab_source == path + predict.TFLITE_VOCAB_SUFFIX
+  beside = predictor_lib.load_predictor(path)
+  assert beside.vocab_source == path + predictor_lib.TFLITE_VOCAB_SUFFIX
   assert [r["unreadable_words"] for r in beside.predict(
       ["play 北京 天气", "play"])] == [1, 0]
-  given = predict.load_predictor(path, vocab=assets.default_student_vocab())
+  given = predictor_lib.load_predictor(path, vocab=assets.default_student_vocab())
   assert [r["unreadable_words"] for r in given.predict(rows)] == want
   with pytest.raises(FileNotFoundError, match="nope.txt does not exist"):
-    predict.load_predictor(path, vocab=str(tmp_path / "nope.txt"))
+    predictor_lib.load_predictor(path, vocab=str(tmp_path / "nope.txt"))
 
 
 def test_the_label_table_inside_a_tflite(glue, snips):
   with open(snips[1], "rb") as f:
     content = f.read()
-  assert predict.tflite_label_table(content, "intent") == INTENTS
+  assert predictor_lib.tflite_label_table(content, "intent") == INTENTS
   # The tag table has the '' that padding reads.
-  assert predict.tflite_label_table(content, "slot_tags") == SLOTS + [""]
-  assert predict.tflite_label_table(content, "intent_probs") is None
-  assert predict.tflite_label_table(content, "no_such_output") is None
+  assert predictor_lib.tflite_label_table(content, "slot_tags") == SLOTS + [""]
+  assert predictor_lib.tflite_label_table(content, "intent_probs") is None
+  assert predictor_lib.tflite_label_table(content, "no_such_output") is None
   with open(glue[1], "rb") as f:
-    assert predict.tflite_label_table(f.read(), "label") == list(
+    assert predictor_lib.tflite_label_table(f.read(), "label") == list(
         glue_lib.LABEL_NAMES["mnli"])
 
 
 def test_library_errors_say_what_was_expected(glue, tmp_path):
   with pytest.raises(FileNotFoundError, match=r"nope does not exist; "
                      "expected a SavedModel directory"):
-    predict.load_predictor(str(tmp_path / "nope"))
+    predictor_lib.load_predictor(str(tmp_path / "nope"))
   with pytest.raises(ValueError, match="is a directory but not a SavedModel"):
-    predict.load_predictor(str(tmp_path))
+    predictor_lib.load_predictor(str(tmp_path))
   text = tmp_path / "model.txt"
   text.write_text("hello, not a model")
   with pytest.raises(ValueError, match="neither a SavedModel directory nor "
                      "a .tflite file"):
-    predict.load_predictor(str(text))
-  predictor = predict.load_predictor(glue[1])
+    predictor_lib.load_predictor(str(text))
+  predictor = predictor_lib.load_predictor(glue[1])
   with pytest.raises(ValueError, match=r"row 2: this sentence-pair model "
                      r"takes text_a and text_b separated by one tab; "
                      r"received 0 tabs"):
@@ -359,14 +361,14 @@ def test_read_rows_tells_text_from_json_and_refuses_bad_lines():
   lines = [b"\xef\xbb\xbfplay jazz\r\n", b"\n", b"   \n",
            b'{"text": "add {this}"}\n', "  caf\u00e9\tnoir".encode(),
            b"{not json\n", b"\xff\xfe\n"]
-  rows = predict.read_rows(lines, "q.txt")
+  rows = predict_cli.read_rows(lines, "q.txt")
   assert next(rows) == ("line 1 of q.txt", "play jazz")
   assert next(rows) == ("line 4 of q.txt", {"text": "add {this}"})
   assert next(rows) == ("line 5 of q.txt", "  caf\u00e9\tnoir")
   with pytest.raises(ValueError, match=r"line 6 of q.txt starts with '\{' "
                      "but is not a JSON object"):
     next(rows)
-  rows = predict.read_rows(lines[-1:], "q.txt")
+  rows = predict_cli.read_rows(lines[-1:], "q.txt")
   with pytest.raises(ValueError, match=r"line 1 of q.txt is not UTF-8 text"):
     next(rows)
 
@@ -377,13 +379,13 @@ def test_read_rows_tells_text_from_json_and_refuses_bad_lines():
 def _command(tmp_path, *argv):
   """(exit status, stdout, stderr) of the command run in this process."""
   values = flags.FlagValues()
-  predict.define_flags(values)
+  predict_cli.define_flags(values)
   values(["mixvocab-predict", *argv])
   stdout, stderr = tmp_path / "stdout", tmp_path / "stderr"
   with open(stdout, "w") as out, open(stderr, "w") as err:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
       try:
-        predict.main(["mixvocab-predict"], values)
+        predict_cli.main(["mixvocab-predict"], values)
         status = 0
       except SystemExit as e:
         status = e.code
@@ -393,7 +395,7 @@ def _command(tmp_path, *argv):
 def _start(*args):
   env = dict(os.environ, PYTHONPATH=_ROOT, TF_CPP_MIN_LOG_LEVEL="2")
   return subprocess.Popen(
-      [sys.executable, "-m", "mixvocab_tf.predict", *args],
+      [sys.executable, "-m", "mixvocab_tf.cli.predict", *args],
       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
       env=env, cwd=_ROOT)
 
@@ -404,7 +406,7 @@ def _finish(process, stdin=""):
 
 
 def test_command_on_stdin_and_stdout_and_its_errors(snips, glue, tmp_path):
-  """`python -m mixvocab_tf.predict` as a process: stdin to stdout, a
+  """`python -m mixvocab_tf.cli.predict` as a process: stdin to stdout, a
   one-line error, --help (absl's: exit status 1)."""
   pairs = tmp_path / "pairs.txt"
   pairs.write_text("a man sleeps\tnobody sleeps\njust one sentence\n")
@@ -420,7 +422,7 @@ def test_command_on_stdin_and_stdout_and_its_errors(snips, glue, tmp_path):
   status, stdout, stderr = _finish(processes[0], stdin)
   assert status == 0, stderr
   got = [json.loads(line) for line in stdout.splitlines()]
-  assert got == predict.load_predictor(snips[1]).predict(
+  assert got == predictor_lib.load_predictor(snips[1]).predict(
       [QUERIES[0], QUERIES[1], QUERIES[3]], top_k=2)
 
   status, stdout, stderr = _finish(processes[1])
@@ -456,7 +458,7 @@ def test_command_reads_a_file_and_writes_a_file(glue, tmp_path):
          for line in output.read_text(encoding="utf-8").splitlines()]
   # The same batches as the command's: scores of other batchings differ in
   # the last bits.
-  assert got == predict.load_predictor(
+  assert got == predictor_lib.load_predictor(
       glue[0], batch_size=3, vocab=str(vocab)).predict(
           ["\t".join(pair) for pair in PAIRS], top_k=3)
   # "A man is playing a guitar." / "Someone plays music.": 2 + 3.

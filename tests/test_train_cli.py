@@ -90,6 +90,47 @@ def test_bad_configurations_end_with_clear_errors(tmp_path):
                         f"ckpt-{bad_step - 1}.index")
 
 
+def _write_goo(directory, rows):
+  directory.mkdir(parents=True)
+  for index, name in enumerate(("seq.in", "seq.out", "label")):
+    (directory / name).write_text("".join(row[index] + "\n" for row in rows))
+
+
+def test_an_error_and_a_warning_are_printed_once(tmp_path):
+  """The own-data job on a dataset whose train lacks a column (an error,
+  raised inside the gin configurable `own_data_steps`) and on one whose
+  validation has an intent and a slot tag train lacks (a warning, given
+  when the job is configured): each printed once, the error without gin's
+  "In call to configurable" line."""
+  broken = tmp_path / "broken"
+  broken.mkdir()
+  for split in ("train", "validation"):
+    (broken / f"{split}.csv").write_text(
+        "text,lable\nplay some jazz,PlayMusic\nrain today,GetWeather\n")
+  unseen = tmp_path / "unseen"
+  _write_goo(unseen / "train", [("play some jazz", "O O B-genre", "PlayMusic"),
+                                ("rain in paris", "O O B-city", "GetWeather")])
+  _write_goo(unseen / "dev", [("play rock", "O B-genre", "PlayMusic"),
+                              ("book a table", "O O B-object", "BookTable")])
+  error = _start(str(tmp_path / "a"), ["own_data.gin"],
+                 [f"DATA_DIR = '{broken}'"])
+  warning = _start(str(tmp_path / "b"), ["own_data.gin"],
+                   [f"DATA_DIR = '{unseen}'"], flags=["--dry_run"])
+  returncode, out, err = _finish(error)
+  _assert_clean_error(returncode, err, "DataError", "there is no column "
+                      "'label'; the columns are ['text', 'lable']")
+  shown = out + err
+  assert shown.count("there is no column 'label'") == 1, shown[-3000:]
+  assert "In call to configurable" not in shown, shown[-3000:]
+  returncode, out, err = _finish(warning)
+  assert returncode == 0, err[-3000:]
+  shown = out + err
+  assert shown.count("are not in train") == 1, shown[-3000:]
+  assert "1 of 2 examples (50.0%) have an intent train lacks" in shown
+  assert "1 word has a slot tag train lacks" in shown
+  assert "intent 'BookTable' (1 example)" in shown
+
+
 # TensorFlow's C++ log lines: "2026-11-26 01:20:13.799474: I tensorflow/...".
 _TF_CPP_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] ",
                           re.MULTILINE)

@@ -15,7 +15,7 @@ IOB decoder. Here the page is served by `python3.11 -m http.server` on
 - its IOB decoder gives `iob_decoding.viterbi_decode_numpy`'s tags;
 - 20 validation queries typed into the page give the labels (classifier),
   intents and per-word tags (intent and slots) of
-  `predict.load_predictor(model_dynamic.tflite)`, probabilities within 0.01;
+  `predictor.load_predictor(model_dynamic.tflite)`, probabilities within 0.01;
   the page makes no request outside its server and throws no error. A
   screenshot of each page goes to the test's temporary directory and to
   $MIXVOCAB_SCREENSHOT_DIR when set.
@@ -39,8 +39,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from mixvocab_tf import predict
 from mixvocab_tf.export import serving_tokenizer
+from mixvocab_tf.serving import predictor
 from mixvocab_tf.tasks.finetuning import iob_decoding
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -253,7 +253,7 @@ def test_classifier_page(models, server, tmp_path):  # pylint: disable=redefined
   queries = files["queries"][:NUM_QUERIES]
   page = _drive(server, "classifier=models/text_classification/"
                 "model_builtin.tflite", queries, tmp_path)
-  expected = predict.load_predictor(files["tflite"]).predict(queries, top_k=2)
+  expected = predictor.load_predictor(files["tflite"]).predict(queries, top_k=2)
   for want, got in zip(expected, page):
     assert got["label"] == want["label"], (want, got)
     assert abs(got["score"] - want["score"]) < SCORE_TOLERANCE, (want, got)
@@ -264,7 +264,7 @@ def test_intent_slot_page(models, server, tmp_path):  # pylint: disable=redefine
   queries = files["queries"][:NUM_QUERIES]
   page = _drive(server, "intent_slot=models/intent_slot/model_builtin.tflite",
                 queries, tmp_path)
-  expected = predict.load_predictor(files["tflite"]).predict(queries, top_k=2)
+  expected = predictor.load_predictor(files["tflite"]).predict(queries, top_k=2)
   for want, got in zip(expected, page):
     assert got["intent"] == want["intent"], (want, got)
     assert abs(got["score"] - want["score"]) < SCORE_TOLERANCE, (want, got)

@@ -23,40 +23,45 @@ Other corpora: --input takes comma-separated files and globs, e.g.
 import glob
 import json
 import os
-import sys
 import time
 
-from absl import app
 from absl import flags
 from absl import logging
 
-from mixvocab_tf import cli as cli_entry
 from mixvocab_tf import assets
+from mixvocab_tf.cli import console
 from mixvocab_tf.text import vocab
 from mixvocab_tf.text import vocab_learning
 
-_INPUT = flags.DEFINE_string(
-    "input", None,
-    "Comma-separated text files and globs (one paragraph per line). Default: "
-    "the built-in public-domain corpus.")
-_VOCAB_SIZE = flags.DEFINE_integer(
-    "vocab_size", 5000, "Target vocabulary size; the result is at most this.")
-_OUTPUT = flags.DEFINE_string("output", None, "Where to write vocab.txt.")
-_TEACHER_VOCAB = flags.DEFINE_string(
-    "teacher_vocab", None,
-    "Teacher vocab.txt to compare with (and prune to). Default: the default "
-    "teacher's.")
-_HELDOUT_FRACTION = flags.DEFINE_float(
-    "heldout_fraction", 0.01,
-    "Share of lines held out from learning (every n-th line) for the summary.")
-_PRUNE_TO_TEACHER = flags.DEFINE_bool(
-    "prune_to_teacher", False,
-    "Keep only the learned tokens that the teacher vocabulary also has.")
-_MAX_LINES = flags.DEFINE_integer(
-    "max_lines", None, "Read at most this many non-blank lines.")
-_MAX_UNIQUE_CHARS = flags.DEFINE_integer(
-    "max_unique_chars", 1000,
-    "Alphabet size the learner keeps; each character costs two tokens.")
+FLAGS = flags.FLAGS
+
+
+def define_flags():
+  """The command's flags (`run` defines them; importing this does not)."""
+  flags.DEFINE_string(
+      "input", None,
+      "Comma-separated text files and globs (one paragraph per line). "
+      "Default: the built-in public-domain corpus.")
+  flags.DEFINE_integer(
+      "vocab_size", 5000,
+      "Target vocabulary size; the result is at most this.")
+  flags.DEFINE_string("output", None, "Where to write vocab.txt.")
+  flags.DEFINE_string(
+      "teacher_vocab", None,
+      "Teacher vocab.txt to compare with (and prune to). Default: the "
+      "default teacher's.")
+  flags.DEFINE_float(
+      "heldout_fraction", 0.01,
+      "Share of lines held out from learning (every n-th line) for the "
+      "summary.")
+  flags.DEFINE_bool(
+      "prune_to_teacher", False,
+      "Keep only the learned tokens that the teacher vocabulary also has.")
+  flags.DEFINE_integer(
+      "max_lines", None, "Read at most this many non-blank lines.")
+  flags.DEFINE_integer(
+      "max_unique_chars", 1000,
+      "Alphabet size the learner keeps; each character costs two tokens.")
 
 
 def expand_inputs(spec):
@@ -74,8 +79,8 @@ def expand_inputs(spec):
 
 
 def _teacher_vocab_path():
-  if _TEACHER_VOCAB.value:
-    return _TEACHER_VOCAB.value
+  if FLAGS.teacher_vocab:
+    return FLAGS.teacher_vocab
   try:
     return assets.default_teacher_vocab()
   except FileNotFoundError as e:
@@ -86,28 +91,28 @@ def _teacher_vocab_path():
 def build(files, teacher_path):
   """Learns, writes and summarises the vocabulary; returns the summary."""
   start = time.time()
-  lines = vocab_learning.read_corpus_lines(files, max_lines=_MAX_LINES.value)
+  lines = vocab_learning.read_corpus_lines(files, max_lines=FLAGS.max_lines)
   if not lines:
     raise ValueError(f"The input holds no text: {files}.")
   train, heldout = vocab_learning.split_heldout(lines,
-                                                _HELDOUT_FRACTION.value)
+                                                FLAGS.heldout_fraction)
   logging.info("Read %d lines from %d files: %d to learn from, %d held out.",
                len(lines), len(files), len(train), len(heldout))
   teacher = vocab.load_vocab(teacher_path) if teacher_path else None
   tokens = vocab_learning.learn_vocabulary_from_lines(
-      train, _VOCAB_SIZE.value, max_unique_chars=_MAX_UNIQUE_CHARS.value)
+      train, FLAGS.vocab_size, max_unique_chars=FLAGS.max_unique_chars)
   result = {"input_files": files, "train_lines": len(train),
-            "vocab_size_target": _VOCAB_SIZE.value, "learned_size": len(tokens)}
-  if _PRUNE_TO_TEACHER.value:
+            "vocab_size_target": FLAGS.vocab_size, "learned_size": len(tokens)}
+  if FLAGS.prune_to_teacher:
     if teacher is None:
       raise ValueError("--prune_to_teacher needs a teacher vocabulary: pass "
                        "--teacher_vocab or install the default teacher.")
     tokens = vocab_learning.prune_to_teacher(tokens, teacher)
     result["pruned_to_teacher"] = True
-  vocab.write_vocab(tokens, _OUTPUT.value)
+  vocab.write_vocab(tokens, FLAGS.output)
   logging.info("Wrote %d tokens to %s; summarising.", len(tokens),
-               _OUTPUT.value)
-  result.update({"output": _OUTPUT.value,
+               FLAGS.output)
+  result.update({"output": FLAGS.output,
                  "fingerprint": vocab.vocab_fingerprint(tokens),
                  "teacher_vocab": teacher_path})
   result.update(vocab_learning.vocabulary_summary(tokens, teacher, heldout))
@@ -115,24 +120,23 @@ def build(files, teacher_path):
   return result
 
 
+def _run():
+  files = (expand_inputs(FLAGS.input) if FLAGS.input
+           else assets.builtin_corpus_files())
+  print(json.dumps(build(files, _teacher_vocab_path()), indent=2))
+
+
 def main(argv):
-  if len(argv) > 1:
-    raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
-  try:
-    files = (expand_inputs(_INPUT.value) if _INPUT.value
-             else assets.builtin_corpus_files())
-    summary = build(files, _teacher_vocab_path())
-  except (ValueError, FileNotFoundError) as e:
-    # A bad argument or input is the user's to fix: say what, not where.
-    # Named as invoked: build_vocab.py or mixvocab-build-vocab.
-    sys.exit(f"{os.path.basename(argv[0])}: error: {e}")
-  print(json.dumps(summary, indent=2))
+  """The absl main of `mixvocab-build-vocab` (flags: `define_flags`)."""
+  # A bad argument or input is the user's to fix: say what, not where.
+  console.run_tool(argv, _run, (ValueError, FileNotFoundError))
 
 
 def run():
   """The `mixvocab-build-vocab` console script."""
+  define_flags()
   flags.mark_flag_as_required("output")
-  cli_entry.run_main(main, __name__)
+  console.run_main(main, __name__)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ it has them (SNIPS: all of SNIPS valid, 700 queries), else on the first
 `--parity_examples` lines of `--parity_file` (default: the built-in corpus):
 the largest logit difference, label agreement, and the task's scores of each
 (SNIPS: intent accuracy and slot F1). The task is found from the export's
-`export_info.json` (`mixvocab_tf.jobs.convert_run`), so this tool knows no
+`export_info.json` (`mixvocab_tf.serving.convert_run`), so this tool knows no
 task by name.
 
 In the .tflite, label strings come from constant tables inside the model
@@ -48,62 +48,68 @@ import json
 
 from absl import flags
 
-from mixvocab_tf import cli as cli_entry
-from mixvocab_tf.core import cli
+from mixvocab_tf.cli import console
 from mixvocab_tf.export import tflite_conversion
-from mixvocab_tf.jobs import convert_run
+from mixvocab_tf.serving import convert_run
 
-_SAVED_MODEL = flags.DEFINE_string(
-    "saved_model", None, "SavedModel from mixvocab-export "
-    "(tools/export_saved_model.py).")
-_OUTPUT = flags.DEFINE_string("output", None, "Where to write the .tflite.")
-_QUANTIZE = flags.DEFINE_enum("quantize", "none",
-                              list(tflite_conversion.QUANTIZATIONS),
-                              "Quantization of the .tflite.")
-_REPRESENTATIVE_FILE = flags.DEFINE_string(
-    "representative_file", None, "int8 calibration text, one example per "
-    "line (tab between the sentences of a pair).")
-_REPRESENTATIVE_EXAMPLES = flags.DEFINE_integer(
-    "representative_examples", 300, "Calibration examples for int8.")
-_PARITY_FILE = flags.DEFINE_string(
-    "parity_file", None, "Parity text for models whose task has no examples "
-    "of its own (not SNIPS), one example per line (default: the built-in "
-    "corpus).")
-_INT8_FLOAT_NODES = flags.DEFINE_string(
-    "int8_float_nodes", tflite_conversion.INT8_FLOAT_NODES,
-    "With --quantize=int8: regex of the .tflite tensor names whose ops stay "
-    "in float (empty: none).")
-_BUILTIN_OUTPUT = flags.DEFINE_string(
-    "builtin_output", None, "Where to write the builtin-only .tflite (token "
-    "ids in, TFLite Model Metadata; for MediaPipe Tasks, LiteRT.js and stock "
-    "LiteRT). Default: --output with '_builtin' before '.tflite'.")
-_PARITY_EXAMPLES = flags.DEFINE_integer(
-    "parity_examples", None, "Compare on only this many examples (default: "
-    "all of the task's own, e.g. SNIPS valid; 500 lines otherwise).")
+FLAGS = flags.FLAGS
+
+
+def define_flags():
+  """The command's flags (`run` defines them; importing this does not)."""
+  flags.DEFINE_string("saved_model", None, "SavedModel from mixvocab-export "
+                      "(tools/export_saved_model.py).")
+  flags.DEFINE_string("output", None, "Where to write the .tflite.")
+  flags.DEFINE_enum("quantize", "none", list(tflite_conversion.QUANTIZATIONS),
+                    "Quantization of the .tflite.")
+  flags.DEFINE_string(
+      "representative_file", None, "int8 calibration text, one example per "
+      "line (tab between the sentences of a pair).")
+  flags.DEFINE_integer("representative_examples", 300,
+                       "Calibration examples for int8.")
+  flags.DEFINE_string(
+      "parity_file", None, "Parity text for models whose task has no "
+      "examples of its own (not SNIPS), one example per line (default: the "
+      "built-in corpus).")
+  flags.DEFINE_string(
+      "int8_float_nodes", tflite_conversion.INT8_FLOAT_NODES,
+      "With --quantize=int8: regex of the .tflite tensor names whose ops "
+      "stay in float (empty: none).")
+  flags.DEFINE_string(
+      "builtin_output", None, "Where to write the builtin-only .tflite "
+      "(token ids in, TFLite Model Metadata; for MediaPipe Tasks, LiteRT.js "
+      "and stock LiteRT). Default: --output with '_builtin' before "
+      "'.tflite'.")
+  flags.DEFINE_integer(
+      "parity_examples", None, "Compare on only this many examples "
+      "(default: all of the task's own, e.g. SNIPS valid; 500 lines "
+      "otherwise).")
 
 
 def _run():
-  if not _SAVED_MODEL.value or not _OUTPUT.value:
+  if not FLAGS.saved_model or not FLAGS.output:
     raise ValueError("--saved_model and --output are required.")
   summary = convert_run.convert_run(
-      _SAVED_MODEL.value, _OUTPUT.value, _QUANTIZE.value,
-      representative_file=_REPRESENTATIVE_FILE.value,
-      representative_examples=_REPRESENTATIVE_EXAMPLES.value,
-      parity_file=_PARITY_FILE.value,
-      parity_examples=_PARITY_EXAMPLES.value,
-      int8_float_nodes=_INT8_FLOAT_NODES.value,
-      builtin_output=_BUILTIN_OUTPUT.value)
+      FLAGS.saved_model, FLAGS.output, FLAGS.quantize,
+      representative_file=FLAGS.representative_file,
+      representative_examples=FLAGS.representative_examples,
+      parity_file=FLAGS.parity_file,
+      parity_examples=FLAGS.parity_examples,
+      int8_float_nodes=FLAGS.int8_float_nodes,
+      builtin_output=FLAGS.builtin_output)
   print(json.dumps(summary, indent=1))
 
 
 def main(argv):
+  """The absl main of `mixvocab-convert` (flags: `define_flags`)."""
   # tflite_conversion.UnsupportedOpsError is a ValueError.
-  cli.run_tool(argv, _run)
+  console.run_tool(argv, _run)
 
 
 def run():
   """The `mixvocab-convert` console script."""
-  cli_entry.run_main(main, __name__)
+  define_flags()
+  console.run_main(main, __name__)
 
 
 if __name__ == "__main__":

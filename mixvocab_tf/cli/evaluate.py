@@ -26,39 +26,42 @@ from absl import flags
 import gin
 
 import mixvocab_tf.tasks  # Registers the built-in tasks.  # pylint: disable=unused-import
-from mixvocab_tf import cli as cli_entry
-from mixvocab_tf.core import cli
-from mixvocab_tf.tasks.finetuning import finetune_task
-from mixvocab_tf.core import metrics_io
-from mixvocab_tf.tasks.pretraining import mlm_eval
-from mixvocab_tf.tasks.pretraining import mlm_task
+from mixvocab_tf.cli import console
 from mixvocab_tf.core import evaluation
 from mixvocab_tf.core import gin_utils
+from mixvocab_tf.core import metrics_io
+from mixvocab_tf.tasks.finetuning import finetune_task
+from mixvocab_tf.tasks.pretraining import mlm_eval
+from mixvocab_tf.tasks.pretraining import mlm_task
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_string("model_dir", None,
-                    "The run to evaluate; its operative_config.gin rebuilds "
-                    "the task unless --gin_file is given.")
-flags.DEFINE_string("checkpoint", "latest",
-                    "'latest' (model_dir's), 'best' (model_dir/best), a "
-                    "directory or a checkpoint prefix.")
-flags.DEFINE_multi_string("gin_file", [],
-                          "Gin files (default: model_dir/operative_config.gin).")
-flags.DEFINE_multi_string("gin_bindings", [], "Extra gin bindings.")
-flags.DEFINE_string("split", None,
-                    "Fine-tuning split to evaluate (SNIPS: valid, train; "
-                    "GLUE: validation, validation_mismatched, train); default: "
-                    "the task's eval_split.")
-flags.DEFINE_integer("max_batches", None,
-                     "Evaluate only this many batches (default: all).")
-flags.DEFINE_enum("mlm_mode", None, list(mlm_eval.MODES),
-                  "Pretraining runs: segmentation of the text (default: the "
-                  "task's: mixed for stage I, student for stage II / NoKD).")
-flags.DEFINE_list("input_files", None,
-                  "Pretraining runs: held-out text files (default: the "
-                  "run's training text).")
-flags.DEFINE_string("output_json", None, "Also write the metrics here.")
+
+def define_flags():
+  """The command's flags (`run` defines them; importing this does not)."""
+  flags.DEFINE_string("model_dir", None,
+                      "The run to evaluate; its operative_config.gin "
+                      "rebuilds the task unless --gin_file is given.")
+  flags.DEFINE_string("checkpoint", "latest",
+                      "'latest' (model_dir's), 'best' (model_dir/best), a "
+                      "directory or a checkpoint prefix.")
+  flags.DEFINE_multi_string(
+      "gin_file", [], "Gin files (default: model_dir/operative_config.gin).")
+  flags.DEFINE_multi_string("gin_bindings", [], "Extra gin bindings.")
+  flags.DEFINE_string("split", None,
+                      "Fine-tuning split to evaluate (SNIPS: valid, train; "
+                      "GLUE: validation, validation_mismatched, train); "
+                      "default: the task's eval_split.")
+  flags.DEFINE_integer("max_batches", None,
+                       "Evaluate only this many batches (default: all).")
+  flags.DEFINE_enum("mlm_mode", None, list(mlm_eval.MODES),
+                    "Pretraining runs: segmentation of the text (default: "
+                    "the task's: mixed for stage I, student for stage II / "
+                    "NoKD).")
+  flags.DEFINE_list("input_files", None,
+                    "Pretraining runs: held-out text files (default: the "
+                    "run's training text).")
+  flags.DEFINE_string("output_json", None, "Also write the metrics here.")
 
 
 def _parse_config():
@@ -124,13 +127,15 @@ def _run():
 
 
 def main(argv):
-  cli.run_tool(argv, _run,
-               (ValueError, FileNotFoundError, NotImplementedError))
+  """The absl main of `mixvocab-evaluate` (flags: `define_flags`)."""
+  console.run_tool(argv, _run,
+                   (ValueError, FileNotFoundError, NotImplementedError))
 
 
 def run():
   """The `mixvocab-evaluate` console script."""
-  cli_entry.run_main(main, __name__)
+  define_flags()
+  console.run_main(main, __name__)
 
 
 if __name__ == "__main__":

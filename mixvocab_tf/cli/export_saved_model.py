@@ -7,7 +7,7 @@ From a fine-tuning run (Zhao et al., EACL 2021, §4.2: SNIPS, or SST-2 /
 MRPC / MNLI): the run's `operative_config.gin` rebuilds its task and model,
 the checkpoint's weights are read, and the task's own export module wraps
 them with its labels, vocabulary and sequence length
-(`mixvocab_tf.jobs.export_run`, which the main job's export step calls too):
+(`mixvocab_tf.serving.export_run`, which the jobs' export steps call too):
 
   mixvocab-export --model_dir=/tmp/snips --checkpoint=best \
       --export_dir=/tmp/snips_export
@@ -34,64 +34,69 @@ import json
 
 from absl import flags
 
-from mixvocab_tf import cli as cli_entry
-from mixvocab_tf.core import cli
+from mixvocab_tf.cli import console
 from mixvocab_tf.export import encoder_export_module
-from mixvocab_tf.jobs import export_run
+from mixvocab_tf.serving import export_run
 
-_MODEL_DIR = flags.DEFINE_string(
-    "model_dir", None, "The trainer run to export (its operative_config.gin "
-    "rebuilds the task unless --gin_file is given).")
-_CHECKPOINT = flags.DEFINE_string(
-    "checkpoint", "best", "'best' (model_dir/best, falling back to the "
-    "latest if the run kept none), 'latest', a directory or a ckpt-N prefix.")
-_EXPORT_DIR = flags.DEFINE_string("export_dir", None,
-                                  "The new SavedModel directory.")
-_LABELS = flags.DEFINE_string(
-    "labels", None, "SNIPS label JSON (default: the run's "
-    "snips_labels.json, else built from SNIPS train).")
-_VOCAB = flags.DEFINE_string(
-    "vocab", None, "The vocab.txt the model was trained with (default: the "
-    "run's).")
-_ENCODER = flags.DEFINE_bool(
-    "encoder", False, "Export the bare student encoder of a pretraining run "
-    "(stage II, NoKD, ...) instead of a fine-tuned model.")
-_ENCODER_KEY = flags.DEFINE_string(
-    "encoder_key", "student_encoder", "With --encoder: the encoder's name in "
-    "the checkpoint.")
-_SEQ_LENGTH = flags.DEFINE_integer(
-    "seq_length", None, "Most tokens per input (default: the task's; "
-    f"{encoder_export_module.DEFAULT_SEQ_LENGTH} with --encoder).")
-_GIN_FILE = flags.DEFINE_multi_string(
-    "gin_file", [], "Gin files (default: model_dir/operative_config.gin).")
-_GIN_BINDINGS = flags.DEFINE_multi_string("gin_bindings", [],
-                                          "Extra gin bindings.")
+FLAGS = flags.FLAGS
+
+
+def define_flags():
+  """The command's flags (`run` defines them; importing this does not)."""
+  flags.DEFINE_string(
+      "model_dir", None, "The trainer run to export (its "
+      "operative_config.gin rebuilds the task unless --gin_file is given).")
+  flags.DEFINE_string(
+      "checkpoint", "best", "'best' (model_dir/best, falling back to the "
+      "latest if the run kept none), 'latest', a directory or a ckpt-N "
+      "prefix.")
+  flags.DEFINE_string("export_dir", None, "The new SavedModel directory.")
+  flags.DEFINE_string(
+      "labels", None, "SNIPS label JSON (default: the run's "
+      "snips_labels.json, else built from SNIPS train).")
+  flags.DEFINE_string(
+      "vocab", None, "The vocab.txt the model was trained with (default: "
+      "the run's).")
+  flags.DEFINE_bool(
+      "encoder", False, "Export the bare student encoder of a pretraining "
+      "run (stage II, NoKD, ...) instead of a fine-tuned model.")
+  flags.DEFINE_string(
+      "encoder_key", "student_encoder", "With --encoder: the encoder's name "
+      "in the checkpoint.")
+  flags.DEFINE_integer(
+      "seq_length", None, "Most tokens per input (default: the task's; "
+      f"{encoder_export_module.DEFAULT_SEQ_LENGTH} with --encoder).")
+  flags.DEFINE_multi_string(
+      "gin_file", [], "Gin files (default: model_dir/operative_config.gin).")
+  flags.DEFINE_multi_string("gin_bindings", [], "Extra gin bindings.")
 
 
 def _run():
-  if not _EXPORT_DIR.value:
+  if not FLAGS.export_dir:
     raise ValueError("--export_dir is required.")
-  if _ENCODER.value:
+  if FLAGS.encoder:
     summary = export_run.export_encoder_run(
-        _MODEL_DIR.value, _EXPORT_DIR.value, _CHECKPOINT.value,
-        vocab=_VOCAB.value, seq_length=_SEQ_LENGTH.value,
-        key=_ENCODER_KEY.value)
+        FLAGS.model_dir, FLAGS.export_dir, FLAGS.checkpoint,
+        vocab=FLAGS.vocab, seq_length=FLAGS.seq_length,
+        key=FLAGS.encoder_key)
   else:
     summary = export_run.export_run(
-        _MODEL_DIR.value, _EXPORT_DIR.value, _CHECKPOINT.value,
-        gin_files=_GIN_FILE.value, gin_bindings=_GIN_BINDINGS.value,
-        vocab=_VOCAB.value, seq_length=_SEQ_LENGTH.value,
-        labels=_LABELS.value)
+        FLAGS.model_dir, FLAGS.export_dir, FLAGS.checkpoint,
+        gin_files=FLAGS.gin_file, gin_bindings=FLAGS.gin_bindings,
+        vocab=FLAGS.vocab, seq_length=FLAGS.seq_length,
+        labels=FLAGS.labels)
   print(json.dumps(summary, indent=1))
 
 
 def main(argv):
-  cli.run_tool(argv, _run)
+  """The absl main of `mixvocab-export` (flags: `define_flags`)."""
+  console.run_tool(argv, _run)
 
 
 def run():
   """The `mixvocab-export` console script."""
-  cli_entry.run_main(main, __name__)
+  define_flags()
+  console.run_main(main, __name__)
 
 
 if __name__ == "__main__":

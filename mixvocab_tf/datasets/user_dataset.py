@@ -224,12 +224,14 @@ class UserDataset:
         listed += f" and {len(items) - most} more"
       unseen = sum(found["labels"].values())
       total = len(self.splits[split])
-      cost = (f"{unseen} of {total} examples ({unseen / total:.1%}) have a "
-              f"{label_word} train lacks" if unseen else "")
+      article = "an" if label_word == "intent" else "a"
+      cost = (f"{unseen} of {total} examples ({unseen / total:.1%}) have "
+              f"{article} {label_word} train lacks" if unseen else "")
       words = sum(found["slot_tags"].values())
       if words:
-        cost += (("; " if cost else "") +
-                 f"{words} words have a slot tag train lacks")
+        cost += ("; " if cost else "") + (
+            f"{words} word{'s have' if words != 1 else ' has'} a slot tag "
+            "train lacks")
       parts.append(f"{split} ({self.splits[split].path}): {cost}: {listed}")
     if not parts:
       return None

@@ -4,7 +4,7 @@ Connects the fine-tuning tasks of Zhao et al. (EACL 2021), §4.2, to serving:
 the task that trained a checkpoint rebuilds its model, and its
 `export_module(model)` wraps it with the tokenizer, labels and sequence length
 that serving needs. This file knows no task: a new fine-tuning task exports
-by defining `export_module`. `mixvocab_tf.jobs.export_run` rebuilds the task
+by defining `export_module`. `mixvocab_tf.serving.export_run` rebuilds the task
 from a run's `operative_config.gin` and calls `export_task_checkpoint`.
 """
 
@@ -33,7 +33,7 @@ def export_task_checkpoint(task, checkpoint, export_dir):
         "export module; expected a task with export_module(model) (a "
         "fine-tuning task such as intent_slot or text_classification). Export a "
         "pretraining run's student encoder with "
-        "mixvocab_tf.jobs.export_run.export_encoder_run instead.")
+        "mixvocab_tf.serving.export_run.export_encoder_run instead.")
   model = task.build_model()
   path = evaluation.restore_model(task, model, checkpoint)
   module = task.export_module(model)

@@ -21,7 +21,7 @@ import sys
 import tensorflow as tf
 
 from mixvocab_tf import assets
-from mixvocab_tf.jobs import run_files
+from mixvocab_tf.core import run_files
 from mixvocab_tf.text import heldout
 
 MLM_CURVE_FILE = "mlm_curve.json"

@@ -29,14 +29,20 @@ import tensorflow as tf
 import mixvocab_tf.tasks  # Registers the built-in tasks.  # pylint: disable=unused-import
 from mixvocab_tf.core import evaluation
 from mixvocab_tf.core import gin_utils
-from mixvocab_tf.jobs import run_files
+from mixvocab_tf.core import run_files
 from mixvocab_tf.tasks.pretraining import mlm_eval
 
-_RUN_DIR = flags.DEFINE_string("run_dir", None, "A stage II or NoKD run.")
-_INPUT_FILES = flags.DEFINE_list("input_files", None, "Held-out text.")
-_MAX_BATCHES = flags.DEFINE_integer("max_batches", 50,
-                                    "Held-out batches per checkpoint.")
-_OUTPUT = flags.DEFINE_string("output", None, "The curve's JSON file.")
+FLAGS = flags.FLAGS
+
+
+def define_flags():
+  """The process's flags, defined under `__main__` only (the package's
+  commands define flags of the same names)."""
+  flags.DEFINE_string("run_dir", None, "A stage II or NoKD run.")
+  flags.DEFINE_list("input_files", None, "Held-out text.")
+  flags.DEFINE_integer("max_batches", 50, "Held-out batches per checkpoint.")
+  flags.DEFINE_string("output", None, "The curve's JSON file.")
+  flags.mark_flags_as_required(["run_dir", "input_files", "output"])
 
 
 def checkpoint_steps(run_dir):
@@ -90,11 +96,11 @@ def curve(run_dir, input_files, max_batches):
 
 def main(argv):
   del argv
-  result = curve(_RUN_DIR.value, _INPUT_FILES.value, _MAX_BATCHES.value)
+  result = curve(FLAGS.run_dir, FLAGS.input_files, FLAGS.max_batches)
   # Through tf.io.gfile: the run (and the curve beside it) may be on gs://.
-  run_files.write_json(_OUTPUT.value, result, indent=1)
+  run_files.write_json(FLAGS.output, result, indent=1)
 
 
 if __name__ == "__main__":
-  flags.mark_flags_as_required(["run_dir", "input_files", "output"])
+  define_flags()
   app.run(main)

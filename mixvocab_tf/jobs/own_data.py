@@ -54,10 +54,10 @@ import tensorflow as tf
 
 from mixvocab_tf import assets
 from mixvocab_tf.core import gin_utils
+from mixvocab_tf.core import run_files
 from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.datasets import user_dataset
 from mixvocab_tf.jobs import heldout_steps
-from mixvocab_tf.jobs import run_files
 
 SUMMARY_JSON = "summary.json"
 #: The batch of the fine-tuning and distillation configs (BATCH_SIZE).
@@ -381,11 +381,10 @@ def export_step(step_dir, output_dir, bindings):
   """SavedModel, dynamic-range .tflite and builtin-only .tflite of the
   student; their scores, sizes and latencies."""
   # pylint: disable=g-import-not-at-top
-  from mixvocab_tf import predict as predict_lib
   from mixvocab_tf.export import builtin_model
   from mixvocab_tf.export import tflite_conversion
-  from mixvocab_tf.jobs import export_run
-  from mixvocab_tf.jobs import report
+  from mixvocab_tf.serving import export_run
+  from mixvocab_tf.serving import predictor as predict_lib
   # pylint: enable=g-import-not-at-top
   _, dataset = _load(bindings)
   saved_model_dir = os.path.join(step_dir, "saved_model")
@@ -406,7 +405,7 @@ def export_step(step_dir, output_dir, bindings):
         builtin_path, builtin_model.convert_builtin(saved_model_dir,
                                                     "dynamic"))
   summary = {"kind": dataset.kind, "saved_model_dir": saved_model_dir,
-             "saved_model_bytes": report.file_size(saved_model_dir),
+             "saved_model_bytes": run_files.file_size(saved_model_dir),
              "tflite": tflite_path, "tflite_bytes": run_files.file_size(
                  tflite_path), "splits": {}}
   # The predictor opens a local file: a remote .tflite is copied to one.

@@ -26,8 +26,8 @@ import tensorflow as tf
 
 from mixvocab_tf.core import checkpointing
 from mixvocab_tf.core import gin_utils
+from mixvocab_tf.core import run_files
 from mixvocab_tf.jobs import heldout_steps
-from mixvocab_tf.jobs import run_files
 from mixvocab_tf.text import heldout
 
 METRICS_JSON = "metrics.json"

@@ -42,11 +42,11 @@ import gin
 import tensorflow as tf
 
 from mixvocab_tf import quiet
+from mixvocab_tf.core import run_files
 from mixvocab_tf.jobs import heldout_steps
 from mixvocab_tf.jobs import own_data
 from mixvocab_tf.jobs import package_student
 from mixvocab_tf.jobs import quickstart
-from mixvocab_tf.jobs import run_files
 
 DONE = "DONE"
 #: A step's log (its child's output) is written out this often at most when

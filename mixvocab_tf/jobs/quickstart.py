@@ -21,7 +21,7 @@ from absl import logging
 import tensorflow as tf
 
 from mixvocab_tf import assets
-from mixvocab_tf.jobs import run_files
+from mixvocab_tf.core import run_files
 
 
 def learn_student_vocabulary(output_dir, vocab_size):
@@ -68,8 +68,8 @@ def export_step(step_dir, output_dir, bindings,
   from mixvocab_tf.export import builtin_model
   from mixvocab_tf.export import parity
   from mixvocab_tf.export import tflite_conversion
-  from mixvocab_tf.jobs import export_run
   from mixvocab_tf.jobs import report
+  from mixvocab_tf.serving import export_run
   from mixvocab_tf.datasets import intent_slot_files
   from mixvocab_tf.tasks.finetuning.intent_slot import export_module as intent_slot_export
 
@@ -81,7 +81,7 @@ def export_step(step_dir, output_dir, bindings,
   valid = intent_slot_files.read_intent_slot(assets.snips_dir("valid"))
   queries = [" ".join(words) for words in valid.words]
   summary = {"saved_model_dir": saved_model_dir,
-             "saved_model_bytes": report.file_size(saved_model_dir),
+             "saved_model_bytes": run_files.file_size(saved_model_dir),
              "tflite": {}}
   train = intent_slot_files.read_intent_slot(assets.snips_dir("train"))
   calibration = [" ".join(w) for w in train.words[::50]]

@@ -15,7 +15,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf.jobs import run_files
+from mixvocab_tf.core import run_files
 
 #: Published SNIPS rows (Zhao et al., EACL 2021, Table 3): label,
 #: parameters, intent accuracy, slot F1 (test set; ours are on valid).
@@ -162,14 +162,6 @@ def plot_size_vs_accuracy_panels(points, path, title):
   _save(fig, path)
   plt.close(fig)
   return path
-
-
-def file_size(path):
-  """Bytes of a file, or of all files under a directory."""
-  if run_files.is_file(path):
-    return run_files.file_size(path)
-  return sum(run_files.file_size(os.path.join(root, f))
-             for root, _, files in tf.io.gfile.walk(path) for f in files)
 
 
 def format_mb(size_bytes):

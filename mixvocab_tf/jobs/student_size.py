@@ -23,7 +23,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import tensorflow as tf
 
-from mixvocab_tf.jobs import run_files
+from mixvocab_tf.core import run_files
 
 #: The paper's 6-layer students, smallest first: size -> encoder preset.
 PRESETS = {"6x96": "L6-H96", "6x192": "L6-H192", "6x256": "L6-H256"}

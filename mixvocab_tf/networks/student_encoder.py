@@ -15,7 +15,9 @@ import tf_keras
 
 from mixvocab_tf.networks import plain_bert_encoder
 
-#: The paper's student vocabulary size.
+#: The paper's student vocabulary size: the default of the builders below.
+#: The shipped student vocabulary (`data.default_student_vocab()`) has
+#: 4,929 tokens: give a vocabulary's own size, `len(load_vocab(path))`.
 PAPER_STUDENT_VOCAB_SIZE = 4928
 
 #: Preset name -> (num_layers, hidden_size). Heads and widths follow below.
@@ -41,7 +43,8 @@ def student_encoder_config(preset=None, vocab_size=PAPER_STUDENT_VOCAB_SIZE,
 
   Args:
     preset: One of `STUDENT_PRESETS`, or None to give every size in `overrides`.
-    vocab_size: Size of the student vocabulary.
+    vocab_size: Size of the student vocabulary (default: the paper's 4,928;
+      the shipped vocabulary has 4,929, `len(load_vocab(path))` of yours).
     **overrides: Any `BertEncoderV2` argument (num_layers, hidden_size,
       num_attention_heads, inner_dim, max_sequence_length, inner_activation,
       output_dropout, ...), applied over the preset.

@@ -33,3 +33,14 @@ def test_errors_name_what_was_received():
     student_encoder.student_encoder_config(None, num_layers=2)
   with pytest.raises(ValueError, match="received 30 and 4"):
     student_encoder.student_encoder_config(None, num_layers=2, hidden_size=30)
+
+
+def test_the_default_is_the_papers_size_not_the_shipped_vocabularys():
+  """As the docstrings and README say: the builders default to the paper's
+  4,928 tokens; the shipped vocabulary has 4,929, so its students are built
+  with `len(load_vocab(...))`."""
+  from mixvocab_tf import assets  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf.text import vocab  # pylint: disable=g-import-not-at-top
+  assert student_encoder.PAPER_STUDENT_VOCAB_SIZE == 4928
+  assert student_encoder.student_encoder_config("L6-H96")["vocab_size"] == 4928
+  assert len(vocab.load_vocab(assets.default_student_vocab())) == 4929

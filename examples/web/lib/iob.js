@@ -64,7 +64,7 @@ export function viterbi(scores, { start, transitions }) {
 }
 
 /** Slot spans of word-level tags: [{type, start, end}] (end exclusive), as
- * mixvocab_tf.predict.iob_to_spans reads them (conlleval chunks). */
+ * mixvocab_tf.serving.predictor.iob_to_spans reads them (conlleval chunks). */
 export function iobSpans(tags) {
   const spans = [];
   let open = null;

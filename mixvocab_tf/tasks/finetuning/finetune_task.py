@@ -427,7 +427,7 @@ class FinetuneTask(base_task.Task):
 
   # ---------------------------------------------------------------------------
   # Serving: what an export of this task needs (the extension points that
-  # `export.checkpoint_export`, `jobs.export_run` and `jobs.convert_run` call,
+  # `export.checkpoint_export`, `serving.export_run` and `serving.convert_run` call,
   # so that adding a task touches none of them).
   #
   # A task that can be served defines `export_module(self, model)`: the

@@ -395,7 +395,7 @@ class TextClassificationTask(finetune_task.FinetuneTask):
   # `serving_examples` / `serving_scores` keep `FinetuneTask`'s defaults (no
   # examples of the task's own), for GLUE and for a user's dataset alike:
   # they are class methods called with (split, limit) by the converter
-  # (`jobs.convert_run`), which rebuilds no task and parses no gin, and the
+  # (`serving.convert_run`), which rebuilds no task and parses no gin, and the
   # export (`export_info.json`: pair flag and labels) does not record the
   # data directory, so a user's validation split is not reachable from their
   # arguments. Parity then runs on a text file or the built-in corpus.

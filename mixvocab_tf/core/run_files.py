@@ -50,8 +50,12 @@ def is_file(path: str) -> bool:
 
 
 def file_size(path: str) -> int:
-  """Bytes of the file at `path`."""
-  return tf.io.gfile.stat(path).length
+  """Bytes of the file at `path`, or of all files under the directory `path`
+  (a SavedModel)."""
+  if is_file(path):
+    return tf.io.gfile.stat(path).length
+  return sum(tf.io.gfile.stat(os.path.join(root, name)).length
+             for root, _, files in tf.io.gfile.walk(path) for name in files)
 
 
 def read_text(path: str) -> str:

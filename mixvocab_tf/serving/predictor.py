@@ -1,25 +1,23 @@
-r"""Answers queries with an exported student: text lines in, JSON lines out.
+r"""Answers queries with an exported student: the predictor.
 
 The tiny students of Zhao et al. (EACL 2021) are served as SavedModels that
-take raw strings (`mixvocab-export`) and as .tflite files
-(`mixvocab-convert`); this module runs either on text, as a library
-(`load_predictor`) and as the `mixvocab-predict` command:
+take raw strings (`export_run`, `mixvocab-export`) and as .tflite files
+(`convert_run`, `mixvocab-convert`); `load_predictor` runs either on text
+(`mixvocab-predict`, `cli/predict.py`, is its command: text lines in, JSON
+lines out):
 
-  mixvocab-predict --model=/tmp/snips_export --input=queries.txt
-  echo "play norah jones" | mixvocab-predict --model=/tmp/snips.tflite \
-      --input=- --top_k=3
-  python -m mixvocab_tf.predict --model=/tmp/mrpc_export \
-      --input=pairs.tsv --output=predictions.jsonl
+```python
+import mixvocab_tf
+predictor = mixvocab_tf.load_predictor("/tmp/snips.tflite")
+predictor.predict(["play norah jones on spotify"], top_k=3)
+```
 
-`--input` (a file, or `-` for stdin; UTF-8): one example per line, either
-plain text (for a sentence-pair model, a tab separates text_a and text_b) or
-a JSON object with `text` (pairs: `text_a` and `text_b`; the model's own
-input names `sentence`, `sentence_a`, `sentence_b` are read too), told apart
-per line by a leading `{`. Blank lines are skipped.
+A row is plain text (for a sentence-pair model, a tab separates text_a and
+text_b) or a dict with `text` (pairs: `text_a` and `text_b`; the model's own
+input names `sentence`, `sentence_a`, `sentence_b` are read too).
 
-`--output` (a file, or `-` for stdout, the default): one JSON object per
-example, in input order. A classifier (GLUE; `label` and `probabilities`
-outputs) gives
+`predict` gives one record per row, in order. A classifier (GLUE; `label`
+and `probabilities` outputs) gives
 
   {"text": ..., "label": ..., "score": p, "top_k": [{"label": ..., "score":
   ...}, ...]}
@@ -31,7 +29,7 @@ model (SNIPS; `intent`, `intent_probs`, `slot_tags` outputs) gives
   "tags": [...], "slots": [{"type": "artist", "text": "norah jones",
   "start_word": 2, "end_word": 4}, ...]}
 
-`score` is the probability of the model's label, `top_k` the `--top_k` most
+`score` is the probability of the model's label, `top_k` the `top_k` most
 probable labels (the model's first), `words` the query's whitespace words
 that the model tagged (at most its sequence length minus 2), `slots` the
 spans of their IOB tags as slot F1 reads them (`iob_to_spans`; `end_word`
@@ -43,14 +41,14 @@ example with less to go on; many of them in a stream mean the model is
 being asked what it cannot read.
 
 The vocabulary behind `unreadable_words` (`Predictor.vocab_source`):
-`--vocab` if given; else, for a SavedModel, the vocabulary in its `assets/`
+`vocab` if given; else, for a SavedModel, the vocabulary in its `assets/`
 (the one its tokenizer reads); for a .tflite, `<model>.vocab.txt` beside it,
 else the SavedModel it was converted from when that sits beside it as
 `saved_model/` (the own-data job's export directory); else the shipped
 student vocabulary (`assets.default_student_vocab()`, which the package's
 students use). A .tflite's tokenizer keeps no readable vocabulary (its
 WordPiece model stores a trie, not the tokens), so a .tflite of a student
-with another vocabulary needs `--vocab` or the file beside it. The words
+with another vocabulary needs `vocab` or the file beside it. The words
 are checked in Python (`text.unreadable.WordReader`, which gives the
 in-graph tokenizer's answer for every character Python's `unicodedata`
 knows): about 40 microseconds for a word not seen before, then cached.
@@ -61,38 +59,25 @@ whole list, in id order: for a SavedModel its `assets.extra/labels.json`
 (`export_info.json` as a fallback); for a .tflite the constant table that
 its GATHER op reads the label output from (the export modules gather label
 names from a constant, which the converter keeps), else `<model>.labels.json`
-beside it (written by `mixvocab-convert`). A list that disagrees with the
-model's own label output is refused. Without a list, `--top_k=1` still works.
+beside it (written by `convert_run`). A list that disagrees with the
+model's own label output is refused. Without a list, `top_k=1` still works.
 A .tflite gives no `words` output: the words are cut from the UTF-8 query at
 its `word_starts` / `word_ends` byte offsets, as the SavedModel's are.
 
-Examples are run in batches of `--batch_size` (64). Errors the user can fix
-(a missing model, a directory that holds no SavedModel, a pair model given a
-line without a tab, an unreadable input) end with one line on stderr and exit
-status 1. Python:
-
-```python
-from mixvocab_tf import predict
-predictor = predict.load_predictor("/tmp/snips.tflite")
-predictor.predict(["play norah jones on spotify"], top_k=3)
-```
+Examples are run in batches of `batch_size` (64).
 """
 
 import glob
 import json
 import os
 import struct
-import sys
 from typing import (Iterable, Iterator, List, Optional, Sequence, Tuple,
                     Union)
 
-from absl import flags
 import numpy as np
 import tensorflow as tf
 
-from mixvocab_tf import cli as cli_entry
 from mixvocab_tf import assets
-from mixvocab_tf.core import cli
 from mixvocab_tf.export import saved_model_export
 from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.tasks.finetuning import metrics as metrics_lib
@@ -624,147 +609,3 @@ def load_predictor(model_path: str, batch_size: int = BATCH_SIZE,
   return Predictor(backend, path, kind, labels,
                    source if labels is not None else None, batch_size,
                    reader=reader, vocab_source=vocab_path)
-
-
-# The command.
-
-
-def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
-  """Defines the command's flags (`run` does; importing this module does
-  not, so that the library loads beside any other command's flags)."""
-  flags.DEFINE_string(
-      "model", None, "A SavedModel directory (mixvocab-export) or a .tflite "
-      "file (mixvocab-convert).", flag_values=flag_values)
-  flags.DEFINE_string(
-      "input", None, "UTF-8 text, one example per line (a tab between the "
-      "texts of a pair), or JSON lines with \"text\" (\"text_a\", "
-      "\"text_b\"); '-' reads stdin.", flag_values=flag_values)
-  flags.DEFINE_string("output", "-", "Where to write JSON lines; '-' is "
-                      "stdout.", flag_values=flag_values)
-  flags.DEFINE_integer("top_k", 1, "How many labels each record ranks.",
-                       lower_bound=1, flag_values=flag_values)
-  flags.DEFINE_integer("batch_size", BATCH_SIZE, "Examples per call of the "
-                       "model.", lower_bound=1, flag_values=flag_values)
-  flags.DEFINE_string(
-      "vocab", None, "The student's vocab.txt, against which each record's "
-      "`unreadable_words` are counted; default: the SavedModel's own, "
-      "<model>.vocab.txt beside a .tflite, else the shipped student "
-      "vocabulary.", flag_values=flag_values)
-
-
-def read_rows(lines: Iterable[bytes], source: str
-             ) -> Iterator[Tuple[str, Row]]:
-  """(where, row) of each non-blank line: a dict for a line starting with
-  '{' (JSON), else the line's text.
-
-  Raises:
-    ValueError: a line that is not UTF-8, or not JSON though it starts with
-      '{'.
-  """
-  for number, raw in enumerate(lines, 1):
-    where = f"line {number} of {source}"
-    try:
-      line = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-      raise ValueError(
-          f"{where} is not UTF-8 text (byte {e.start}: "
-          f"{raw[e.start:e.start + 1]!r}); expected UTF-8 text, one example "
-          "per line.") from None
-    if number == 1:
-      line = line.removeprefix("\ufeff")  # A byte-order mark.
-    line = line.rstrip("\n").rstrip("\r")
-    if not line.strip():
-      continue
-    if line.lstrip().startswith("{"):
-      try:
-        row = json.loads(line)
-      except json.JSONDecodeError as e:
-        raise ValueError(
-            f"{where} starts with '{{' but is not a JSON object ({e.msg} at "
-            f"column {e.colno}); a line starting with '{{' is read as JSON "
-            "with \"text\" (or \"text_a\" and \"text_b\").") from None
-      yield where, row
-    else:
-      yield where, line
-
-
-def _open_input(path):
-  if path == "-":
-    return sys.stdin.buffer, "stdin"
-  try:
-    return open(path, "rb"), path
-  except OSError as e:
-    raise type(e)(
-        f"Cannot read --input={path}: {e.strerror}; expected a UTF-8 text "
-        "file, one example per line, or - for stdin.") from None
-
-
-def _open_output(path):
-  if path == "-":
-    return sys.stdout.buffer
-  try:
-    return open(path, "wb")
-  except OSError as e:
-    raise type(e)(f"Cannot write --output={path}: {e.strerror}.") from None
-
-
-def _run(values):
-  if not values.model:
-    raise ValueError("--model is required: a SavedModel directory "
-                     "(mixvocab-export) or a .tflite file "
-                     "(mixvocab-convert).")
-  if not values.input:
-    raise ValueError("--input is required: a UTF-8 text file, one example "
-                     "per line, or - for stdin.")
-  stream, source = _open_input(values.input)
-  try:
-    predictor = load_predictor(values.model, values.batch_size,
-                               values.vocab)
-    predictor.check_top_k(values.top_k)
-    examples = (predictor.parse_row(row, where)
-                for where, row in read_rows(stream, source))
-    records = predictor.predict_examples(examples, values.top_k)
-    out = _open_output(values.output)
-    try:
-      for count, record in enumerate(records, 1):
-        # A lone surrogate (from a JSON escape) is written as its JSON
-        # escape again; everything else as UTF-8.
-        out.write((json.dumps(record, ensure_ascii=False) + "\n").encode(
-            "utf-8", "backslashreplace"))
-        if count % predictor.batch_size == 0:
-          out.flush()
-      out.flush()
-    except BrokenPipeError:
-      # The reader of stdout left (e.g. `| head`): stop quietly, without
-      # another error when Python flushes stdout at exit.
-      os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-      sys.exit(1)
-    finally:
-      if out is not sys.stdout.buffer:
-        out.close()
-  finally:
-    if stream is not sys.stdin.buffer:
-      stream.close()
-
-
-def main(argv: Sequence[str],
-         flag_values: Optional[flags.FlagValues] = None) -> None:
-  """The absl main of `mixvocab-predict`.
-
-  Args:
-    argv: what absl leaves of the command line (no positional arguments).
-    flag_values: parsed flags of `define_flags` (default: absl's `FLAGS`).
-  """
-  values = flags.FLAGS if flag_values is None else flag_values
-  # OSError: an input that cannot be read, an output that cannot be written.
-  cli.run_tool(argv, lambda: _run(values), (ValueError, OSError))
-
-
-def run():
-  """The `mixvocab-predict` console script."""
-  define_flags()
-  cli_entry.run_main(main, __name__)
-
-
-if __name__ == "__main__":
-  run()

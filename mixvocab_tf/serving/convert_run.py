@@ -3,7 +3,8 @@
 The tiny BERTs of Zhao et al. (EACL 2021) are meant to run on phones: this
 converts a SavedModel of `export_run` (`tflite_conversion`), writes the
 .tflite, runs it in the LiteRT interpreter against the SavedModel
-(`parity`), and returns the summary that `tools/convert_tflite.py` prints.
+(`parity`), and returns the summary that `mixvocab-convert`
+(`cli/convert_tflite.py`, `tools/convert_tflite.py`) prints.
 
 Which examples calibrate int8 and which are compared, and how predictions
 are scored, is the exporting task's: `export_info.json` names the task
@@ -29,7 +30,7 @@ from mixvocab_tf.export import builtin_model
 from mixvocab_tf.export import parity
 from mixvocab_tf.export import saved_model_export
 from mixvocab_tf.export import tflite_conversion
-from mixvocab_tf.jobs import run_files
+from mixvocab_tf.core import run_files
 
 #: Parity examples from a file or the corpus when none are asked for (a
 #: task's own examples are all used).
@@ -137,7 +138,7 @@ def convert_run(saved_model_dir: str, output: str, quantize: str = "none",
       its quantization is `builtin_model.QUANTIZE_FOR[quantize]`.
 
   Returns:
-    The summary `tools/convert_tflite.py` prints: output, quantize, task,
+    The summary `mixvocab-convert` prints: output, quantize, task,
     size, custom ops, conversion time, calibration examples, parity, and
     'builtin' (path, bytes, operators, p50_ms) for a fine-tuned model.
   """

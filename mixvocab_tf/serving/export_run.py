@@ -5,13 +5,14 @@ run: `export_run` rebuilds the run's task from its `operative_config.gin`
 (`gin_utils.parse_run_config`), restores the chosen checkpoint and writes the
 task's own export module (`task.export_module(model)`); `export_encoder_run`
 does the same for the bare student encoder of a pretraining run (stage II,
-NoKD, a baseline). `tools/export_saved_model.py` and the main job's export
-step (`quickstart.export_step`) both call them, so the export works from an
-installed package, without a source checkout.
+NoKD, a baseline). `mixvocab-export` (`cli/export_saved_model.py`) and the
+jobs' export steps (`quickstart.export_step`, `own_data.export_step`) call
+them, so the export works from an installed package, without a source
+checkout.
 
 Example:
 ```python
-from mixvocab_tf.jobs import export_run
+from mixvocab_tf.serving import export_run
 export_run.export_run("/tmp/snips", "/tmp/snips_export")  # best checkpoint
 ```
 """
@@ -27,10 +28,10 @@ from mixvocab_tf import networks
 from mixvocab_tf.core import checkpointing
 from mixvocab_tf.core import evaluation
 from mixvocab_tf.core import gin_utils
+from mixvocab_tf.core import run_files
 from mixvocab_tf.export import checkpoint_export
 from mixvocab_tf.export import encoder_export_module
 from mixvocab_tf.export import saved_model_export
-from mixvocab_tf.jobs import report
 from mixvocab_tf.tasks.finetuning import finetune_task
 
 CHECKPOINT_CHOICES = ("best", "latest")
@@ -51,7 +52,7 @@ def checkpoint_path(model_dir: Optional[str], checkpoint: str = "best") -> str:
 
 def _summary(export_dir, checkpoint, task_name):
   return {"export_dir": export_dir, "checkpoint": checkpoint,
-          "task": task_name, "size_bytes": report.file_size(export_dir)}
+          "task": task_name, "size_bytes": run_files.file_size(export_dir)}
 
 
 def export_run(model_dir: Optional[str], export_dir: str,

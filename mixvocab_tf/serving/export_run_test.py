@@ -16,8 +16,8 @@ from mixvocab_tf.core import gin_utils
 from mixvocab_tf.core import trainer as trainer_lib
 from mixvocab_tf.export import saved_model_export
 from mixvocab_tf.export import serving_tokenizer
-from mixvocab_tf.jobs import export_run
 from mixvocab_tf.networks import student_encoder
+from mixvocab_tf.serving import export_run
 from mixvocab_tf.text import vocab as vocab_lib
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -73,7 +73,7 @@ def test_export_run_works_from_an_installed_copy(snips_run, tmp_path):
   export_dir = str(tmp_path / "export")
   script = (
       "import json, mixvocab_tf\n"
-      "from mixvocab_tf.jobs import export_run\n"
+      "from mixvocab_tf.serving import export_run\n"
       f"summary = export_run.export_run({snips_run!r}, {export_dir!r})\n"
       "print(json.dumps(dict(summary, package=mixvocab_tf.__file__)))\n")
   result = subprocess.run(

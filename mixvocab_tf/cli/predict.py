@@ -1,0 +1,183 @@
+r"""Answers queries with an exported student: text lines in, JSON lines out.
+
+`mixvocab-predict` runs a SavedModel (`mixvocab-export`) or a .tflite
+(`mixvocab-convert`) on text through the predictor of
+`mixvocab_tf/serving/predictor.py` (`load_predictor`, whose docstring has the
+records, the vocabulary and the label names it reads):
+
+  mixvocab-predict --model=/tmp/snips_export --input=queries.txt
+  echo "play norah jones" | mixvocab-predict --model=/tmp/snips.tflite \
+      --input=- --top_k=3
+  mixvocab-predict --model=/tmp/mrpc_export --input=pairs.tsv \
+      --output=predictions.jsonl
+
+(`python -m mixvocab_tf.cli.predict` in a checkout, the same flags.)
+
+`--input` (a file, or `-` for stdin; UTF-8): one example per line, either
+plain text (for a sentence-pair model, a tab separates text_a and text_b) or
+a JSON object with `text` (pairs: `text_a` and `text_b`; the model's own
+input names `sentence`, `sentence_a`, `sentence_b` are read too), told apart
+per line by a leading `{`. Blank lines are skipped.
+
+`--output` (a file, or `-` for stdout, the default): one JSON object per
+example, in input order: the predictor's record (`intent` or `label`,
+`score`, `top_k`; `words`, `tags` and `slots` of an intent and slot model;
+`unreadable_words`, counted against `--vocab` or the model's own).
+
+Examples are run in batches of `--batch_size` (64). Errors the user can fix
+(a missing model, a directory that holds no SavedModel, a pair model given a
+line without a tab, an unreadable input) end with one line on stderr and exit
+status 1.
+"""
+
+import json
+import os
+import sys
+from typing import Iterable, Iterator, Optional, Sequence, Tuple
+
+from absl import flags
+
+from mixvocab_tf.cli import console
+from mixvocab_tf.serving import predictor as predictor_lib
+
+
+def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
+  """Defines the command's flags (`run` does; importing this module does
+  not, so that it imports beside every other command)."""
+  flags.DEFINE_string(
+      "model", None, "A SavedModel directory (mixvocab-export) or a .tflite "
+      "file (mixvocab-convert).", flag_values=flag_values)
+  flags.DEFINE_string(
+      "input", None, "UTF-8 text, one example per line (a tab between the "
+      "texts of a pair), or JSON lines with \"text\" (\"text_a\", "
+      "\"text_b\"); '-' reads stdin.", flag_values=flag_values)
+  flags.DEFINE_string("output", "-", "Where to write JSON lines; '-' is "
+                      "stdout.", flag_values=flag_values)
+  flags.DEFINE_integer("top_k", 1, "How many labels each record ranks.",
+                       lower_bound=1, flag_values=flag_values)
+  flags.DEFINE_integer("batch_size", predictor_lib.BATCH_SIZE, "Examples per "
+                       "call of the model.", lower_bound=1,
+                       flag_values=flag_values)
+  flags.DEFINE_string(
+      "vocab", None, "The student's vocab.txt, against which each record's "
+      "`unreadable_words` are counted; default: the SavedModel's own, "
+      "<model>.vocab.txt beside a .tflite, else the shipped student "
+      "vocabulary.", flag_values=flag_values)
+
+
+def read_rows(lines: Iterable[bytes], source: str
+             ) -> Iterator[Tuple[str, predictor_lib.Row]]:
+  """(where, row) of each non-blank line: a dict for a line starting with
+  '{' (JSON), else the line's text.
+
+  Raises:
+    ValueError: a line that is not UTF-8, or not JSON though it starts with
+      '{'.
+  """
+  for number, raw in enumerate(lines, 1):
+    where = f"line {number} of {source}"
+    try:
+      line = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+      raise ValueError(
+          f"{where} is not UTF-8 text (byte {e.start}: "
+          f"{raw[e.start:e.start + 1]!r}); expected UTF-8 text, one example "
+          "per line.") from None
+    if number == 1:
+      line = line.removeprefix("\ufeff")  # A byte-order mark.
+    line = line.rstrip("\n").rstrip("\r")
+    if not line.strip():
+      continue
+    if line.lstrip().startswith("{"):
+      try:
+        row = json.loads(line)
+      except json.JSONDecodeError as e:
+        raise ValueError(
+            f"{where} starts with '{{' but is not a JSON object ({e.msg} at "
+            f"column {e.colno}); a line starting with '{{' is read as JSON "
+            "with \"text\" (or \"text_a\" and \"text_b\").") from None
+      yield where, row
+    else:
+      yield where, line
+
+
+def _open_input(path):
+  if path == "-":
+    return sys.stdin.buffer, "stdin"
+  try:
+    return open(path, "rb"), path
+  except OSError as e:
+    raise type(e)(
+        f"Cannot read --input={path}: {e.strerror}; expected a UTF-8 text "
+        "file, one example per line, or - for stdin.") from None
+
+
+def _open_output(path):
+  if path == "-":
+    return sys.stdout.buffer
+  try:
+    return open(path, "wb")
+  except OSError as e:
+    raise type(e)(f"Cannot write --output={path}: {e.strerror}.") from None
+
+
+def _run(values):
+  if not values.model:
+    raise ValueError("--model is required: a SavedModel directory "
+                     "(mixvocab-export) or a .tflite file "
+                     "(mixvocab-convert).")
+  if not values.input:
+    raise ValueError("--input is required: a UTF-8 text file, one example "
+                     "per line, or - for stdin.")
+  stream, source = _open_input(values.input)
+  try:
+    predictor = predictor_lib.load_predictor(values.model, values.batch_size,
+                               values.vocab)
+    predictor.check_top_k(values.top_k)
+    examples = (predictor.parse_row(row, where)
+                for where, row in read_rows(stream, source))
+    records = predictor.predict_examples(examples, values.top_k)
+    out = _open_output(values.output)
+    try:
+      for count, record in enumerate(records, 1):
+        # A lone surrogate (from a JSON escape) is written as its JSON
+        # escape again; everything else as UTF-8.
+        out.write((json.dumps(record, ensure_ascii=False) + "\n").encode(
+            "utf-8", "backslashreplace"))
+        if count % predictor.batch_size == 0:
+          out.flush()
+      out.flush()
+    except BrokenPipeError:
+      # The reader of stdout left (e.g. `| head`): stop quietly, without
+      # another error when Python flushes stdout at exit.
+      os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+      sys.exit(1)
+    finally:
+      if out is not sys.stdout.buffer:
+        out.close()
+  finally:
+    if stream is not sys.stdin.buffer:
+      stream.close()
+
+
+def main(argv: Sequence[str],
+         flag_values: Optional[flags.FlagValues] = None) -> None:
+  """The absl main of `mixvocab-predict`.
+
+  Args:
+    argv: what absl leaves of the command line (no positional arguments).
+    flag_values: parsed flags of `define_flags` (default: absl's `FLAGS`).
+  """
+  values = flags.FLAGS if flag_values is None else flag_values
+  # OSError: an input that cannot be read, an output that cannot be written.
+  console.run_tool(argv, lambda: _run(values), (ValueError, OSError))
+
+
+def run():
+  """The `mixvocab-predict` console script."""
+  define_flags()
+  console.run_main(main, __name__)
+
+
+if __name__ == "__main__":
+  run()
