@@ -16,6 +16,9 @@ from mixvocab_tf.tasks.finetuning import finetune_task
 from mixvocab_tf.core import optimization
 from mixvocab_tf.core import trainer as trainer_lib
 
+# Runs only with --run_large (the full suite): jobs, exports, a browser.
+pytestmark = pytest.mark.large
+
 
 def _trainer(model_dir, task, train_steps):
   return trainer_lib.Trainer(
@@ -45,8 +48,6 @@ def _task(runs, **kwargs):
 def _teacher(runs):
   return teacher_spec.TeacherSpec(checkpoint=runs["teacher_dir"],
                                   stage1_checkpoint=runs["stage1_dir"])
-
-
 def test_trains_resumes_and_saves_a_student_for_fine_tuning(runs):
   model_dir = str(runs["root"] / "run")
   records = _trainer(model_dir, _task(runs), 1).train()

@@ -15,6 +15,9 @@ from mixvocab_tf.core import gin_utils
 from mixvocab_tf.core import optimization
 from mixvocab_tf.core import trainer as trainer_lib
 
+# Runs only with --run_large (the full suite): jobs, exports, a browser.
+pytestmark = pytest.mark.large
+
 CPU_CONFIGS = ("distilbert_small.gin", "tinybert_small.gin", "pkd_small.gin",
                "stage2_distill_small.gin")
 TPU_CONFIGS = ("distilbert_paper.gin", "tinybert_paper.gin", "pkd_paper.gin",
@@ -26,8 +29,6 @@ def clear_gin():
   gin.clear_config()
   yield
   gin.clear_config()
-
-
 def test_trains_from_the_stage1_table_and_teacher(tmp_path):
   teacher_dir = distillation_testing.tiny_teacher(str(tmp_path / "teacher"))
   stage1_dir, stage1_teacher = distillation_testing.write_stage1_run(
@@ -72,8 +73,6 @@ def test_shipped_config_parses(name):
   assert gin.query_parameter("Trainer.train_steps") == 7
   task = gin.query_parameter("Trainer.task")
   assert task in name
-
-
 def test_cpu_configs_dry_run_with_a_tiny_teacher(tmp_path):
   teacher_dir = distillation_testing.tiny_teacher(str(tmp_path / "teacher"))
   stage1_dir, _ = distillation_testing.write_stage1_run(

@@ -1,5 +1,6 @@
 """End-to-end test of tools/build_vocab.py, run as a subprocess on tiny text."""
 
+import pytest
 import hashlib
 import json
 import os
@@ -10,6 +11,9 @@ import tempfile
 from absl.testing import absltest
 
 from mixvocab_tf import assets
+
+# Runs only with --run_large (the full suite): jobs, exports, a browser.
+pytestmark = pytest.mark.large
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _TOOL = os.path.join(_ROOT, "tools", "build_vocab.py")
@@ -49,7 +53,6 @@ class BuildVocabCliTest(absltest.TestCase):
       with open(os.path.join(self.dir, name), "w", encoding="utf-8") as f:
         f.write("".join(part) + "\n")
     self.output = os.path.join(self.dir, "out", "vocab.txt")
-
   def test_learns_writes_and_summarises(self):
     # A teacher that has only some of the student's tokens.
     teacher = os.path.join(self.dir, "out", "teacher.txt")
@@ -81,7 +84,6 @@ class BuildVocabCliTest(absltest.TestCase):
     self.assertAlmostEqual(summary["student_in_teacher"], 9 / len(tokens))
     self.assertGreater(summary["teacher_unk_share"], 0.5)
     self.assertIn("Learned", result.stderr)  # Progress goes to stderr.
-
   def test_prune_to_teacher(self):
     teacher = os.path.join(self.dir, "teacher.txt")
     with open(teacher, "w", encoding="utf-8") as f:
@@ -99,7 +101,6 @@ class BuildVocabCliTest(absltest.TestCase):
     self.assertEqual(summary["student_in_teacher"], 1.0)
     # Of the 136 ASCII tokens the teacher supplies "!", "a" and "##s".
     self.assertEqual(summary["student_missing_ascii"], 136 - 3)
-
   def test_errors(self):
     with open(os.path.join(self.dir, "empty.txt"), "w") as f:
       f.write("\n\n  \n")

@@ -37,6 +37,9 @@ import pytest
 from mixvocab_testing import deploy_testing
 from mixvocab_testing import testing_utils
 
+# Runs only with --run_large (the full suite): jobs, exports, a browser.
+pytestmark = pytest.mark.large
+
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.dirname(_HERE)
 MIN_AGREEMENT = 0.995
@@ -55,8 +58,6 @@ def _read(path):
 def _raw_predictions(model, texts):
   from mixvocab_tf.serving import predictor  # pylint: disable=g-import-not-at-top
   return predictor.load_predictor(model).predict(texts)
-
-
 def test_builtin_files_hold_builtin_operators_only(models):
   from mixvocab_tf.export import builtin_model  # pylint: disable=g-import-not-at-top
   from mixvocab_tf.export import tflite_conversion  # pylint: disable=g-import-not-at-top
@@ -129,8 +130,6 @@ def _mediapipe_labels(model, texts, tmp_path):
   assert not output["tensorflow_loaded"]
   assert not output["tensorflow_text_loaded"]
   return [r["label"] for r in output["results"]]
-
-
 def test_mediapipe_text_classifier_agrees_with_the_raw_string_model(
     models, tmp_path):
   if importlib.util.find_spec("mediapipe") is None:

@@ -9,6 +9,7 @@ directory, converted to TFLite and checked by `convert_run` on the task's own
 examples and metric.
 """
 
+import pytest
 import json
 
 import gin
@@ -26,6 +27,9 @@ from mixvocab_tf.serving import export_run
 from mixvocab_tf.tasks.finetuning.text_classification import task as text_classification_task
 from mixvocab_tf.tasks.finetuning import finetune_task
 from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
+
+# Runs only with --run_large (the full suite): jobs, exports, a browser.
+pytestmark = pytest.mark.large
 
 SEQ_LENGTH = 16
 #: Is the request about music (1) or not (0)?
@@ -108,8 +112,6 @@ class ToyMusicIntentTask(finetune_task.FinetuneTask):
     predicted = [int(p["label_id"]) for p in predictions]
     return {"accuracy": float(np.mean(
         np.equal(predicted, LABELS[:len(predicted)])))}
-
-
 def test_a_task_defined_here_exports_and_converts(tmp_path):
   model_dir = str(tmp_path / "run")
   gin.clear_config()

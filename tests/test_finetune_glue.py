@@ -15,18 +15,18 @@ from mixvocab_tf.core import optimization
 from mixvocab_tf.core import trainer as trainer_lib
 from mixvocab_testing import testing_utils
 
+
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GLUE_DIR = testing_utils.shared_data("glue")
 
-pytestmark = pytest.mark.skipif(
-    not os.path.isdir(GLUE_DIR), reason=f"no GLUE data at {GLUE_DIR}")
+# Runs only with --run_large (the full suite), and with the GLUE data.
+pytestmark = [pytest.mark.large, pytest.mark.skipif(
+    not os.path.isdir(GLUE_DIR), reason=f"no GLUE data at {GLUE_DIR}")]
 
 _TINY = ["TextClassificationTask.student_preset = None",
          "TextClassificationTask.num_layers = 1",
          "TextClassificationTask.hidden_size = 32",
          "TextClassificationTask.num_attention_heads = 2"]
-
-
 def test_mrpc_with_the_trainer_binary(tmp_path):
   model_dir = str(tmp_path / "mrpc")
   bindings = _TINY + [
@@ -48,8 +48,6 @@ def test_mrpc_with_the_trainer_binary(tmp_path):
   assert record["markdown_header"].split("\n")[0].endswith(
       "| f1 | accuracy |")
   assert record["model"] == "1x32 fresh student mrpc"
-
-
 def test_mnli_sample_in_process(tmp_path):
   task = text_classification_task.TextClassificationTask(
       dataset=catalog.text_classification("glue/mnli", GLUE_DIR),

@@ -2,6 +2,7 @@
 and the shipped gin config, then evaluated with tools/evaluate.py on its best
 checkpoint (CPU, seconds)."""
 
+import pytest
 import json
 import os
 import subprocess
@@ -12,6 +13,9 @@ from mixvocab_tf.tasks import student_spec
 from mixvocab_tf.tasks.pretraining import nokd
 from mixvocab_tf.core import optimization
 from mixvocab_tf.core import trainer as trainer_lib
+
+# Runs only with --run_large (the full suite): jobs, exports, a browser.
+pytestmark = pytest.mark.large
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -34,8 +38,6 @@ def _tiny_student(model_dir):
   trainer_lib.Trainer(
       model_dir=model_dir, task=task, train_steps=2, log_every=1,
       optimization=optimization.optimization_config(train_steps=2)).train()
-
-
 def test_finetune_student_then_evaluate_best(tmp_path):
   student_dir, snips_dir = str(tmp_path / "nokd"), str(tmp_path / "snips")
   _tiny_student(student_dir)

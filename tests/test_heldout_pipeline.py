@@ -2,6 +2,7 @@
 a NoKD student trains on the train part only, and its checkpoints are scored
 on the held-out part beside the unigram floor of the same tokens."""
 
+import pytest
 import json
 import os
 import subprocess
@@ -12,9 +13,10 @@ import numpy as np
 from mixvocab_tf import assets
 from mixvocab_tf.text import unigram
 
+# Runs only with --run_large (the full suite): jobs, exports, a browser.
+pytestmark = pytest.mark.large
+
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
 def test_student_is_scored_on_text_it_never_read(tmp_path):
   steps = [
       ("split", "heldout_split", [], ["heldout_every = 10"]),

@@ -37,6 +37,9 @@ from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 from mixvocab_tf.tasks.finetuning.intent_slot import export_module as intent_slot_export
 from mixvocab_tf.text import unreadable
 
+# Runs only with --run_large (the full suite): jobs, exports, a browser.
+pytestmark = pytest.mark.large
+
 SEQ_LENGTH = 16
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -146,8 +149,6 @@ def test_iob_to_spans(tags, spans):
 
 
 # The library.
-
-
 def test_intent_slot_saved_model_and_tflite_agree(snips):
   saved_model = predictor_lib.load_predictor(snips[0])
   tflite = predictor_lib.load_predictor(snips[1])
@@ -177,8 +178,6 @@ def test_intent_slot_saved_model_and_tflite_agree(snips):
       assert record["tags"][slot["start_word"]].endswith(slot["type"])
     assert [(s["type"], s["start_word"], s["end_word"])
             for s in record["slots"]] == predictor_lib.iob_to_spans(record["tags"])
-
-
 def test_pair_classifier_saved_model_and_tflite_agree(glue):
   rows = ["\t".join(pair) for pair in PAIRS]
   saved_model = predictor_lib.load_predictor(glue[0])
@@ -196,8 +195,6 @@ def test_pair_classifier_saved_model_and_tflite_agree(glue):
   as_dicts = ([{"text_a": a, "text_b": b} for a, b in PAIRS[:2]] +
               [{"sentence_a": a, "sentence_b": b} for a, b in PAIRS[2:]])
   _assert_same_predictions(saved_model.predict(as_dicts, top_k=3), want)
-
-
 def test_single_sentence_classifier_takes_sentence(tmp_path):
   model = sentence_classifier.SentenceClassifier(_encoder(7), num_classes=2)
   module = text_classification_export.TextClassificationExportModule(
@@ -403,8 +400,6 @@ def _start(*args):
 def _finish(process, stdin=""):
   stdout, stderr = process.communicate(stdin.encode("utf-8"), timeout=600)
   return process.returncode, stdout.decode("utf-8"), stderr.decode("utf-8")
-
-
 def test_command_on_stdin_and_stdout_and_its_errors(snips, glue, tmp_path):
   """`python -m mixvocab_tf.cli.predict` as a process: stdin to stdout, a
   one-line error, --help (absl's: exit status 1)."""

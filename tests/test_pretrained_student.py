@@ -17,6 +17,7 @@ from mixvocab_tf.tasks.pretraining import mlm_inputs
 from mixvocab_tf.tasks.pretraining import nokd
 from mixvocab_tf.text import heldout
 
+
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _CORPUS_DIR = os.path.join(_ROOT, "..", "shared", "data", "corpus")
 
@@ -57,8 +58,7 @@ def test_fine_tuning_starts_from_it(shipped):
   model = task.build_model()
   task.initialize(model)
   assert model.encoder_network.get_config()["num_layers"] == 6
-
-
+@pytest.mark.large
 def test_it_gives_its_held_out_accuracy(shipped, tmp_path):
   path, metrics = shipped
   split = metrics["split"]

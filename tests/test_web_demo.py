@@ -43,6 +43,9 @@ from mixvocab_tf.export import serving_tokenizer
 from mixvocab_tf.serving import predictor
 from mixvocab_tf.tasks.finetuning import iob_decoding
 
+# Runs only with --run_large (the full suite): jobs, exports, a browser.
+pytestmark = pytest.mark.large
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WEB = os.path.join(ROOT, "examples", "web")
 CHROMIUM = "/usr/bin/chromium"
@@ -246,8 +249,6 @@ def test_iob_decoder_matches_numpy(models):  # pylint: disable=redefined-outer-n
     expected = iob_decoding.viterbi_decode_numpy(
         matrix[np.newaxis], [len(matrix)], start, transitions)[0]
     assert got == expected
-
-
 def test_classifier_page(models, server, tmp_path):  # pylint: disable=redefined-outer-name
   files = models["text_classification"]
   queries = files["queries"][:NUM_QUERIES]
@@ -257,8 +258,6 @@ def test_classifier_page(models, server, tmp_path):  # pylint: disable=redefined
   for want, got in zip(expected, page):
     assert got["label"] == want["label"], (want, got)
     assert abs(got["score"] - want["score"]) < SCORE_TOLERANCE, (want, got)
-
-
 def test_intent_slot_page(models, server, tmp_path):  # pylint: disable=redefined-outer-name
   files = models["intent_slot"]
   queries = files["queries"][:NUM_QUERIES]

@@ -91,6 +91,7 @@ console.run_main(main, __name__)
 """
 
 
+@pytest.mark.large
 def test_a_warning_is_given_once_per_run_across_processes():
   env = dict(os.environ, PYTHONPATH=_ROOT)
   env.pop(console.WARNED_VARIABLE, None)

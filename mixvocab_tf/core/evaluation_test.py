@@ -154,6 +154,7 @@ def test_evaluate_reads_one_pass_or_max_batches():
     evaluation.evaluate(task, model, max_batches=0)
 
 
+@pytest.mark.large
 def test_a_kept_step_function_reads_the_current_weights_and_traces_once():
   task = _ScriptedTask([0.0] * 4)
   model = task.build_model()

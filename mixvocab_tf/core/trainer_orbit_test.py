@@ -9,6 +9,7 @@ best checkpoint. The checkpoint items (model, optimizer, dropout generators,
 input position, metadata) keep their names, so it resumes as it would have.
 """
 
+import pytest
 import contextlib
 import io
 import json
@@ -58,6 +59,7 @@ class RunDirectoryBeforeOrbitTest(tf.test.TestCase):
 
 class StopRequestTest(tf.test.TestCase):
 
+  @pytest.mark.large
   def test_a_stop_at_an_evaluation_step_still_evaluates_there(self):
     model_dir = self.get_temp_dir()
 

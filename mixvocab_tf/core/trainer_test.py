@@ -1,5 +1,6 @@
 """Tests of the training loop on a toy regression task (fast: no BERT, no text)."""
 
+import pytest
 import glob
 import json
 import os
@@ -108,6 +109,7 @@ class TrainerTest(tf.test.TestCase):
     self.assertEqual(metadata["task"], "toy")
     self.assertEqual(metadata["student_vocab"], _FINGERPRINT)
 
+  @pytest.mark.large
   def test_resumed_run_ends_with_the_weights_of_an_uninterrupted_one(self):
     whole = _trainer(os.path.join(self.get_temp_dir(), "whole"))
     whole.train()

@@ -171,6 +171,7 @@ class GlueTest(tf.test.TestCase):
                      ("glue/sst2", "sst2"))
     self.assertIn("tensorflow-datasets", dataset.describe("validation"))
 
+  @pytest.mark.large
   def test_tfds_with_mock_data(self):
     # mock_data generates examples from the builders' feature specs, offline.
     with tfds.testing.mock_data(num_examples=4):

@@ -44,6 +44,7 @@ def exported(tmp_path_factory):
   return directory, tokens
 
 
+@pytest.mark.large
 def test_builtin_file_has_no_custom_op_and_the_raw_models_outputs(exported):
   directory, _ = exported
   content = builtin_model.convert_builtin(directory, "none")
@@ -78,6 +79,7 @@ def test_metadata_gives_back_vocabulary_labels_and_length(exported):
   assert output["associated_files"][0]["name"] == "labels.txt"
 
 
+@pytest.mark.large
 def test_paths_and_errors(exported, tmp_path):
   assert builtin_model.builtin_path("/x/snips.tflite") == (
       "/x/snips_builtin.tflite")

@@ -42,6 +42,7 @@ def _snips_features(queries, seq_length):
   return next(iter(dataset.map(featurize).batch(len(queries))))
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("seq_length", [64, 8])
 def test_pack_words_equals_snips_featurizer(tokenizer, seq_length):
   examples = intent_slot_files.read_intent_slot(assets.snips_dir("valid"))

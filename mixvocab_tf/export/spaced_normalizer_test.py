@@ -34,6 +34,7 @@ def _assert_same_ids(tokens, lower_case, texts):
                                 expected.flat_values.numpy())
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("lower_case", [True, False])
 @pytest.mark.parametrize("pattern", ["{}", "a{}b", "x{}{}y"])
 def test_every_code_point_tokenizes_as_fast_bert_tokenizer(
@@ -43,6 +44,7 @@ def test_every_code_point_tokenizes_as_fast_bert_tokenizer(
   _assert_same_ids(student_tokens, lower_case, texts)
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("lower_case", [True, False])
 def test_punctuation_and_cjk_tokens_keep_their_ids(lower_case):
   cps = spaced_normalizer.unicode_code_points()

@@ -48,6 +48,7 @@ def test_rejects_a_single_vocabulary_encoder():
     dual_vocab_pretrainer.DualVocabPretrainer(encoder)
 
 
+@pytest.mark.large
 def test_serialization(tmp_path):
   model = _teacher(num_layers=1)
   testing_utils.assert_config_round_trip(model)

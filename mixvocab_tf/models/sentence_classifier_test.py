@@ -60,6 +60,7 @@ def test_bad_arguments():
                                            pooling="max")
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("pooling", ["cls", "mean"])
 def test_serialization(tmp_path, pooling):
   model = sentence_classifier.SentenceClassifier(_encoder(), num_classes=2,

@@ -1,5 +1,6 @@
 """Tests for DualVocabBertEncoder."""
 
+import pytest
 import numpy as np
 import tensorflow as tf
 
@@ -100,6 +101,7 @@ def test_rejects_heads_not_dividing_hidden():
     raise AssertionError("expected a ValueError")
 
 
+@pytest.mark.large
 def test_serialization(tmp_path):
   encoder = _encoder(return_attention_scores=True)
   testing_utils.assert_config_round_trip(encoder)

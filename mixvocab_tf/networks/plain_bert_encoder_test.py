@@ -1,5 +1,6 @@
 """Tests for PlainBertEncoder."""
 
+import pytest
 import numpy as np
 
 from mixvocab_testing import testing_utils
@@ -20,6 +21,7 @@ def test_weights_exist_at_construction():
   assert encoder.get_embedding_table().shape == (100, 32)
 
 
+@pytest.mark.large
 def test_serialization_keeps_attention_weights(tmp_path):
   # A tf_keras SavedModel reload of the stock BertEncoderV2 loses the attention
   # kernels (keras-team/tf-keras#514); PlainBertEncoder must keep them.

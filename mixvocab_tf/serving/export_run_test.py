@@ -50,6 +50,7 @@ def snips_run(tmp_path_factory):
   return model_dir
 
 
+@pytest.mark.large
 def test_export_run_keeps_the_callers_gin_config(snips_run, tmp_path):
   gin_utils.parse([], ["Trainer.train_steps = 7"])
   try:
@@ -63,6 +64,7 @@ def test_export_run_keeps_the_callers_gin_config(snips_run, tmp_path):
   assert info["task_name"] == "intent_slot" and info["seq_length"] == 24
 
 
+@pytest.mark.large
 def test_export_run_works_from_an_installed_copy(snips_run, tmp_path):
   """No source checkout: the package alone, run from another directory."""
   site = tmp_path / "site"

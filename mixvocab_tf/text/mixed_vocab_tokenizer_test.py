@@ -46,6 +46,7 @@ def _shared_sentences():
   return lines
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("p_student", [0.0, 1.0])
 def test_single_vocab_ids_equal_hugging_face_on_glue(vocabs, hf_tokenizers,
                                                      p_student):
@@ -69,6 +70,7 @@ _ODD_TEXT = st.text(
     max_size=60)
 
 
+@pytest.mark.large
 @hypothesis.settings(max_examples=150, deadline=None)
 @hypothesis.given(lines=st.lists(_ODD_TEXT, min_size=1, max_size=8))
 def test_teacher_ids_equal_hugging_face_on_any_text(vocabs, hf_tokenizers,
@@ -203,6 +205,7 @@ def test_rejects_bad_arguments(vocabs):
     MixedVocabTokenizer(*vocabs)(tf.constant([["a b", "c"], ["d", "e"]]))
 
 
+@pytest.mark.large
 def test_config_round_trip_and_saved_model(vocabs, tmp_path):
   tokenizer = MixedVocabTokenizer(*vocabs, p_student=0.5, seed=5)
   config = tokenizer.get_config()

@@ -27,6 +27,7 @@ def _batches(vocabs, batch_size=8, num_batches=None, **kwargs):
   return [{k: v.numpy() for k, v in b.items()} for b in dataset]
 
 
+@pytest.mark.large
 def test_stage1_sequences_from_the_shared_corpus(vocabs):
   if not os.path.exists(CORPUS):
     pytest.skip("../shared/data is not beside the project")
@@ -68,6 +69,7 @@ def _write(path, text):
   return str(path)
 
 
+@pytest.mark.large
 def test_sequences_never_cross_documents(vocabs, tmp_path):
   # Every line of document k repeats the word "docK"; a sequence must show one.
   docs = []
@@ -97,6 +99,7 @@ def test_sequences_never_cross_documents(vocabs, tmp_path):
   assert seen >= 10
 
 
+@pytest.mark.large
 def test_same_seed_same_batches_and_new_masks_each_epoch(vocabs, tmp_path):
   path = _write(tmp_path / "small.txt", "\n".join(
       f"sentence number {i} is about cats and dogs ." for i in range(40)))
@@ -118,6 +121,7 @@ def test_same_seed_same_batches_and_new_masks_each_epoch(vocabs, tmp_path):
   assert len(set(map(tuple, rows))) == len(rows)
 
 
+@pytest.mark.large
 def test_input_context_shards_the_stream(vocabs, tmp_path):
   path = _write(tmp_path / "one.txt", "\n".join(
       f"line {i} of a single file corpus ." for i in range(60)))
@@ -152,6 +156,7 @@ def test_tfds_source_with_mock_data(vocabs):
   assert (batches[0]["masked_lm_weights"].sum(1) >= 1).all()
 
 
+@pytest.mark.large
 def test_bad_lines_give_batches_not_crashes(vocabs, tmp_path):
   lines = [b"", b"   ", b"\x00\x00", b"\xff\xfe broken \xc3", "\U0001F600" * 50,
            "\u4e2d\u6587 mixed scripts \u0410\u0411",

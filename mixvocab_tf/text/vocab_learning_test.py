@@ -1,5 +1,6 @@
 """Tests for vocab_learning: corpus reading, learning, pruning, summaries."""
 
+import pytest
 import os
 
 import tensorflow as tf
@@ -84,6 +85,7 @@ class LearnVocabularyTest(tf.test.TestCase):
     self.assertIn(b"##{", sum(pieces, []))
     self.assertNotIn(vocab.UNK.encode(), sum(pieces, []))
 
+  @pytest.mark.large
   def test_learn_vocabulary_from_files_matches_lines(self):
     tokens = vocab_learning.learn_vocabulary(assets.builtin_corpus_files(),
                                     vocab_size=400, max_lines=300)
@@ -94,6 +96,7 @@ class LearnVocabularyTest(tf.test.TestCase):
                                 "at least 141 .* received 140"):
       vocab_learning.learn_vocabulary_from_lines(self.lines, vocab_size=140)
 
+  @pytest.mark.large
   def test_alphabet_must_fit(self):
     # 55 letters after normalisation (final sigma folds to sigma, and the
     # breve of short i is stripped), each whole and as a ## piece, plus the

@@ -3,6 +3,7 @@ stage II, NoKD (step- and compute-matched), the distillation arm, held-out
 curves, SNIPS runs and the results step, on the built-in corpus (about three
 minutes on 2 idle cores)."""
 
+import pytest
 import json
 import os
 import subprocess
@@ -11,10 +12,11 @@ import sys
 from mixvocab_tf import assets
 from projects.scaling import scaling
 
+# Runs only with --run_large (the full suite): jobs, exports, a browser.
+pytestmark = pytest.mark.large
+
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.dirname(os.path.dirname(_HERE))
-
-
 def test_tiny_scaling_job_resumes_and_writes_its_results(tmp_path):
   corpus = assets.builtin_corpus_files()[0]
   command = [

@@ -98,6 +98,7 @@ def _task(setup, **kwargs):
       pad_to_longest=True, **{"shuffle_buffer": 32, **kwargs})
 
 
+@pytest.mark.large
 def test_word_split_differently_gets_teacher_distribution_at_first_piece(
     setup):
   task = _task(setup, cache_dir=str(setup["root"] / "cache_align"))
@@ -168,6 +169,7 @@ def test_word_split_differently_gets_teacher_distribution_at_first_piece(
   assert np.all(grad[weights > 0] > 0)
 
 
+@pytest.mark.large
 def test_student_identical_to_teacher_has_zero_distillation_loss(setup):
   # The student: the teacher's architecture and vocabulary ...
   task = _task(setup, teacher_checkpoint=setup["teacher_dir"],
@@ -192,6 +194,7 @@ def test_student_identical_to_teacher_has_zero_distillation_loss(setup):
   assert float(slot_sum) > 1e-2
 
 
+@pytest.mark.large
 def test_stale_cache_is_refused(setup, tmp_path):
   cache_dir = str(tmp_path / "cache")
   task = _task(setup, cache_dir=cache_dir)
@@ -231,6 +234,7 @@ def test_stale_cache_is_refused(setup, tmp_path):
       first.fingerprint["teacher_checkpoint"])
 
 
+@pytest.mark.large
 def test_hidden_state_distillation_by_word(setup):
   task = _task(setup, cache_dir=str(setup["root"] / "cache_hidden"),
                hidden_kd_weight=1.0)
@@ -264,6 +268,7 @@ def test_hidden_state_distillation_by_word(setup):
   assert all(g is not None for g in grads[-2:])
 
 
+@pytest.mark.large
 def test_precomputed_features_give_the_same_batches(setup):
   kwargs = dict(cache_dir=str(setup["root"] / "cache_align"),
                 bucket_boundaries=[12, 16, 20])
@@ -277,6 +282,7 @@ def test_precomputed_features_give_the_same_batches(setup):
       np.testing.assert_array_equal(a[key], b[key])
 
 
+@pytest.mark.large
 def test_the_augmented_transfer_set_is_shuffled_as_a_whole(setup):
   # 24 queries then 2 copies of each (indices 24-47, 48-71). A 4-example
   # buffer would give a first batch of originals and copy 1 only.

@@ -110,6 +110,7 @@ def _task(setup, **kwargs):
       **kwargs)
 
 
+@pytest.mark.large
 def test_cached_logits_are_the_teachers_direct_outputs(setup):
   task = _task(setup, cache_dir=str(setup["root"] / "cache_direct"))
   outputs = task.teacher_outputs()
@@ -141,6 +142,7 @@ def test_cached_logits_are_the_teachers_direct_outputs(setup):
   assert len(set(seen.tolist())) == len(labels)  # Every example, shuffled.
 
 
+@pytest.mark.large
 def test_student_identical_to_teacher_has_zero_distillation_loss(setup):
   # The student: the teacher's architecture and vocabulary ...
   task = _task(setup, teacher_checkpoint=setup["teacher_dir"],
@@ -169,6 +171,7 @@ def test_student_identical_to_teacher_has_zero_distillation_loss(setup):
   np.testing.assert_allclose(float(loss), 4.0 * kl_sum / count, rtol=1e-5)
 
 
+@pytest.mark.large
 def test_stale_cache_is_refused(setup, tmp_path):
   cache_dir = str(tmp_path / "cache")
   task = _task(setup, cache_dir=cache_dir)
@@ -212,6 +215,7 @@ def test_stale_cache_is_refused(setup, tmp_path):
       first.fingerprint["teacher_checkpoint"])
 
 
+@pytest.mark.large
 def test_augmented_copies_are_labelled_by_the_teacher_only(setup):
   task = _task(setup, cache_dir=str(setup["root"] / "cache_aug"),
                augment_copies=1, augment_p=0.3, augment_p_delete=0.2,
@@ -227,6 +231,7 @@ def test_augmented_copies_are_labelled_by_the_teacher_only(setup):
                                   (index < n).astype(np.float32))
 
 
+@pytest.mark.large
 def test_neighbour_substitution_draws_from_the_teachers_embeddings(setup):
   task = _task(setup, cache_dir=str(setup["root"] / "cache_nb"),
                augment_copies=2, augment_p=1.0, augment_p_delete=0.0,
@@ -247,6 +252,7 @@ def test_neighbour_substitution_draws_from_the_teachers_embeddings(setup):
     _task(setup, augment_neighbours=-1)
 
 
+@pytest.mark.large
 def test_transfer_text_sentences_are_labelled_by_the_teacher_only(setup):
   text = setup["root"] / "transfer.txt"
   text.write_text("A fine film. It was dull!\n\nToo short.\nA fine film.\n"
@@ -279,6 +285,7 @@ def test_transfer_text_sentences_are_labelled_by_the_teacher_only(setup):
                                   (index < n).astype(np.float32))
 
 
+@pytest.mark.large
 def test_pooled_outputs_are_cached_and_aligned_through_a_projection(setup):
   # The student: the teacher's architecture and fine-tuned weights, so that
   # an identity projection makes its pooled output the teacher's.
@@ -335,6 +342,7 @@ def test_pooled_outputs_are_cached_and_aligned_through_a_projection(setup):
   assert pooler and np.abs(grads[id(pooler[0])].numpy()).sum() > 0
 
 
+@pytest.mark.large
 def test_a_cache_without_pooled_outputs_is_refused_for_pooled_distillation(
     setup, tmp_path):
   cache_dir = str(tmp_path / "cache")
@@ -349,6 +357,7 @@ def test_a_cache_without_pooled_outputs_is_refused_for_pooled_distillation(
     _task(setup, pooled_kd_weight=-1.0)
 
 
+@pytest.mark.large
 def test_the_augmented_transfer_set_is_shuffled_as_a_whole(setup):
   # 40 examples, then copy 1 of each (40-79), then copy 2 (80-119). A 4-example
   # buffer would give first batches of originals only.
@@ -404,6 +413,7 @@ def user_setup(tmp_path_factory):
               run_dir=run_dir, teacher=teacher, glue_task=None)
 
 
+@pytest.mark.large
 def test_user_dataset_transfer_set_cache_and_training(user_setup, tmp_path):
   setup = user_setup
   assert setup["teacher"].num_classes == 3

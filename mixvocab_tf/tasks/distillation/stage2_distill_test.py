@@ -7,6 +7,7 @@ must then give zero for every distillation loss, while the same states one
 position apart differ.
 """
 
+import pytest
 import os
 
 import numpy as np
@@ -77,6 +78,7 @@ class Stage2DistillTest(tf.test.TestCase):
         teacher=teacher_spec.TeacherSpec(checkpoint=self.teacher_dir),
         inputs=distillation_testing.tiny_inputs(), **kwargs)
 
+  @pytest.mark.large
   def test_losses_compare_the_same_token_positions(self):
     task = self._task(**_ALL)
     model = task.build_model()
@@ -103,6 +105,7 @@ class Stage2DistillTest(tf.test.TestCase):
     self.assertGreater(
         float(losses.masked_sum(error, batch["input_mask"])[0]), 1.0)
 
+  @pytest.mark.large
   def test_loss_is_the_weighted_sum_of_its_terms(self):
     weights = dict(mlm_weight=1.0, soft_target_weight=2.0, hidden_weight=3.0,
                    attention_weight=0.5, embedding_weight=0.0)

@@ -1,5 +1,6 @@
 """Tests of TinyBERT task-specific distillation on SNIPS (tiny models)."""
 
+import pytest
 import os
 
 import numpy as np
@@ -47,6 +48,7 @@ class TinyBertSnipsTest(tf.test.TestCase):
         hidden_size=16, num_attention_heads=2, seq_length=32,
         global_batch_size=8, eval_batch_size=16, **kwargs)
 
+  @pytest.mark.large
   def test_loss_is_prediction_plus_intermediate_terms(self):
     task = self._task(hidden_weight=1.0, attention_weight=0.5,
                       temperature=2.0)
@@ -76,6 +78,7 @@ class TinyBertSnipsTest(tf.test.TestCase):
     self.assertEqual(results["num_examples"], 16)
     self.assertBetween(results["slot_f1"], 0.0, 1.0)
 
+  @pytest.mark.large
   def test_a_student_equal_to_the_teacher_only_pays_the_entropy(self):
     task = tinybert_snips.TinyBertSnipsTask(
         teacher_run=self.teacher_run, teacher_checkpoint=self.teacher_dir,

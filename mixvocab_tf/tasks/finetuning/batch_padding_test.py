@@ -21,6 +21,7 @@ def _batches(task, n, iterator=None):
   return [next(iterator) for _ in range(n)], iterator
 
 
+@pytest.mark.large
 def test_trimmed_batches_have_the_same_loss():
   fixed, _ = _batches(_task(), 3)
   trimmed, _ = _batches(_task(pad_to_longest=True), 3)
@@ -42,6 +43,7 @@ def test_trimmed_batches_have_the_same_loss():
     dict(pad_to_longest=True),
     dict(bucket_boundaries=[12, 16, 20, 26]),
 ])
+@pytest.mark.large
 def test_iterator_resumes_exactly(kwargs, tmp_path):
   task = _task(**kwargs)
   _, iterator = _batches(task, 5)
@@ -65,6 +67,7 @@ def test_buckets_hold_similar_lengths():
     assert len(set(bucket)) == 1
 
 
+@pytest.mark.large
 def test_trimmed_evaluation_gives_the_same_metrics():
   from mixvocab_tf.core import evaluation  # pylint: disable=g-import-not-at-top
   tf.keras.utils.set_random_seed(1)

@@ -40,6 +40,7 @@ def _tiny_nokd(path):
   return task, task.build_model()
 
 
+@pytest.mark.large
 def test_student_accuracy_counts_every_masked_token(held_out):
   task, model = _tiny_nokd(held_out)
   results = mlm_eval.masked_word_accuracy(task, model)
@@ -65,6 +66,7 @@ def test_student_accuracy_counts_every_masked_token(held_out):
   assert "| student |" in mlm_eval.accuracy_table(results)
 
 
+@pytest.mark.large
 def test_floor_scores_the_same_masked_tokens_by_frequency(held_out):
   task, model = _tiny_nokd(held_out)
   results = mlm_eval.masked_word_accuracy(task, model)

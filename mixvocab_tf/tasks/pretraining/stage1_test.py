@@ -1,5 +1,6 @@
 """Tests of the stage I task: building the teacher, loading it, what it saves."""
 
+import pytest
 import json
 import os
 
@@ -126,6 +127,7 @@ class Stage1TaskTest(tf.test.TestCase):
     everything = self._task().trainable_variables(task.build_model())
     self.assertLen(everything, len(model.trainable_variables))
 
+  @pytest.mark.large
   def test_loss_is_finite_on_a_real_batch(self):
     task = self._task()
     model = task.build_model()

@@ -1,5 +1,6 @@
 """Tests of stage I's warm start of the student table from the teacher's."""
 
+import pytest
 import os
 
 import numpy as np
@@ -111,6 +112,7 @@ class Stage1WarmStartTest(tf.test.TestCase):
     as_teacher, as_student = self._embed_both_ways(task, model, tokens)
     self.assertAllClose(as_student, as_teacher, atol=1e-4)
 
+  @pytest.mark.large
   def test_random_init_does_not_and_narrow_init_comes_close(self):
     errors = {}
     for init in ("random", "teacher"):

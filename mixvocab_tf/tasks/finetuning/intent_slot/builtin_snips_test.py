@@ -8,6 +8,7 @@ digests below were taken from the reader it had before (its own
 featurized examples, so the same scores.
 """
 
+import pytest
 import hashlib
 import json
 
@@ -47,6 +48,7 @@ class BuiltinSnipsTest(tf.test.TestCase):
     with self.assertRaisesRegex(FileNotFoundError, "no test split"):
       task.examples("test")
 
+  @pytest.mark.large
   def test_same_examples_label_ids_and_features_as_before(self):
     train = intent_slot_task.builtin_snips("train")
     valid = intent_slot_task.builtin_snips("valid")

@@ -1,5 +1,6 @@
 """Tests for intent_slot.data: labels, first-piece features, decoding."""
 
+import pytest
 import os
 
 import numpy as np
@@ -156,6 +157,7 @@ class FeaturizerTest(tf.test.TestCase):
                                           f["num_words"], labels.slots)
     self.assertEqual(decoded, [["B-x", "I-x", "O", "O", "O"]])
 
+  @pytest.mark.large
   def test_student_vocab_and_mixed_vocab_tokenizer(self):
     try:
       vocab = assets.default_student_vocab()
@@ -182,6 +184,7 @@ class FeaturizerTest(tf.test.TestCase):
     for key in f:
       self.assertAllEqual(f[key], g[key], msg=key)
 
+  @pytest.mark.large
   def test_bad_arguments(self):
     with self.assertRaisesRegex(ValueError, "received 2, expected at least 3"):
       intent_slot_data.intent_slot_featurizer(self.vocab, seq_length=2)

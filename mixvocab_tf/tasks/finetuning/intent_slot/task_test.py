@@ -37,6 +37,7 @@ def task_and_batch():
   return task, batch
 
 
+@pytest.mark.large
 def test_later_pieces_of_a_word_carry_no_loss(task_and_batch):
   task, batch = task_and_batch
   weights = batch["slot_weights"].numpy()
@@ -218,6 +219,7 @@ def _write_goo(directory, queries, tags, intents):
     (directory / name).write_text("\n".join(lines) + "\n")
 
 
+@pytest.mark.large
 def test_a_users_data_with_labels_train_lacks_trains_and_evaluates(tmp_path):
   _write_goo(tmp_path / "train", ["play jazz", "play some rock music",
                                   "book a table", "book two seats"] * 4,

@@ -10,6 +10,7 @@ the same scores. And SST-2 given as a user's CSV gives the same texts, label
 ids and featurized examples as SST-2 by name.
 """
 
+import pytest
 import csv
 import hashlib
 import json
@@ -102,6 +103,7 @@ def _task(name, data_dir, source="auto"):
 
 class BuiltinGlueTest(tf.test.TestCase, parameterized.TestCase):
 
+  @pytest.mark.large
   @parameterized.parameters(*_BEFORE)
   def test_same_examples_and_label_names_as_before(self, task, split, source,
                                                    file_name):

@@ -66,6 +66,7 @@ def test_single_sentence_signature_takes_sentence():
   assert out["logits"].shape == (len(SENTENCES_A), 3)
 
 
+@pytest.mark.large
 def test_tflite_gives_the_saved_model_outputs(module, tmp_path):
   export_dir = str(tmp_path / "glue")
   export.export_saved_model(module, export_dir)
@@ -84,6 +85,7 @@ def test_tflite_gives_the_saved_model_outputs(module, tmp_path):
   np.testing.assert_array_equal(got["label"], want["label"].numpy())
 
 
+@pytest.mark.large
 def test_int8_conversion_of_a_pair_model_is_reproducible(module, tmp_path):
   export_dir = str(tmp_path / "glue")
   export.export_saved_model(module, export_dir)

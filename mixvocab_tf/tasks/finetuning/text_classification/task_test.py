@@ -63,6 +63,7 @@ def _write_mrpc(directory, rows):
         f.write(f"{label}\t{i}\t{i + 100}\t{a}\t{b}\n")
 
 
+@pytest.mark.large
 def test_pairs_are_packed_with_type_ids(tmp_path):
   _write_mrpc(str(tmp_path), [(1, "the cat sat", "a cat sat down"),
                               (0, "dogs bark", "it rains")] * 5)
@@ -119,6 +120,7 @@ def test_loss_is_mean_cross_entropy():
   assert metrics["classifier/accuracy"].numpy()[1] == len(labels)
 
 
+@pytest.mark.large
 @needs_glue
 def test_mnli_sample_and_sizes():
   task = _tiny("glue/mnli")
@@ -151,6 +153,7 @@ def test_starts_from_a_teacher_with_its_vocabulary(tmp_path):
   assert tf.is_tensor(model(next(iter(task.build_inputs(training=False))))["logits"])
 
 
+@pytest.mark.large
 @needs_glue
 @pytest.mark.parametrize("buckets", [None, (12, 20)])
 def test_batches_padded_to_their_longest_example_give_the_same_logits(
@@ -233,6 +236,7 @@ def _evaluate(task, model):
   return task.reduce_aggregated_logs(state)
 
 
+@pytest.mark.large
 def test_user_dataset_labels_inputs_and_unknown_label(tmp_path):
   data_dir = _write_user_dataset(str(tmp_path / "pets"))
   with mock.patch.object(user_dataset.logging, "warning") as warning:
@@ -289,6 +293,7 @@ def test_user_dataset_labels_inputs_and_unknown_label(tmp_path):
   assert float(count) == 2
 
 
+@pytest.mark.large
 def test_user_dataset_trains_and_reports_its_metrics(tmp_path):
   data_dir = _write_user_dataset(str(tmp_path / "pets"))
   task = _tiny("files", data_dir, shuffle_buffer=64)
@@ -323,6 +328,7 @@ def test_user_dataset_trains_and_reports_its_metrics(tmp_path):
       gold, predictions, labels=present, average="macro", zero_division=0))
 
 
+@pytest.mark.large
 def test_user_pair_dataset_packs_pairs_and_exports_its_labels(tmp_path):
   data_dir = _write_user_dataset(str(tmp_path / "pairs"), pair=True)
   task = _tiny("files", data_dir, eval_split="dev")
@@ -419,6 +425,7 @@ def test_glue_train_steps_counts_the_users_train_split(tmp_path):
 
 @pytest.mark.skipif(not os.path.isdir(SST2_DIR),
                     reason=f"no SST-2 data at {SST2_DIR}")
+@pytest.mark.large
 def test_sst2_as_a_users_dataset_reads_as_glue_sst2(tmp_path):
   for name in ("train.tsv", "dev.tsv"):
     shutil.copy(os.path.join(SST2_DIR, name), tmp_path / name)
