@@ -27,7 +27,7 @@ import tf_keras
 
 from mixvocab_tf import assets
 from mixvocab_tf import export
-from mixvocab_tf.datasets import glue
+from mixvocab_tf.datasets import glue as glue_lib
 from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.models import joint_intent_slot_model
 from mixvocab_tf.models import sentence_classifier
@@ -136,7 +136,7 @@ def snips(tmp_path_factory):
 def glue(tmp_path_factory):
   model = sentence_classifier.SentenceClassifier(_encoder(), num_classes=3)
   module = text_classification_export.TextClassificationExportModule(
-      model, glue.LABEL_NAMES["mnli"], assets.default_student_vocab(),
+      model, glue_lib.LABEL_NAMES["mnli"], assets.default_student_vocab(),
       pair=True, seq_length=SEQ_LENGTH)
   return _export_and_convert(module, tmp_path_factory.mktemp("glue"))
 
