@@ -48,6 +48,8 @@ def _task(runs, **kwargs):
 def _teacher(runs):
   return teacher_spec.TeacherSpec(checkpoint=runs["teacher_dir"],
                                   stage1_checkpoint=runs["stage1_dir"])
+
+
 def test_trains_resumes_and_saves_a_student_for_fine_tuning(runs):
   model_dir = str(runs["root"] / "run")
   records = _trainer(model_dir, _task(runs), 1).train()

@@ -29,6 +29,8 @@ def clear_gin():
   gin.clear_config()
   yield
   gin.clear_config()
+
+
 def test_trains_from_the_stage1_table_and_teacher(tmp_path):
   teacher_dir = distillation_testing.tiny_teacher(str(tmp_path / "teacher"))
   stage1_dir, stage1_teacher = distillation_testing.write_stage1_run(
@@ -73,13 +75,15 @@ def test_shipped_config_parses(name):
   assert gin.query_parameter("Trainer.train_steps") == 7
   task = gin.query_parameter("Trainer.task")
   assert task in name
+
+
 def test_cpu_configs_dry_run_with_a_tiny_teacher(tmp_path):
   teacher_dir = distillation_testing.tiny_teacher(str(tmp_path / "teacher"))
   stage1_dir, _ = distillation_testing.write_stage1_run(
       str(tmp_path / "stage1"), teacher_dir, 16)
   for name in CPU_CONFIGS:
     gin.clear_config()
-    task = name[:-len("_cpu.gin")]
+    task = name[:-len("_small.gin")]
     bindings = [f"TeacherSpec.checkpoint = '{teacher_dir}'",
                 "StudentSpec.hidden_size = 16",
                 "StudentSpec.num_layers = 2",

@@ -41,6 +41,8 @@ def _train(model_dir, task, steps=2):
       optimization=optimization.optimization_config(train_steps=steps))
   records = trainer.train()
   return trainer, records
+
+
 def test_tinybert_distils_a_teacher_without_an_mlm_head(runs):
   # General distillation needs no prediction layer: the pretrained tiny
   # teacher (no head, as MiniLM) is enough.
@@ -66,6 +68,8 @@ def test_tinybert_distils_a_teacher_without_an_mlm_head(runs):
                                 ).build_model()
   np.testing.assert_array_equal(
       table.numpy(), fresh.teacher.encoder_network.get_embedding_table())
+
+
 def test_pkd_trains_on_soft_targets_and_patient_cls_states(runs):
   task = pkd.PkdTask(student=_student(), teacher=_teacher(runs, stage1=True),
                      inputs=distillation_testing.tiny_inputs())
@@ -77,6 +81,8 @@ def test_pkd_trains_on_soft_targets_and_patient_cls_states(runs):
       + 100.0 * scalars["distill/patient"], rtol=1e-4)
   # Mean over 1 intermediate layer and 32 dimensions of values in [0, 4].
   assert 0.0 < scalars["distill/patient"] <= 4.0 / 32
+
+
 def test_pkd_needs_a_teacher_with_a_trained_head(runs):
   task = pkd.PkdTask(student=_student(), teacher=_teacher(runs),
                      inputs=distillation_testing.tiny_inputs())

@@ -58,6 +58,8 @@ def _read(path):
 def _raw_predictions(model, texts):
   from mixvocab_tf.serving import predictor  # pylint: disable=g-import-not-at-top
   return predictor.load_predictor(model).predict(texts)
+
+
 def test_builtin_files_hold_builtin_operators_only(models):
   from mixvocab_tf.export import builtin_model  # pylint: disable=g-import-not-at-top
   from mixvocab_tf.export import tflite_conversion  # pylint: disable=g-import-not-at-top
@@ -130,6 +132,8 @@ def _mediapipe_labels(model, texts, tmp_path):
   assert not output["tensorflow_loaded"]
   assert not output["tensorflow_text_loaded"]
   return [r["label"] for r in output["results"]]
+
+
 def test_mediapipe_text_classifier_agrees_with_the_raw_string_model(
     models, tmp_path):
   if importlib.util.find_spec("mediapipe") is None:

@@ -112,6 +112,8 @@ class ToyMusicIntentTask(finetune_task.FinetuneTask):
     predicted = [int(p["label_id"]) for p in predictions]
     return {"accuracy": float(np.mean(
         np.equal(predicted, LABELS[:len(predicted)])))}
+
+
 def test_a_task_defined_here_exports_and_converts(tmp_path):
   model_dir = str(tmp_path / "run")
   gin.clear_config()

@@ -156,6 +156,8 @@ def _scores(exported, predictions):
   valid = exported["valid"]
   return intent_slot_export.intent_slot_scores(predictions, valid.intents,
                                           valid.tags)
+
+
 def test_fp32_tflite_gives_the_saved_model_logits(exported, predictions):
   summary = parity.compare(predictions["saved_model"], predictions["none"])
   assert summary["num_examples"] == 700
@@ -197,6 +199,8 @@ def _calibrated_range(export_dir, text, tensor_pattern):
       quantization = tensor.Quantization()
       return quantization.MinAsNumpy()[0], quantization.MaxAsNumpy()[0]
   raise AssertionError(f"No tensor matches {tensor_pattern}.")
+
+
 def test_int8_calibration_sees_the_given_text(exported):
   from ai_edge_litert import interpreter as litert  # pylint: disable=g-import-not-at-top
   text = "play some jazz music by miles davis on spotify"
@@ -247,6 +251,8 @@ def test_saved_model_decodes_like_the_training_featurizer(exported):
         int(np.argmax(logits["intent_logits"][i]))]
     assert [t.decode() for t in example["slot_tags"]] == tags[i]
     assert [w.decode() for w in example["words"]] == valid.words[i]
+
+
 def test_keras_loaders_give_the_export_module_predictions(exported):
   export_dir, module = exported["export_dir"], exported["module"]
   texts = tf.constant(exported["texts"][:16])
@@ -318,6 +324,8 @@ def test_bad_input_gives_defined_outputs_in_tensorflow_and_tflite(exported):
     for text in BAD_INPUTS:
       single = runner([text])
       assert single["intent_probs"].shape == (1, num_intents)
+
+
 def test_convert_tool_prints_size_and_parity(exported):
   output = str(exported["root"] / "snips.tflite")
   converted = _tool("convert_tflite.py",

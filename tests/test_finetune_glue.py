@@ -27,6 +27,8 @@ _TINY = ["TextClassificationTask.student_preset = None",
          "TextClassificationTask.num_layers = 1",
          "TextClassificationTask.hidden_size = 32",
          "TextClassificationTask.num_attention_heads = 2"]
+
+
 def test_mrpc_with_the_trainer_binary(tmp_path):
   model_dir = str(tmp_path / "mrpc")
   bindings = _TINY + [
@@ -48,6 +50,8 @@ def test_mrpc_with_the_trainer_binary(tmp_path):
   assert record["markdown_header"].split("\n")[0].endswith(
       "| f1 | accuracy |")
   assert record["model"] == "1x32 fresh student mrpc"
+
+
 def test_mnli_sample_in_process(tmp_path):
   task = text_classification_task.TextClassificationTask(
       dataset=catalog.text_classification("glue/mnli", GLUE_DIR),

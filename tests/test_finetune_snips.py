@@ -38,6 +38,8 @@ def _tiny_student(model_dir):
   trainer_lib.Trainer(
       model_dir=model_dir, task=task, train_steps=2, log_every=1,
       optimization=optimization.optimization_config(train_steps=2)).train()
+
+
 def test_finetune_student_then_evaluate_best(tmp_path):
   student_dir, snips_dir = str(tmp_path / "nokd"), str(tmp_path / "snips")
   _tiny_student(student_dir)

@@ -17,6 +17,8 @@ from mixvocab_tf.text import unigram
 pytestmark = pytest.mark.large
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def test_student_is_scored_on_text_it_never_read(tmp_path):
   steps = [
       ("split", "heldout_split", [], ["heldout_every = 10"]),

@@ -55,6 +55,8 @@ def _write_goo(directory, rows):
   for index, name in enumerate(("seq.in", "seq.out", "label")):
     with open(os.path.join(directory, name), "w", encoding="utf-8") as f:
       f.write("\n".join(row[index] for row in rows) + "\n")
+
+
 def test_intent_and_slot_data_to_tflite_report_and_predictions(
     tiny_student, tmp_path):
   data = tmp_path / "data"
@@ -86,6 +88,8 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
   again = _own_data(str(data), tiny_student, str(job))
   assert again.returncode == 0, again.stderr[-3000:]
   assert "done already, skipped" in again.stderr
+
+
 def test_text_classification_csv_to_tflite_report_and_predictions(
     tiny_student, tmp_path):
   data = tmp_path / "data"
@@ -108,6 +112,8 @@ def test_text_classification_csv_to_tflite_report_and_predictions(
     predictions = [json.loads(line) for line in f]
   assert [p["text"] for p in predictions] == [t for t, _ in rows[:5]]
   assert all(p["label"] in ("positive", "negative") for p in predictions)
+
+
 def test_a_broken_file_stops_the_job_before_training(tiny_student, tmp_path):
   data = tmp_path / "data"
   train = [("play some jazz", "O O B-genre", "PlayMusic"),

@@ -178,6 +178,8 @@ def test_intent_slot_saved_model_and_tflite_agree(snips):
       assert record["tags"][slot["start_word"]].endswith(slot["type"])
     assert [(s["type"], s["start_word"], s["end_word"])
             for s in record["slots"]] == predictor_lib.iob_to_spans(record["tags"])
+
+
 def test_pair_classifier_saved_model_and_tflite_agree(glue):
   rows = ["\t".join(pair) for pair in PAIRS]
   saved_model = predictor_lib.load_predictor(glue[0])
@@ -195,6 +197,8 @@ def test_pair_classifier_saved_model_and_tflite_agree(glue):
   as_dicts = ([{"text_a": a, "text_b": b} for a, b in PAIRS[:2]] +
               [{"sentence_a": a, "sentence_b": b} for a, b in PAIRS[2:]])
   _assert_same_predictions(saved_model.predict(as_dicts, top_k=3), want)
+
+
 def test_single_sentence_classifier_takes_sentence(tmp_path):
   model = sentence_classifier.SentenceClassifier(_encoder(7), num_classes=2)
   module = text_classification_export.TextClassificationExportModule(
@@ -400,6 +404,8 @@ def _start(*args):
 def _finish(process, stdin=""):
   stdout, stderr = process.communicate(stdin.encode("utf-8"), timeout=600)
   return process.returncode, stdout.decode("utf-8"), stderr.decode("utf-8")
+
+
 def test_command_on_stdin_and_stdout_and_its_errors(snips, glue, tmp_path):
   """`python -m mixvocab_tf.cli.predict` as a process: stdin to stdout, a
   one-line error, --help (absl's: exit status 1)."""

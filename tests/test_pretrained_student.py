@@ -58,6 +58,8 @@ def test_fine_tuning_starts_from_it(shipped):
   model = task.build_model()
   task.initialize(model)
   assert model.encoder_network.get_config()["num_layers"] == 6
+
+
 @pytest.mark.large
 def test_it_gives_its_held_out_accuracy(shipped, tmp_path):
   path, metrics = shipped

@@ -182,6 +182,8 @@ def test_saved_model_serves_a_batch_and_refuses_other_shapes(snips, kind):
                   "received shapes] [text:] []")
   _assert_refused(results["rank2"], "InvalidArgumentError", expected,
                   "[text:] [1 2]")
+
+
 def test_saved_model_refuses_pairs_of_other_shapes(glue):
   results = _serve("serving_default", glue[0], PAIR_CASES)
   assert results["batch"]["shapes"]["logits"] == [2, 3]
@@ -193,6 +195,8 @@ def test_saved_model_refuses_pairs_of_other_shapes(glue):
                   "[sentence_a:] [1 2]")
   _assert_refused(results["unequal"], "InvalidArgumentError", expected,
                   "[sentence_a:] [2] [sentence_b:] [1]")
+
+
 def test_tflite_reads_its_inputs_run_time_size(snips):
   """A scalar is a batch of one and [1, 2] a batch of two, never garbage."""
   cases = dict(SNIPS_CASES, **{
@@ -214,6 +218,8 @@ def test_tflite_reads_its_inputs_run_time_size(snips):
   assert got["num_words"] == want["num_words"] == [2, 2]
   np.testing.assert_allclose(got["intent_logits"], want["intent_logits"],
                              atol=1e-5)
+
+
 def test_tflite_serves_unequal_pairs_on_the_shorter_batch(glue):
   cases = {"first": {"sentence_a": ["a man sleeps"],
                      "sentence_b": ["nobody sleeps"]},
@@ -225,6 +231,8 @@ def test_tflite_serves_unequal_pairs_on_the_shorter_batch(glue):
   for case in ("longer_a", "longer_b"):
     np.testing.assert_allclose(results[case]["outputs"]["logits"], want,
                                atol=1e-6)
+
+
 def test_tflite_runner_holds_the_saved_models_contract(snips, glue):
   results = _serve("tflite_runner", snips[1], SNIPS_CASES)
   assert results["batch"]["outputs"]["num_words"] == [2, 3]

@@ -35,6 +35,8 @@ def _assert_clean_error(returncode, err, *fragments):
   last = err[err.rindex("error: "):]
   for fragment in fragments:
     assert fragment in last, last
+
+
 def test_dry_runs_of_the_paper_configs_build_bert_large_without_it(tmp_path):
   stage1 = _start(str(tmp_path / "s1"), ["stage1_paper.gin"],
                   flags=["--dry_run"])
@@ -53,6 +55,8 @@ def test_dry_runs_of_the_paper_configs_build_bert_large_without_it(tmp_path):
       assert fragment in out, (fragment, out[:3000])
   # Nothing was trained or written.
   assert not os.path.exists(tmp_path / "s1" / "checkpoint")
+
+
 def test_bad_configurations_end_with_clear_errors(tmp_path):
   tiny = testing.tiny_bindings() + ["Trainer.train_steps = 20",
                                     "Trainer.checkpoint_every = 1",
@@ -139,6 +143,8 @@ def _env_without_level():
   env = dict(os.environ)
   env.pop(quiet.LEVEL_VARIABLE, None)  # Another test's import may set it.
   return env
+
+
 def test_the_pipeline_starts_its_steps_quietly_unless_tf_verbose(tmp_path):
   command = testing.train_command(str(tmp_path / "r"), ["nokd_small.gin"],
                                   extra_flags=["--dry_run"])
@@ -161,6 +167,8 @@ def test_the_pipeline_starts_its_steps_quietly_unless_tf_verbose(tmp_path):
   assert "system_path_file_exists" not in err, err[-3000:]
   # --tf_verbose brings TensorFlow's lines back.
   assert _TF_CPP_LINE.search(verbose_err), verbose_err[-3000:]
+
+
 def test_the_trainer_itself_starts_quietly(tmp_path):
   process = subprocess.run(
       testing.train_command(str(tmp_path / "r"), ["nokd_small.gin"],

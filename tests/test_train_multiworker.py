@@ -20,6 +20,8 @@ def _free_port():
   with socket.socket() as s:
     s.bind(("localhost", 0))
     return s.getsockname()[1]
+
+
 def test_two_workers_match_one_process(tmp_path):
   bindings = testing.tiny_bindings(batch_size=8, sharding="global_batch") + [
       "Trainer.task = 'nokd'",

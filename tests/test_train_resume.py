@@ -35,6 +35,8 @@ def _float_tensors(checkpoint):
     if dtype.is_floating and not name.startswith("metadata"):
       out[name] = reader.get_tensor(name)
   return out
+
+
 def test_kill_and_resume_gives_the_uninterrupted_weights(tmp_path):
   teacher_dir = testing.write_tiny_teacher(str(tmp_path / "teacher"))
   bindings = _bindings(teacher_dir)

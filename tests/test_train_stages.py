@@ -19,6 +19,8 @@ def _other_vocabulary(path):
   with open(path, "w", encoding="utf-8") as f:
     f.write("\n".join(tokens) + "\n")
   return path
+
+
 def test_stage2_starts_from_stage1_only_with_its_vocabulary(tmp_path):
   teacher_dir = testing.write_tiny_teacher(str(tmp_path / "teacher"))
   other_vocab = _other_vocabulary(str(tmp_path / "other_vocab.txt"))

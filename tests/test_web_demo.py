@@ -249,6 +249,8 @@ def test_iob_decoder_matches_numpy(models):  # pylint: disable=redefined-outer-n
     expected = iob_decoding.viterbi_decode_numpy(
         matrix[np.newaxis], [len(matrix)], start, transitions)[0]
     assert got == expected
+
+
 def test_classifier_page(models, server, tmp_path):  # pylint: disable=redefined-outer-name
   files = models["text_classification"]
   queries = files["queries"][:NUM_QUERIES]
@@ -258,6 +260,8 @@ def test_classifier_page(models, server, tmp_path):  # pylint: disable=redefined
   for want, got in zip(expected, page):
     assert got["label"] == want["label"], (want, got)
     assert abs(got["score"] - want["score"]) < SCORE_TOLERANCE, (want, got)
+
+
 def test_intent_slot_page(models, server, tmp_path):  # pylint: disable=redefined-outer-name
   files = models["intent_slot"]
   queries = files["queries"][:NUM_QUERIES]

@@ -17,6 +17,8 @@ pytestmark = pytest.mark.large
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.dirname(os.path.dirname(_HERE))
+
+
 def test_tiny_scaling_job_resumes_and_writes_its_results(tmp_path):
   corpus = assets.builtin_corpus_files()[0]
   command = [
