@@ -95,7 +95,7 @@ def _run():
   if steps:
     # A pipeline config (e.g. quickstart.gin) chains trainer runs and tools.
     if FLAGS.dry_run:
-      print("Pipeline steps:", *steps, sep="\n  ")
+      print("Pipeline steps:", *(s.describe() for s in steps), sep="\n  ")
       return
     if not FLAGS.model_dir:
       raise ValueError("--model_dir is required to run a pipeline.")

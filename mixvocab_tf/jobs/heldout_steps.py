@@ -7,13 +7,12 @@
   floor of the same tokens (`jobs.mlm_curve`), written as
   `<run>/mlm_curve.json`.
 
-Bindings are `name = python literal` strings, as every in-process step's.
+Their options are the step's config (`steps.Step.options`).
 The job's directory may be on any file system TensorFlow reads (`gs://`);
 `heldout_mlm` scores each run in a child process, which must reach it too (a
 bucket, not `ram://`).
 """
 
-import ast
 import os
 import subprocess
 import sys
@@ -27,19 +26,9 @@ from mixvocab_tf.text import heldout
 MLM_CURVE_FILE = "mlm_curve.json"
 
 
-def parse_bindings(bindings):
-  """'name = python literal' strings -> dict."""
-  options = {}
-  for binding in bindings:
-    name, value = binding.split("=", 1)
-    options[name.strip()] = ast.literal_eval(value.strip())
-  return options
-
-
-def split_step(step_dir, output_dir, bindings):
+def split_step(step_dir, output_dir, options):
   """Writes train.txt and heldout.txt of `corpus` (default: built-in)."""
   del output_dir
-  options = parse_bindings(bindings)
   corpus = options.get("corpus") or assets.builtin_corpus_files()
   # `split_files` writes local files only; they are copied to a remote
   # step_dir.
@@ -49,9 +38,8 @@ def split_step(step_dir, output_dir, bindings):
                         block_lines=options.get("block_lines", 100))
 
 
-def mlm_step(step_dir, output_dir, bindings):
+def mlm_step(step_dir, output_dir, options):
   """Held-out curves of `runs`, each in its own process (its gin config)."""
-  options = parse_bindings(bindings)
   split = options.get("split", "split")
   text = os.path.join(output_dir, split, heldout.HELDOUT_TEXT)
   if not tf.io.gfile.exists(text):

@@ -39,17 +39,14 @@ may be on any file system TensorFlow reads that its child processes reach
 (`gs://`): its files go through `tf.io.gfile`.
 """
 
-import collections
 import json
 import os
 import subprocess
 import sys
-import time
 from typing import Optional
 
 from absl import logging
 import gin
-import numpy as np
 import tensorflow as tf
 
 from mixvocab_tf import assets
@@ -57,7 +54,8 @@ from mixvocab_tf.core import gin_utils
 from mixvocab_tf.core import run_files
 from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.datasets import user_dataset
-from mixvocab_tf.jobs import heldout_steps
+from mixvocab_tf.jobs import export_steps
+from mixvocab_tf.jobs import steps as steps_lib
 
 SUMMARY_JSON = "summary.json"
 #: The batch of the fine-tuning and distillation configs (BATCH_SIZE).
@@ -68,14 +66,8 @@ TFLITE_FILE = "model_dynamic.tflite"
 #: (MediaPipe Tasks, LiteRT.js, a stock LiteRT app: `builtin_model`).
 BUILTIN_FILE = "model_builtin.tflite"
 REPORT_MD = "report.md"
-#: Queries timed one at a time on one thread for the latency line.
-LATENCY_QUERIES = 200
 #: Rows of the worst-labels and confused-pairs tables.
 TABLE_ROWS = 10
-
-
-def _quote(value):
-  return repr(run_files.absolute(value)) if value else "None"
 
 
 @gin.configurable(module="mixvocab_tf")
@@ -163,79 +155,94 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   # Every step that reads the files gets the same column names: the check,
   # the export and report here, and in the trainers both the task and the
   # epoch budget (`text_classification_dataset`, which both read).
-  columns = [f"text_column = {text_column!r}",
-             f"text_b_column = {text_b_column!r}",
-             f"label_column = {label_column!r}"]
-  read = [f"data_dir = {data_dir!r}"] + columns
-  check = list(read)  # The check also gets the student's vocabulary below.
-  steps = [("data", "own_data_check", [], check)]
+  columns = {"text_column": text_column, "text_b_column": text_b_column,
+             "label_column": label_column}
+  read = dict(data_dir=data_dir, **columns)
+  check = dict(read)  # The check also gets the student's vocabulary below.
+  steps = []
   if student == "pretrain" or (student is None and
                                assets.pretrained_student_dir() is None):
     steps += pretraining_steps()
-    student = "{output_dir}/stage2"
+    student = steps_lib.JobPath("stage2")
   elif student is None:
     student = assets.pretrained_student_dir()
   elif not tf.io.gfile.exists(student):
     raise FileNotFoundError(
         f"STUDENT = {student!r} does not exist; give a pretrained student's "
         "run directory (stage II, NoKD), or None for the package's own.")
-  if student.startswith("{output_dir}"):
-    init, vocab = repr(student), None
+  if isinstance(student, steps_lib.JobPath):
+    init, vocab = student, None
   else:
-    init, vocab = _quote(student), student_vocab(student)
+    init, vocab = run_files.absolute(student), student_vocab(student)
   if vocab:
     # Words are counted unreadable against the vocabulary the job distils
     # into (else the shipped student's).
-    check.append(f"vocab = {vocab!r}")
-  data = ["DATASET = 'files'", f"DATA_DIR = {data_dir!r}"]
+    check["vocab"] = vocab
+  data = {"DATASET": "files", "DATA_DIR": data_dir}
   if intent_slot:
     task_class = "IntentSlotTask"
     teacher_gin, student_gin = "finetune_snips_small.gin", "distill_snips_small.gin"
-    teacher = data + [
-        "TEACHER = 'default'", f"EPOCHS = {teacher_epochs}",
-        f"eval/intent_slot_train_steps.epochs = {eval_epochs}",
-        "Trainer.early_stopping_patience = 2",
-        "IntentSlotTask.dropout_rate = 0.1",
-        "IntentSlotTask.bucket_boundaries = [9, 11, 13, 15, 18, 22]",
-        "optimization_config.learning_rate = 1e-4"]
+    eval_steps = "eval/intent_slot_train_steps.epochs"
+    teacher = dict(data, **{
+        "TEACHER": "default", "EPOCHS": teacher_epochs,
+        eval_steps: eval_epochs,
+        "Trainer.early_stopping_patience": 2,
+        "IntentSlotTask.dropout_rate": 0.1,
+        "IntentSlotTask.bucket_boundaries": [9, 11, 13, 15, 18, 22],
+        "optimization_config.learning_rate": 1e-4})
   else:
     task_class = "TextClassificationTask"
     teacher_gin, student_gin = ("finetune_glue_teacher_small.gin",
                                 "distill_glue_small.gin")
-    data += [f"text_classification_dataset.{column}" for column in columns]
+    eval_steps = "epoch/text_classification_train_steps.epochs"
+    data.update({f"text_classification_dataset.{k}": v
+                 for k, v in columns.items()})
     # Both classifiers read the mean of the token states: the default
     # teacher was trained to mean-pool (sentence embeddings), and on 128
     # labels the mean-pooled teacher reached 91.0 validation accuracy where
     # the [CLS]-pooled one reached 68.7 (its student 83.3 against 74.7).
-    data.append("TextClassificationTask.pooling = 'mean'")
-    teacher = data + [f"EPOCHS = {teacher_epochs}",
-                      f"epoch/text_classification_train_steps.epochs = {eval_epochs}"]
-  teacher += [f"{task_class}.model_name = 'teacher all-MiniLM-L6-v2'"]
-  students = data + [
-      f"INIT_CHECKPOINT = {init}", "TEACHER_RUN = '{output_dir}/teacher'",
-      f"EPOCHS = {student_epochs}", f"{task_class}.model_name = 'student'",
-      (f"eval/intent_slot_train_steps.epochs = {student_eval}" if intent_slot else
-       f"epoch/text_classification_train_steps.epochs = {student_eval}")]
-  # The student runs its whole budget (the best checkpoint is kept): its
-  # validation score dips for several evaluations mid-schedule and peaks as
-  # the learning rate decays. On SNIPS, patience 3 stopped the shipped
-  # student at step 5,726 of 8,178 with slot F1 92.7 (best at 4,499); the
-  # whole schedule reached 93.2 at step 6,953. On 128 labels the students
-  # of 6,000 steps peaked at steps 5,200-5,600; one stopped at 4,800.
-  students.append("Trainer.early_stopping_patience = None")
+    data["TextClassificationTask.pooling"] = "mean"
+    teacher = dict(data, **{"EPOCHS": teacher_epochs,
+                            eval_steps: eval_epochs})
+  teacher[f"{task_class}.model_name"] = "teacher all-MiniLM-L6-v2"
+  students = dict(data, **{
+      "INIT_CHECKPOINT": init, "TEACHER_RUN": steps_lib.JobPath("teacher"),
+      "EPOCHS": student_epochs, f"{task_class}.model_name": "student",
+      eval_steps: student_eval,
+      # The student runs its whole budget (the best checkpoint is kept):
+      # its validation score dips for several evaluations mid-schedule and
+      # peaks as the learning rate decays. On SNIPS, patience 3 stopped the
+      # shipped student at step 5,726 of 8,178 with slot F1 92.7 (best at
+      # 4,499); the whole schedule reached 93.2 at step 6,953. On 128
+      # labels the students of 6,000 steps peaked at steps 5,200-5,600; one
+      # stopped at 4,800.
+      "Trainer.early_stopping_patience": None})
   if vocab:
-    students.append(f"{task_class}.vocab = {vocab!r}")
+    students[f"{task_class}.vocab"] = vocab
   if not intent_slot and augment_copies:
-    students += [
-        f"DistillTextClassificationTask.augment_copies = {int(augment_copies)}",
-        "DistillTextClassificationTask.augment_p = 0.3"]
-  steps += [
-      ("teacher", "train", [teacher_gin], teacher + list(teacher_bindings)),
-      ("student", "train", [student_gin], students + list(student_bindings)),
-      ("export", "own_data_export", [], read),
-      ("report", "own_data_report", [], read),
+    students["DistillTextClassificationTask.augment_copies"] = int(
+        augment_copies)
+    students["DistillTextClassificationTask.augment_p"] = 0.3
+  teacher.update(steps_lib.parse_binding(b) for b in teacher_bindings)
+  students.update(steps_lib.parse_binding(b) for b in student_bindings)
+  student_reads = ("teacher",) + (
+      (init.step,) if isinstance(init, steps_lib.JobPath) else ())
+  return [steps_lib.Step("data", "own_data_check", config=check,
+                         writes=(SUMMARY_JSON,))] + steps + [
+      steps_lib.Step("teacher", "train", (teacher_gin,), teacher,
+                     reads=("data",)),
+      steps_lib.Step("student", "train", (student_gin,), students,
+                     reads=student_reads),
+      steps_lib.Step("export", "export", config=dict(
+          read, run=steps_lib.JobPath("student"),
+          quantizations=["dynamic"], file_prefix="model",
+          predictions=steps_lib.JobPath(PREDICTIONS_JSONL)),
+                     reads=("student",),
+                     writes=(SUMMARY_JSON, TFLITE_FILE, BUILTIN_FILE)),
+      steps_lib.Step("report", "own_data_report", config=read,
+                     reads=("teacher", "student", "export"),
+                     writes=(SUMMARY_JSON,)),
   ]
-  return steps
 
 
 def student_vocab(student_dir: str) -> Optional[str]:
@@ -252,13 +259,14 @@ def student_vocab(student_dir: str) -> Optional[str]:
 
 def pretraining_steps():
   """Stage I and stage II of a 6 x 96 student on the built-in corpus."""
+  train = {"MlmInputs.input_files": steps_lib.JobPath("split/train.txt")}
   return [
-      ("split", "heldout_split", [], []),
-      ("stage1", "train", ["stage1_small.gin"], [
-          "MlmInputs.input_files = '{output_dir}/split/train.txt'"]),
-      ("stage2", "train", ["stage2_small.gin"], [
-          "STAGE1_DIR = '{output_dir}/stage1'",
-          "MlmInputs.input_files = '{output_dir}/split/train.txt'"]),
+      steps_lib.Step("split", "heldout_split"),
+      steps_lib.Step("stage1", "train", ("stage1_small.gin",), train,
+                     reads=("split",)),
+      steps_lib.Step("stage2", "train", ("stage2_small.gin",), dict(
+          train, STAGE1_DIR=steps_lib.JobPath("stage1")),
+                     reads=("split", "stage1")),
   ]
 
 
@@ -266,28 +274,20 @@ def pretraining_steps():
 # Steps run in the pipeline's process.
 
 
-def _load(bindings):
-  options = heldout_steps.parse_bindings(bindings)
-  columns = {k: options[k] for k in ("text_column", "text_b_column",
-                                     "label_column") if k in options}
-  return options, user_dataset.load_dataset(options["data_dir"], **columns)
-
-
-def check_step(step_dir, output_dir, bindings):
+def check_step(step_dir, output_dir, options):
   """Writes the dataset's summary (and its warnings) beside the job.
 
   Words the student cannot read (wholly [UNK]) are counted against the
-  binding `vocab`, the vocabulary of the student the job distils into
+  option `vocab`, the vocabulary of the student the job distils into
   (`student_vocab`), else the shipped student's; when a split holds many,
   their warning is logged here, once, before anything trains (the
   unseen-label warning is logged when the job starts).
   """
   del output_dir
-  options = heldout_steps.parse_bindings(bindings)
-  columns = {k: options[k] for k in ("text_column", "text_b_column",
-                                     "label_column") if k in options}
-  dataset = user_dataset.load_dataset(options["data_dir"],
-                                      vocab=options.get("vocab"), **columns)
+  dataset = user_dataset.load_dataset(
+      options["data_dir"], vocab=options.get("vocab"),
+      **{k: options[k] for k in ("text_column", "text_b_column",
+                                 "label_column") if k in options})
   unreadable = dataset.unreadable_warning()
   if unreadable:
     logging.warning("%s", unreadable)
@@ -295,159 +295,6 @@ def check_step(step_dir, output_dir, bindings):
                  unreadable_warning=unreadable)
   run_files.write_json(os.path.join(step_dir, SUMMARY_JSON), summary,
                        indent=1)
-
-
-def _rows(split):
-  """(inputs for the predictor, gold) of a split; gold is None without labels.
-
-  Gold is the label (text classification) or (intent, tags) (intent-slot).
-  """
-  if isinstance(split, examples_lib.IntentSlotExamples):
-    rows = [" ".join(words) for words in split.words]
-    gold = (None if split.intents is None else
-            list(zip(split.intents, split.tags)))
-  else:
-    if split.texts_b is None:
-      rows = list(split.texts_a)
-    else:
-      rows = [{"text_a": a, "text_b": b}
-              for a, b in zip(split.texts_a, split.texts_b)]
-    gold = split.labels
-  return rows, gold
-
-
-def scores(kind, predictions, gold, known_labels=None):
-  """Scores of predictions (the predictor's dicts) against gold labels.
-
-  Macro-F1 is the trainer's (`metrics.macro_f1`): the mean F1 of the
-  `known_labels` (train's) that occur as gold or predicted labels; a gold
-  label train lacks is an error (a false positive of the label predicted for
-  it) but not a class of its own. None: every label that occurs.
-  """
-  from mixvocab_tf.tasks.finetuning import metrics as metrics_lib  # pylint: disable=g-import-not-at-top
-  if kind == examples_lib.INTENT_SLOT:
-    result = metrics_lib.snips_metrics(
-        [g[0] for g in gold], [p["intent"] for p in predictions],
-        [g[1] for g in gold], [p["tags"] for p in predictions])
-    labels = ([g[0] for g in gold], [p["intent"] for p in predictions])
-  else:
-    labels = (list(gold), [p["label"] for p in predictions])
-    result = {"accuracy": float(np.mean([a == b for a, b in zip(*labels)]))}
-  per_label, confused = label_errors(*labels)
-  known_set = None if known_labels is None else set(known_labels)
-  known = [r["f1"] for r in per_label
-           if known_set is None or r["label"] in known_set]
-  result["macro_f1"] = float(np.mean(known)) if known else float("nan")
-  return result, per_label, confused
-
-
-def label_errors(gold, predicted):
-  """Per-label precision, recall, F1 (worst F1 first) and confused pairs.
-
-  A gold label the model cannot predict (train lacked it) is a label too: its
-  recall is 0.
-  """
-  counts = collections.Counter(gold)
-  predicted_counts = collections.Counter(predicted)
-  hits = collections.Counter(g for g, p in zip(gold, predicted) if g == p)
-  rows = []
-  for label in sorted(set(counts) | set(predicted_counts)):
-    precision = (hits[label] / predicted_counts[label]
-                 if predicted_counts[label] else 0.0)
-    recall = hits[label] / counts[label] if counts[label] else 0.0
-    f1 = (2 * precision * recall / (precision + recall)
-          if precision + recall else 0.0)
-    rows.append({"label": label, "support": counts[label],
-                 "precision": precision, "recall": recall, "f1": f1})
-  rows.sort(key=lambda r: (r["f1"], -r["support"], r["label"]))
-  confused = collections.Counter(
-      (g, p) for g, p in zip(gold, predicted) if g != p)
-  return rows, [{"gold": g, "predicted": p, "count": n}
-                for (g, p), n in confused.most_common()]
-
-
-def majority_accuracy(dataset, split):
-  """Accuracy of always answering train's most frequent label (or intent)."""
-  def labels(name):
-    part = dataset.splits[name]
-    return part.intents if dataset.kind == examples_lib.INTENT_SLOT else (
-        part.labels)
-  majority = collections.Counter(labels("train")).most_common(1)[0][0]
-  gold = labels(split)
-  return sum(g == majority for g in gold) / len(gold)
-
-
-def export_step(step_dir, output_dir, bindings):
-  """SavedModel, dynamic-range .tflite and builtin-only .tflite of the
-  student; their scores, sizes and latencies."""
-  # pylint: disable=g-import-not-at-top
-  from mixvocab_tf.export import builtin_model
-  from mixvocab_tf.export import tflite_conversion
-  from mixvocab_tf.serving import export_run
-  from mixvocab_tf.serving import predictor as predict_lib
-  # pylint: enable=g-import-not-at-top
-  _, dataset = _load(bindings)
-  saved_model_dir = os.path.join(step_dir, "saved_model")
-  if not run_files.is_file(os.path.join(saved_model_dir, "saved_model.pb")):
-    export_run.export_run(os.path.join(output_dir, "student"),
-                          saved_model_dir)
-  tflite_path = os.path.join(step_dir, TFLITE_FILE)
-  if not run_files.is_file(tflite_path):
-    logging.info("Converting the SavedModel to a dynamic-range .tflite...")
-    content = tflite_conversion.convert_saved_model(saved_model_dir,
-                                                    quantize="dynamic")
-    run_files.write_atomically(tflite_path, content)
-  builtin_path = os.path.join(step_dir, BUILTIN_FILE)
-  if not run_files.is_file(builtin_path):
-    logging.info("Converting the SavedModel's token-id signature to a "
-                 "builtin-only .tflite with metadata...")
-    run_files.write_atomically(
-        builtin_path, builtin_model.convert_builtin(saved_model_dir,
-                                                    "dynamic"))
-  summary = {"kind": dataset.kind, "saved_model_dir": saved_model_dir,
-             "saved_model_bytes": run_files.file_size(saved_model_dir),
-             "tflite": tflite_path, "tflite_bytes": run_files.file_size(
-                 tflite_path), "splits": {}}
-  # The predictor opens a local file: a remote .tflite is copied to one.
-  with run_files.local_copy(tflite_path, (predict_lib.TFLITE_LABELS_SUFFIX,)
-                           ) as local_tflite:
-    _score_export(predict_lib.load_predictor(local_tflite), dataset,
-                  output_dir, summary)
-  summary["builtin"] = builtin_model.summary(
-      builtin_path, saved_model_dir,
-      _rows(dataset.splits["validation"])[0][:LATENCY_QUERIES])
-  run_files.write_json(os.path.join(step_dir, SUMMARY_JSON), summary,
-                       indent=1)
-
-
-def _score_export(predictor, dataset, output_dir, summary):
-  """Adds the predictor's scores and latency to the export's summary."""
-  from mixvocab_tf.jobs import report  # pylint: disable=g-import-not-at-top
-  for name in ("validation", "test"):
-    split = dataset.splits.get(name)
-    if split is None:
-      continue
-    rows, gold = _rows(split)
-    predictions = predictor.predict(rows, top_k=3)
-    entry = {"examples": len(rows)}
-    if gold is not None:
-      entry["scores"], entry["per_label"], entry["confused"] = scores(
-          dataset.kind, predictions, gold, dataset.labels)
-    if name == "test":
-      path = os.path.join(output_dir, PREDICTIONS_JSONL)
-      run_files.write_text(path, "".join(
-          json.dumps(prediction, ensure_ascii=False) + "\n"
-          for prediction in predictions))
-      entry["predictions"] = path
-    summary["splits"][name] = entry
-  queries = _rows(dataset.splits["validation"])[0][:LATENCY_QUERIES]
-  latencies = []
-  for query in queries:
-    start = time.perf_counter()
-    predictor.predict([query])
-    latencies.append(time.perf_counter() - start)
-  summary["p50_ms"] = report.percentile_ms(latencies, 50)
-  summary["p90_ms"] = report.percentile_ms(latencies, 90)
 
 
 def _evaluate(run_dir, split, output_json):
@@ -460,12 +307,17 @@ def _evaluate(run_dir, split, output_json):
   return run_files.read_json(output_json)
 
 
-def report_step(step_dir, output_dir, bindings):
+def report_step(step_dir, output_dir, options):
   """Writes report.md from the runs, the export and the dataset."""
   from mixvocab_tf.jobs import report  # pylint: disable=g-import-not-at-top
-  _, dataset = _load(bindings)
+  dataset = export_steps.load_data(options)
   join = lambda *p: os.path.join(output_dir, *p)
-  export = run_files.read_json(join("export", SUMMARY_JSON))
+  summary = run_files.read_json(join("export", SUMMARY_JSON))
+  # The shipped file's scores, sizes and latency (export_steps' summary).
+  export = dict(summary["tflite"]["dynamic"],
+                saved_model_dir=summary["saved_model_dir"],
+                saved_model_bytes=summary["saved_model_bytes"],
+                builtin=summary.get("builtin"))
   intent_slot = dataset.kind == examples_lib.INTENT_SLOT
   metric_names = (("intent_accuracy", "intent acc."),
                   ("slot_f1", "slot F1")) if intent_slot else (
@@ -490,7 +342,7 @@ def report_step(step_dir, output_dir, bindings):
       rows.append(["student .tflite (dynamic)", name, ""] + [
           f"{100 * entry['scores'][m]:.1f}" for m, _ in metric_names])
   for name, _ in splits:
-    floor = majority_accuracy(dataset, name)
+    floor = export["splits"][name]["scores"]["majority_accuracy"]
     rows.append(["floor: train's most frequent label", name, "",
                  f"{100 * floor:.1f}", ""])
   counts = dataset.summary()["examples"]
@@ -534,8 +386,8 @@ def report_step(step_dir, output_dir, bindings):
       "## Export", "",
       f"- SavedModel (raw strings in): `{export['saved_model_dir']}`, "
       f"{report.format_mb(export['saved_model_bytes'])}",
-      f"- .tflite (dynamic-range): `{export['tflite']}`, "
-      f"{report.format_mb(export['tflite_bytes'])}; p50 "
+      f"- .tflite (dynamic-range): `{export['path']}`, "
+      f"{report.format_mb(export['size_bytes'])}; p50 "
       f"{export['p50_ms']:.2f} ms, p90 {export['p90_ms']:.2f} ms per query "
       "(one thread, LiteRT, Python runner, tokenization included)"]
   builtin = export.get("builtin")
@@ -549,7 +401,7 @@ def report_step(step_dir, output_dir, bindings):
   if "test" in export["splits"]:
     lines.append(f"- test predictions: `{export['splits']['test']['predictions']}`")
   lines += ["", "Predict with it: `mixvocab-predict --model="
-            f"{export['tflite']} --input=queries.txt --output=-`", ""]
+            f"{export['path']} --input=queries.txt --output=-`", ""]
   if builtin:
     lines += [
         "On a phone or in a browser: the builtin file loads in MediaPipe "
@@ -568,5 +420,4 @@ def report_step(step_dir, output_dir, bindings):
 
 
 def step_functions():
-  return {"own_data_check": check_step, "own_data_export": export_step,
-          "own_data_report": report_step}
+  return {"own_data_check": check_step, "own_data_report": report_step}

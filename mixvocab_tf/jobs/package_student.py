@@ -28,6 +28,7 @@ from mixvocab_tf.core import checkpointing
 from mixvocab_tf.core import gin_utils
 from mixvocab_tf.core import run_files
 from mixvocab_tf.jobs import heldout_steps
+from mixvocab_tf.jobs import steps as steps_lib
 from mixvocab_tf.text import heldout
 
 METRICS_JSON = "metrics.json"
@@ -99,9 +100,8 @@ def package_student(run_dir: str, destination: str) -> dict:
   return metrics
 
 
-def package_step(step_dir, output_dir, bindings):
+def package_step(step_dir, output_dir, options):
   """Pipeline step: `run` (a step name) -> `destination` (default: here)."""
-  options = heldout_steps.parse_bindings(bindings)
   destination = options.get("destination") or os.path.join(
       step_dir, "pretrained_student")
   package_student(os.path.join(output_dir, options["run"]), destination)
@@ -127,22 +127,27 @@ def pretrained_student_steps(corpus=None,
   beside the unigram floor, then `package_student` to `destination`
   (default: `<model_dir>/package/pretrained_student`).
   """
-  train = "MlmInputs.input_files = '{output_dir}/split/train.txt'"
+  train = {"MlmInputs.input_files": steps_lib.JobPath("split/train.txt")}
   every = max(1, student_steps // curve_points)
+  stage1 = dict(train, **{"Trainer.train_steps": stage1_steps})
+  stage1.update(steps_lib.parse_binding(b) for b in stage1_bindings)
+  stage2 = dict(train, **{
+      "STAGE1_DIR": steps_lib.JobPath("stage1"),
+      "Trainer.train_steps": student_steps,
+      "Trainer.checkpoint_every": every,
+      "Trainer.keep_checkpoints": curve_points + 1,
+      "Trainer.log_every": max(1, student_steps // 50)})
+  stage2.update(steps_lib.parse_binding(b) for b in student_bindings)
   return [
-      ("split", "heldout_split", [], [f"corpus = {corpus!r}"]),
-      ("stage1", "train", ["stage1_small.gin"], [
-          train, f"Trainer.train_steps = {stage1_steps}"] +
-       list(stage1_bindings)),
-      ("stage2", "train", ["stage2_small.gin"], [
-          train, "STAGE1_DIR = '{output_dir}/stage1'",
-          f"Trainer.train_steps = {student_steps}",
-          f"Trainer.checkpoint_every = {every}",
-          f"Trainer.keep_checkpoints = {curve_points + 1}",
-          f"Trainer.log_every = {max(1, student_steps // 50)}"] +
-       list(student_bindings)),
-      ("heldout", "heldout_mlm", [], ["runs = ['stage2']",
-                                      f"batches = {eval_batches}"]),
-      ("package", "package_student", [], [
-          "run = 'stage2'", f"destination = {destination!r}"]),
+      steps_lib.Step("split", "heldout_split", config={"corpus": corpus}),
+      steps_lib.Step("stage1", "train", ("stage1_small.gin",), stage1,
+                     reads=("split",)),
+      steps_lib.Step("stage2", "train", ("stage2_small.gin",), stage2,
+                     reads=("split", "stage1")),
+      steps_lib.Step("heldout", "heldout_mlm",
+                     config={"runs": ["stage2"], "batches": eval_batches},
+                     reads=("split", "stage2")),
+      steps_lib.Step("package", "package_student",
+                     config={"run": "stage2", "destination": destination},
+                     reads=("stage2", "heldout")),
   ]

@@ -12,6 +12,12 @@ A step kind registered with `rerun=True` (a summary of every finished run in
 DIR, which other jobs sharing DIR may have added to) is the exception: it runs
 every time.
 
+Steps are `steps.Step` values (their config as values, what they read and
+write, an optional condition); a gin file may list them as (name, kind,
+gin_files, bindings) tuples, read into steps once (`steps.from_specs`). The
+job is checked before its first step runs: known kinds, unique names, and
+every step reading only steps before it.
+
 Studies outside the library (`projects/<name>/`) add their own in-process
 step kinds with `register_step_kind(name, fn)` when their module is imported,
 e.g. by an `import projects.<name>.<module>` line in their gin file; kinds are
@@ -43,10 +49,12 @@ import tensorflow as tf
 
 from mixvocab_tf import quiet
 from mixvocab_tf.core import run_files
+from mixvocab_tf.jobs import export_steps
 from mixvocab_tf.jobs import heldout_steps
 from mixvocab_tf.jobs import own_data
 from mixvocab_tf.jobs import package_student
 from mixvocab_tf.jobs import quickstart
+from mixvocab_tf.jobs import steps as steps_lib
 
 DONE = "DONE"
 #: A step's log (its child's output) is written out this often at most when
@@ -54,8 +62,9 @@ DONE = "DONE"
 _REMOTE_LOG_FLUSH_SECONDS = 30
 #: Kinds the runner handles itself.
 _BUILTIN_KINDS = ("vocab", "train")
-#: Steps run in this process: f(step_dir, output_dir, bindings).
-_STEP_FUNCTIONS = {"export": quickstart.export_step,
+#: Steps run in this process: f(step_dir, output_dir, options), options being
+#: the step's config with its job paths made absolute (`Step.options`).
+_STEP_FUNCTIONS = {**export_steps.step_functions(),
                    "report": quickstart.report_step,
                    **heldout_steps.step_functions(),
                    **own_data.step_functions(),
@@ -65,7 +74,7 @@ _RERUN_KINDS = set()
 
 
 def register_step_kind(name, fn, rerun=False):
-  """Adds an in-process step kind: `fn(step_dir, output_dir, bindings)`.
+  """Adds an in-process step kind: `fn(step_dir, output_dir, options)`.
 
   For studies outside the library, which call it when their module is
   imported. Registering the same function again under a name (also as a
@@ -74,7 +83,7 @@ def register_step_kind(name, fn, rerun=False):
   Args:
     name: the kind, as pipeline steps give it.
     fn: called with the step's directory, the job's directory and the step's
-      bindings (`{output_dir}` already replaced).
+      options (`Step.options`: its config, job paths made absolute).
     rerun: run the step every time the job runs, never marking it done (a
       summary of every finished run in the directory).
 
@@ -111,9 +120,9 @@ def pipeline(steps=None, vocab_size=5000):
   """Gin-configured list of steps (None: no pipeline configured).
 
   Args:
-    steps: list of (name, kind, gin_files, bindings) with kind one of
-      `step_kinds()`; for "train" steps, gin_files and bindings are the
-      trainer's `--gin_file` and `--gin_bindings`.
+    steps: list of `steps.Step`s, or of (name, kind, gin_files, bindings)
+      tuples with kind one of `step_kinds()`; for "train" steps, gin_files
+      and bindings are the trainer's `--gin_file` and `--gin_bindings`.
     vocab_size: target size of the student vocabulary ("vocab" step).
 
   Returns:
@@ -136,31 +145,9 @@ def _selected(name, patterns):
 
 
 def configured_steps():
+  """The configured job as `steps.Step`s ([] without one)."""
   steps, _ = pipeline()
-  return steps
-
-
-def _format(value, output_dir):
-  # Absolute, so that the paths a run records in its operative_config.gin
-  # (vocabularies, init checkpoints) hold from any working directory.
-  return value.replace("{output_dir}", run_files.absolute(output_dir))
-
-
-def _validate(steps):
-  kinds = step_kinds()
-  names = set()
-  for step in steps:
-    if len(step) != 4:
-      raise ValueError(f"A pipeline step is (name, kind, gin_files, bindings); "
-                       f"received {step!r}.")
-    name, kind, _, _ = step
-    if kind not in kinds:
-      raise ValueError(f"Step {name!r} has kind {kind!r}; expected one of "
-                       f"{kinds} (a study's own kinds are registered when "
-                       "its gin file imports its module).")
-    if name in names:
-      raise ValueError(f"Step name {name!r} appears twice.")
-    names.add(name)
+  return steps_lib.from_specs(steps or [])
 
 
 def _run_vocab(step_dir, output_dir, vocab_size):
@@ -183,11 +170,13 @@ def _shown(line):
           bool(_ABSL_WARNING.match(line)))
 
 
-def _run_train(name, step_dir, gin_files, bindings, output_dir):
+def _run_train(step, step_dir, output_dir):
+  name = step.name
   command = [sys.executable, "-m", "mixvocab_tf.train",
              f"--model_dir={step_dir}"]
-  command += [f"--gin_file={_format(f, output_dir)}" for f in gin_files]
-  command += [f"--gin_bindings={_format(b, output_dir)}" for b in bindings]
+  command += [f"--gin_file={steps_lib.resolve(f, output_dir)}"
+              for f in step.gin_files]
+  command += [f"--gin_bindings={b}" for b in step.bindings(output_dir)]
   # The job's --tf_verbose goes on to its steps; without it, each step's
   # TensorFlow would print its C++ start-up lines (the child reads the level
   # when TensorFlow loads, so it is set in the environment it starts with).
@@ -220,37 +209,48 @@ def _run_train(name, step_dir, gin_files, bindings, output_dir):
 
 def run(output_dir):
   """Runs the configured steps in order, skipping those already done."""
-  steps, vocab_size = pipeline()
+  _, vocab_size = pipeline()
+  steps = configured_steps()
   if not steps:
     raise ValueError("No pipeline steps configured (pipeline.steps).")
-  _validate(steps)
+  steps_lib.check(steps, step_kinds())
   patterns = step_selection()
-  if patterns is not None and not any(_selected(s[0], patterns)
+  if patterns is not None and not any(_selected(s.name, patterns)
                                       for s in steps):
     raise ValueError(f"step_selection.only = {patterns} matches none of the "
-                     f"{len(steps)} steps (first: {steps[0][0]!r}).")
+                     f"{len(steps)} steps (first: {steps[0].name!r}).")
   tf.io.gfile.makedirs(output_dir)
   started = time.time()
-  for index, (name, kind, gin_files, bindings) in enumerate(steps, 1):
-    step_dir = os.path.join(output_dir, name)
-    if not _selected(name, patterns):
+  for index, step in enumerate(steps, 1):
+    step_dir = os.path.join(output_dir, step.name)
+    if not _selected(step.name, patterns):
       continue
-    if (kind not in _RERUN_KINDS and
+    if (step.kind not in _RERUN_KINDS and
         tf.io.gfile.exists(os.path.join(step_dir, DONE))):
       logging.info("[%d/%d] %s: done already, skipped.", index, len(steps),
-                   name)
+                   step.name)
+      continue
+    if step.when is not None and not step.when.test(output_dir):
+      logging.info("[%d/%d] %s: skipped; it runs only when %s.", index,
+                   len(steps), step.name, step.when.description)
       continue
     tf.io.gfile.makedirs(step_dir)
     logging.info("[%d/%d] %s (%s) - %.0f s into the job", index, len(steps),
-                 name, kind, time.time() - started)
+                 step.name, step.kind, time.time() - started)
     step_start = time.time()
-    if kind == "vocab":
+    if step.kind == "vocab":
       _run_vocab(step_dir, output_dir, vocab_size)
-    elif kind == "train":
-      _run_train(name, step_dir, gin_files, bindings, output_dir)
+    elif step.kind == "train":
+      _run_train(step, step_dir, output_dir)
     else:
-      _STEP_FUNCTIONS[kind](step_dir, output_dir,
-                            [_format(b, output_dir) for b in bindings])
+      _STEP_FUNCTIONS[step.kind](step_dir, output_dir,
+                                 step.options(output_dir))
+    missing = [f for f in step.writes
+               if not tf.io.gfile.exists(os.path.join(step_dir, f))]
+    if missing:
+      raise PipelineError(
+          f"Step {step.name!r} finished without writing {missing} in "
+          f"{step_dir}; it is not marked done. See its log above.")
     run_files.write_text(os.path.join(step_dir, DONE),
                          f"{time.time() - step_start:.1f} seconds\n")
   logging.info("Pipeline finished in %.0f s; outputs in %s.",

@@ -101,7 +101,7 @@ class PipelineOnRamTest(tf.test.TestCase):
     # `{output_dir}` stays a ram:// path (local ones are made absolute).
     self.assertEqual(calls, [(os.path.join(self.output_dir, "count"),
                               self.output_dir,
-                              [f"where = '{self.output_dir}/x'"])])
+                              {"where": f"{self.output_dir}/x"})])
     for name in ("vocab", "split", "count"):
       self.assertRegex(_read(os.path.join(self.output_dir, name,
                                           pipeline.DONE)), r"^\d+\.\d seconds")

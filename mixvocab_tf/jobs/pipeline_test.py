@@ -8,6 +8,7 @@ import gin
 import tensorflow as tf
 
 from mixvocab_tf.jobs import pipeline
+from mixvocab_tf.jobs import steps as steps_lib
 
 
 class PipelineTest(tf.test.TestCase):
@@ -18,12 +19,12 @@ class PipelineTest(tf.test.TestCase):
     self.output_dir = self.get_temp_dir()
 
   def _record_report_steps(self):
-    """Makes "report" steps record (step_dir, bindings) instead of running."""
+    """Makes "report" steps record (step_dir, options) instead of running."""
     seen = []
     saved = pipeline._STEP_FUNCTIONS["report"]  # pylint: disable=protected-access
     pipeline._STEP_FUNCTIONS["report"] = (  # pylint: disable=protected-access
-        lambda step_dir, output_dir, bindings: seen.append(
-            (step_dir, bindings)))
+        lambda step_dir, output_dir, options: seen.append(
+            (step_dir, options)))
     self.addCleanup(pipeline._STEP_FUNCTIONS.__setitem__, "report", saved)  # pylint: disable=protected-access
     return seen
 
@@ -51,9 +52,9 @@ class PipelineTest(tf.test.TestCase):
     pipeline.run(self.output_dir)
     pipeline.run(self.output_dir)
     # The ordinary kind is done after the first run; the summary reruns.
-    self.assertEqual(seen, [("count", "count", ["n = 1"]),
-                            ("summary", "summary", []),
-                            ("summary", "summary", [])])
+    self.assertEqual(seen, [("count", "count", {"n": 1}),
+                            ("summary", "summary", {}),
+                            ("summary", "summary", {})])
 
   def test_a_kind_cannot_be_taken_twice(self):
     with self.assertRaisesRegex(ValueError, "'train' is registered already"):
@@ -111,8 +112,8 @@ class PipelineTest(tf.test.TestCase):
     gin.bind_parameter("pipeline.steps", [
         ("r", "report", [], ["V = '{output_dir}/student_vocab.txt'"])])
     pipeline.run("runs/job")
-    self.assertEqual(seen[0][1], [f"V = '{os.path.abspath('runs/job')}"
-                                  "/student_vocab.txt'"])
+    self.assertEqual(seen[0][1], {
+        "V": f"{os.path.abspath('runs/job')}/student_vocab.txt"})
 
   def test_bad_steps(self):
     gin.bind_parameter("pipeline.steps", [("x", "train_stage1", [], [])])
@@ -122,6 +123,48 @@ class PipelineTest(tf.test.TestCase):
                                           ("x", "report", [], [])])
     with self.assertRaisesRegex(ValueError, "appears twice"):
       pipeline.run(self.output_dir)
+    # A step that reads a later one is refused before anything runs.
+    seen = self._record_report_steps()
+    gin.bind_parameter("pipeline.steps", [
+        ("a", "report", [], ["run = '{output_dir}/b'"]),
+        ("b", "report", [], [])])
+    with self.assertRaisesRegex(ValueError, "reads step 'b', which comes "
+                                "after it"):
+      pipeline.run(self.output_dir)
+    self.assertEqual(seen, [])
+
+  def test_typed_steps_conditions_and_written_files(self):
+    seen = []
+
+    def write(step_dir, output_dir, options):
+      del output_dir
+      seen.append(os.path.basename(step_dir))
+      for name in options.get("files", []):
+        with open(os.path.join(step_dir, name), "w", encoding="utf-8") as f:
+          f.write("x\n")
+
+    self._register("study_write", write)
+    gin.bind_parameter("pipeline.steps", [
+        steps_lib.Step("a", "study_write", config={"files": ["out.txt"]},
+                       writes=("out.txt",)),
+        steps_lib.Step("b", "study_write", reads=("a",), when=steps_lib.Condition(
+            lambda d: os.path.exists(os.path.join(d, "go")), "go exists")),
+        steps_lib.Step("c", "study_write", writes=("missing.txt",))])
+    with self.assertLogs("absl", level="INFO") as logs:
+      with self.assertRaisesRegex(pipeline.PipelineError,
+                                  r"'c' finished without writing "
+                                  r"\['missing.txt'\]"):
+        pipeline.run(self.output_dir)
+    self.assertEqual(seen, ["a", "c"])
+    self.assertTrue([l for l in logs.output
+                     if "b: skipped; it runs only when go exists" in l])
+    self.assertFalse(os.path.exists(os.path.join(self.output_dir, "c",
+                                                 pipeline.DONE)))
+    # Once its condition holds, the skipped step runs; the done one does not.
+    open(os.path.join(self.output_dir, "go"), "w").close()
+    with self.assertRaises(pipeline.PipelineError):
+      pipeline.run(self.output_dir)
+    self.assertEqual(seen, ["a", "c", "b", "c"])
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The steps of the main job (`quickstart.gin`) that are not trainer runs.
+"""The steps of the main job (`quickstart.gin`) that are its own.
 
 `python -m mixvocab_tf.train --gin_file=quickstart.gin --model_dir=DIR` runs
 the pipeline (`pipeline.py`) whose steps are listed in `quickstart.gin`: the
@@ -6,9 +6,11 @@ trainer runs (stage I, stage II, NoKD, fine-tuning) and these three steps:
 
 * `learn_student_vocabulary`: a ~5K student WordPiece vocabulary from the
   built-in public-domain corpus (Zhao et al., EACL 2021, Section 3);
-* `export_step`: the fine-tuned student as a SavedModel that takes raw
-  strings, and TFLite files run in LiteRT over SNIPS valid;
 * `report_step`: `report.md` and its plots.
+
+Its export is the step every job shares (`export_steps`: the fine-tuned
+student as a SavedModel that takes raw strings, and TFLite files run in
+LiteRT over SNIPS valid, scored by `metrics.py`).
 
 The job's directory may be on any file system TensorFlow reads (`gs://`):
 its files go through `tf.io.gfile` (`run_files`).
@@ -55,74 +57,6 @@ def _read_json(path):
   return run_files.read_json_if_any(path)
 
 
-def export_step(step_dir, output_dir, bindings,
-                quantizations=("none", "dynamic")):
-  """Exports the fine-tuned SNIPS student: SavedModel, TFLite, accuracy, latency.
-
-  The SavedModel is written in this process by `export_run` (it rebuilds the
-  task from the run's operative config, leaving the job's own gin
-  configuration as it was); each .tflite is then run by the LiteRT
-  interpreter, one query at a time on one thread, over SNIPS valid.
-  """
-  # pylint: disable=g-import-not-at-top
-  from mixvocab_tf.export import builtin_model
-  from mixvocab_tf.export import parity
-  from mixvocab_tf.export import tflite_conversion
-  from mixvocab_tf.jobs import report
-  from mixvocab_tf.serving import export_run
-  from mixvocab_tf.datasets import intent_slot_files
-  from mixvocab_tf.tasks.finetuning.intent_slot import export_module as intent_slot_export
-
-  # pylint: enable=g-import-not-at-top
-  (run_dir,) = bindings
-  saved_model_dir = os.path.join(step_dir, "saved_model")
-  if not run_files.is_file(os.path.join(saved_model_dir, "saved_model.pb")):
-    export_run.export_run(run_dir, saved_model_dir)
-  valid = intent_slot_files.read_intent_slot(assets.snips_dir("valid"))
-  queries = [" ".join(words) for words in valid.words]
-  summary = {"saved_model_dir": saved_model_dir,
-             "saved_model_bytes": run_files.file_size(saved_model_dir),
-             "tflite": {}}
-  train = intent_slot_files.read_intent_slot(assets.snips_dir("train"))
-  calibration = [" ".join(w) for w in train.words[::50]]
-  for quantize in quantizations:
-    path = os.path.join(step_dir, f"snips_{quantize}.tflite")
-    if not run_files.is_file(path):
-      logging.info("Converting to TFLite (%s)...", quantize)
-      content = tflite_conversion.convert_saved_model(
-          saved_model_dir, quantize=quantize,
-          representative_examples=calibration)
-      run_files.write_atomically(path, content)
-    runner = tflite_conversion.TFLiteRunner(**run_files.tflite_model(path),
-                                            num_threads=1)
-    latencies, predictions = [], []
-    for query in queries:
-      start = time.perf_counter()
-      outputs = runner([query])
-      latencies.append(time.perf_counter() - start)
-      predictions.extend(parity.split_examples(outputs))
-    scores = intent_slot_export.intent_slot_scores(predictions, valid.intents,
-                                              valid.tags)
-    summary["tflite"][quantize] = {
-        "path": path, "size_bytes": run_files.file_size(path),
-        "p50_ms": report.percentile_ms(latencies, 50),
-        "p90_ms": report.percentile_ms(latencies, 90),
-        "intent_accuracy": scores["intent_accuracy"],
-        "slot_f1": scores["slot_f1"]}
-    logging.info("TFLite %s: %s", quantize, summary["tflite"][quantize])
-  # The same student on token ids, builtin operators only, with metadata.
-  path = os.path.join(step_dir, "snips_builtin.tflite")
-  if not run_files.is_file(path):
-    logging.info("Converting to a builtin-only TFLite with metadata...")
-    run_files.write_atomically(
-        path, builtin_model.convert_builtin(saved_model_dir, "dynamic"))
-  summary["builtin"] = builtin_model.summary(path, saved_model_dir,
-                                             queries[:200])
-  logging.info("TFLite builtin: %s", summary["builtin"])
-  run_files.write_json(os.path.join(step_dir, "summary.json"), summary,
-                       indent=2)
-
-
 def _step_dirs(output_dir):
   """The job's step directories, in the order they finished.
 
@@ -153,6 +87,11 @@ def _snips_runs(output_dir):
     if best and "slot_f1" in best.get("metrics", {}):
       runs[os.path.basename(directory)] = best
   return runs
+
+
+def _validation_scores(tflite_info):
+  """A .tflite's validation scores in the export's summary ({} if none)."""
+  return tflite_info.get("splits", {}).get("validation", {}).get("scores", {})
 
 
 def _model_label(record, fallback):
@@ -271,10 +210,11 @@ def report_step(step_dir, output_dir, bindings):
                        slot_f1=metrics["slot_f1"],
                        kind="teacher" if _is_teacher(best) else "ours"))
   for quantize, info in sorted(export.get("tflite", {}).items()):
+    valid = _validation_scores(info)
     points.append(dict(label=f"exported .tflite ({quantize})",
                        size_bytes=info["size_bytes"], kind="tflite",
-                       intent_accuracy=info.get("intent_accuracy"),
-                       slot_f1=info.get("slot_f1")))
+                       intent_accuracy=valid.get("intent_accuracy"),
+                       slot_f1=valid.get("slot_f1")))
   for label, parameters, intent, slot_f1 in report.PAPER_SNIPS_ROWS:
     points.append(dict(label=f"{label} (test)", size_bytes=4 * parameters,
                        intent_accuracy=intent, slot_f1=slot_f1,
@@ -307,12 +247,13 @@ def report_step(step_dir, output_dir, bindings):
               f"{report.format_mb(export.get('saved_model_bytes', 0))}.", ""]
     tflite_rows = []
     for quantize, info in sorted(export.get("tflite", {}).items()):
+      valid = _validation_scores(info)
       tflite_rows.append([
           quantize, report.format_mb(info["size_bytes"]),
           f"{info.get('p50_ms', float('nan')):.2f}",
           f"{info.get('p90_ms', float('nan')):.2f}",
-          f"{100 * info.get('intent_accuracy', float('nan')):.1f}",
-          f"{100 * info.get('slot_f1', float('nan')):.1f}"])
+          f"{100 * valid.get('intent_accuracy', float('nan')):.1f}",
+          f"{100 * valid.get('slot_f1', float('nan')):.1f}"])
     builtin = export.get("builtin")
     if builtin:
       tflite_rows.append([

@@ -6,7 +6,7 @@ run: `export_run` rebuilds the run's task from its `operative_config.gin`
 task's own export module (`task.export_module(model)`); `export_encoder_run`
 does the same for the bare student encoder of a pretraining run (stage II,
 NoKD, a baseline). `mixvocab-export` (`cli/export_saved_model.py`) and the
-jobs' export steps (`quickstart.export_step`, `own_data.export_step`) call
+jobs' export step (`jobs.export_steps`) call
 them, so the export works from an installed package, without a source
 checkout.
 

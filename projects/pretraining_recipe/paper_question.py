@@ -229,8 +229,8 @@ def results_table(output_dir) -> str:
   return "\n".join(lines) + "\n"
 
 
-def results_step(step_dir, output_dir, bindings=()):
-  del bindings
+def results_step(step_dir, output_dir, options=None):
+  del options
   table = results_table(output_dir)
   with open(os.path.join(step_dir, RESULTS_FILE), "w", encoding="utf-8") as f:
     f.write("# Stage II against NoKD, downstream (best validation score "

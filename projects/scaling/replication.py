@@ -306,9 +306,9 @@ def per_seed_table(output_dir):
       ["model", "size", "metric"] + [f"seed {s}" for s in seeds], rows) + "\n"
 
 
-def results_step(step_dir, output_dir, bindings=()):
+def results_step(step_dir, output_dir, options=None):
   """Writes `results.md` into `output_dir` and prints it."""
-  del bindings
+  del options
   table = results_table(output_dir)
   text = ("Fine-tuning results (best evaluation of each run, % on SNIPS "
           "valid, SST-2 dev, MRPC dev, MNLI sample dev; mean ± sample std "

@@ -233,12 +233,11 @@ def scaling_steps(corpus: str = gin.REQUIRED,
 # Steps run in the pipeline's process.
 
 
-def split_step(step_dir, output_dir, bindings):
+def split_step(step_dir, output_dir, options):
   """The library's held-out split (`heldout_split`) of whole documents."""
-  options = heldout_steps.parse_bindings(bindings)
+  options = dict(options)
   options.setdefault("block_lines", WHOLE_DOCUMENTS)
-  heldout_steps.split_step(step_dir, output_dir,
-                           [f"{k} = {v!r}" for k, v in options.items()])
+  heldout_steps.split_step(step_dir, output_dir, options)
 
 
 def split_documents(path, heldout_every):
@@ -586,9 +585,9 @@ def archive_results(output_dir, archive_dir):
   return copied
 
 
-def results_step(step_dir, output_dir, bindings=()):
+def results_step(step_dir, output_dir, options=None):
   """Writes scaling.md and the plots into the run directory."""
-  del step_dir, bindings
+  del step_dir, options
   with open(os.path.join(output_dir, RESULTS_FILE), "w",
             encoding="utf-8") as f:
     f.write(results_markdown(output_dir))

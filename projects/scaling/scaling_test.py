@@ -8,6 +8,7 @@ import pytest
 
 from mixvocab_tf.core import gin_utils
 from mixvocab_tf.jobs import pipeline
+from mixvocab_tf.jobs import steps as steps_lib
 from projects.scaling import scaling
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -59,7 +60,8 @@ def test_steps_in_budget_order_with_their_step_counts():
   assert "LR = 2e-3" in by_name["ft_mrpc_nokd_b4_seed1"][3]
   assert ("INIT_CHECKPOINT = '{output_dir}/nokd_matched_b4'"
           in by_name["ft_mrpc_nokd_matched_b4_seed0"][3])
-  pipeline._validate(steps)  # pylint: disable=protected-access
+  # Known kinds, unique names, and each step reading only earlier ones.
+  steps_lib.check(steps_lib.from_specs(steps), pipeline.step_kinds())
 
 
 def test_distillation_arm_at_the_largest_budget_with_balanced_weights():
@@ -106,7 +108,7 @@ def test_split_holds_out_whole_documents(tmp_path):
   step_dir = tmp_path / "split"
   step_dir.mkdir()
   scaling.split_step(str(step_dir), str(tmp_path),
-                     [f"corpus = '{corpus}'", "heldout_every = 10"])
+                     {"corpus": str(corpus), "heldout_every": 10})
   text = (step_dir / "heldout.txt").read_text()
   assert "doc 10 line 2" in text and "doc 11" not in text
   # The library's split, of whole documents: each is one block.

@@ -21,6 +21,8 @@ Metrics are computed in NumPy after prediction, outside the graph: they are
 corpus-level (F1 is not a mean of per-batch F1s) and need word-level tags.
 """
 
+import collections
+
 import numpy as np
 
 #: Metric names each GLUE task reports, in the paper's order.
@@ -210,6 +212,54 @@ def iob_chunks(tags):
       start = i
     prev_prefix, prev_type = prefix, chunk_type
   return chunks
+
+
+def slot_spans(tags):
+  """[(start, end, type)] of the chunks of `tags` (`iob_chunks`), `end`
+  exclusive, ordered by start.
+
+  Example: `slot_spans(['O', 'B-a', 'I-a', 'I-b'])` is
+  `[(1, 3, 'a'), (3, 4, 'b')]`.
+  """
+  return sorted((start, end + 1, kind) for start, end, kind in
+                iob_chunks(tags))
+
+
+def per_label_scores(gold, predicted):
+  """Precision, recall and F1 of each label, worst F1 first.
+
+  Labels are names (or ids); every label that occurs as gold or predicted
+  has a row, also a gold label the model cannot predict (its recall is 0).
+  F1 is 2 tp / (2 tp + fp + fn), as `macro_f1` counts it.
+
+  Returns:
+    [{'label', 'support', 'precision', 'recall', 'f1'}], by F1, then by
+    support (larger first), then by label.
+  """
+  gold, predicted = list(gold), list(predicted)
+  _check_same_length(np.asarray(gold, object), np.asarray(predicted, object))
+  support = collections.Counter(gold)
+  predicted_counts = collections.Counter(predicted)
+  hits = collections.Counter(g for g, p in zip(gold, predicted) if g == p)
+  rows = []
+  for label in sorted(set(support) | set(predicted_counts)):
+    precision = (hits[label] / predicted_counts[label]
+                 if predicted_counts[label] else 0.0)
+    recall = hits[label] / support[label] if support[label] else 0.0
+    f1 = (2 * precision * recall / (precision + recall)
+          if precision + recall else 0.0)
+    rows.append({"label": label, "support": support[label],
+                 "precision": precision, "recall": recall, "f1": f1})
+  rows.sort(key=lambda r: (r["f1"], -r["support"], r["label"]))
+  return rows
+
+
+def confused_pairs(gold, predicted):
+  """[{'gold', 'predicted', 'count'}] of the errors, most frequent first."""
+  confused = collections.Counter(
+      (g, p) for g, p in zip(gold, predicted) if g != p)
+  return [{"gold": g, "predicted": p, "count": n}
+          for (g, p), n in confused.most_common()]
 
 
 def _check_tag_sequences(gold_tags, predicted_tags):

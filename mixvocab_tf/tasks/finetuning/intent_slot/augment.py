@@ -7,7 +7,8 @@ already knows. TinyBERT (Jiao et al., 2020, Section 3.1) distils on an
 augmented transfer set instead; for slot filling, a natural one swaps slot
 values: each copy of a query replaces some of its slot spans (B-x I-x ...)
 with another value of the same slot type seen in training ("play [artist:
-Madonna]" -> "play [artist: John Coltrane]"). Tags follow by construction,
+Madonna]" -> "play [artist: John Coltrane]"; spans as slot F1 reads them,
+`metrics.slot_spans`). Tags follow by construction,
 the intent is kept, and the teacher labels the new queries (its outputs are
 cached like the originals').
 
@@ -15,22 +16,9 @@ cached like the originals').
 """
 
 import random
-from typing import List, Tuple
 
 from mixvocab_tf.datasets import examples as examples_lib
-
-def slot_spans(tags) -> List[Tuple[int, int, str]]:
-  """(start, end, type) of each B-x I-x* span (an I-x without B-x starts one)."""
-  spans, start, kind = [], None, None
-  for i, tag in enumerate(list(tags) + ["O"]):
-    continues = tag.startswith("I-") and kind == tag[2:]
-    if start is not None and not continues:
-      spans.append((start, i, kind))
-      start, kind = None, None
-    if tag.startswith("B-") or (tag.startswith("I-") and not continues):
-      start, kind = i, tag[2:]
-  return spans
-
+from mixvocab_tf.tasks.finetuning import metrics
 
 def augment(examples: examples_lib.IntentSlotExamples, copies: int = 1,
             p: float = 0.5, seed: int = 0) -> examples_lib.IntentSlotExamples:
@@ -50,7 +38,7 @@ def augment(examples: examples_lib.IntentSlotExamples, copies: int = 1,
     return examples
   values = {}
   for words, tags in zip(examples.words, examples.tags):
-    for start, end, kind in slot_spans(tags):
+    for start, end, kind in metrics.slot_spans(tags):
       values.setdefault(kind, []).append(tuple(words[start:end]))
   for kind in values:
     values[kind] = sorted(set(values[kind]))
@@ -61,7 +49,7 @@ def augment(examples: examples_lib.IntentSlotExamples, copies: int = 1,
     for words, tags, intent in zip(examples.words, examples.tags,
                                    examples.intents):
       new_words, new_tags, last = [], [], 0
-      for start, end, kind in slot_spans(tags):
+      for start, end, kind in metrics.slot_spans(tags):
         new_words += words[last:start]
         new_tags += tags[last:start]
         if rng.random() < p:

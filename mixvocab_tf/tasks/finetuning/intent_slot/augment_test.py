@@ -2,10 +2,12 @@
 
 from mixvocab_tf import assets
 from mixvocab_tf.datasets import intent_slot_files
+from mixvocab_tf.tasks.finetuning import metrics
 from mixvocab_tf.tasks.finetuning.intent_slot import augment as intent_slot_augment
 
+
 def test_slot_spans():
-  spans = intent_slot_augment.slot_spans(
+  spans = metrics.slot_spans(
       ["O", "B-a", "I-a", "O", "I-b", "B-c", "B-c", "I-c"])
   assert spans == [(1, 3, "a"), (4, 5, "b"), (5, 6, "c"), (6, 8, "c")]
 
@@ -26,8 +28,8 @@ def test_augment_real_snips():
     assert all(not t.startswith("I-") or p[2:] == t[2:]
                for p, t in zip(["O"] + tags, tags))
     # The same slot types in the same order.
-    assert [k for _, _, k in intent_slot_augment.slot_spans(tags)] == [
-        k for _, _, k in intent_slot_augment.slot_spans(original)]
+    assert [k for _, _, k in metrics.slot_spans(tags)] == [
+        k for _, _, k in metrics.slot_spans(original)]
   changed = sum(w != o for w, o in zip(augmented.words[n:],
                                        examples.words * 2))
   assert changed > n  # Most copies differ.

@@ -1,0 +1,231 @@
+"""The export step of every job: SavedModel, .tflite files, their scores.
+
+Both jobs end the same way. The main job (`quickstart.gin`, on the
+built-in SNIPS) and the own-data job (`own_data.py`, on a user's dataset)
+run this step, kind `export`, on a fine-tuned or distilled student run:
+
+1. the run's SavedModel, which takes raw strings (`serving.export_run`);
+2. a .tflite of it per quantization (`quantizations`: 'none', 'dynamic'),
+   each run in the LiteRT interpreter by the package's predictor
+   (`serving.predictor`, what `mixvocab-predict` runs) on the dataset's
+   validation split (and test, when it has one), scored by
+   `tasks/finetuning/metrics.py` alone (`scores`): intent accuracy and slot
+   F1, or accuracy; macro-F1 over train's labels; the majority-label floor;
+   each label's precision, recall and F1 and the most confused pairs;
+   and timed one query at a time on one thread;
+3. the model on token ids with builtin operators only and its metadata
+   (`export.builtin_model`: MediaPipe Tasks, LiteRT.js, a stock LiteRT app),
+   its size and model-only latency.
+
+It writes `summary.json`; each job's report step reads it.
+
+Options (the step's config): `run` (the student run), `data_dir` (None: the
+built-in SNIPS) with `text_column`, `text_b_column`, `label_column`,
+`quantizations`, `file_prefix` (files are `<prefix>_<quantization>.tflite`
+and `<prefix>_builtin.tflite`), `batch_size` (queries per interpreter call
+when scoring) and `predictions` (where the test split's predictions go as
+JSONL, a path; None: nowhere).
+"""
+
+import json
+import os
+import time
+
+from absl import logging
+
+from mixvocab_tf import assets
+from mixvocab_tf.core import run_files
+from mixvocab_tf.datasets import examples as examples_lib
+from mixvocab_tf.datasets import user_dataset
+from mixvocab_tf.tasks.finetuning import metrics
+
+SUMMARY_JSON = "summary.json"
+#: Queries timed one at a time on one thread for the latency figures.
+LATENCY_QUERIES = 200
+#: Labels ranked for each prediction written as JSONL.
+TOP_K = 3
+
+
+def snips_data_dir() -> str:
+  """The built-in SNIPS (train and valid), a dataset in the user's layout."""
+  return os.path.dirname(assets.snips_dir("train"))
+
+
+def load_data(options) -> user_dataset.UserDataset:
+  """The dataset the options name (`data_dir` None: the built-in SNIPS)."""
+  columns = {k: options[k] for k in ("text_column", "text_b_column",
+                                     "label_column") if k in options}
+  return user_dataset.load_dataset(options.get("data_dir") or
+                                   snips_data_dir(), **columns)
+
+
+def rows_and_gold(split):
+  """(inputs for the predictor, gold) of a split; gold is None without labels.
+
+  Gold is the label (text classification) or (intent, tags) (intent-slot).
+  """
+  if isinstance(split, examples_lib.IntentSlotExamples):
+    rows = [" ".join(words) for words in split.words]
+    gold = (None if split.intents is None else
+            list(zip(split.intents, split.tags)))
+  else:
+    if split.texts_b is None:
+      rows = list(split.texts_a)
+    else:
+      rows = [{"text_a": a, "text_b": b}
+              for a, b in zip(split.texts_a, split.texts_b)]
+    gold = split.labels
+  return rows, gold
+
+
+def scores(kind, predictions, gold, labels, majority):
+  """Scores of predictions (the predictor's records) against gold labels.
+
+  All from `metrics`: intent accuracy and slot F1 (`snips_metrics`; a query
+  the model cut short is scored with 'O' for the words it dropped) or
+  accuracy; macro-F1 over `labels` (train's: a gold label train lacks is an
+  error, not a class of its own); the accuracy of always answering
+  `majority`, train's most frequent label; per-label scores and confused
+  pairs of the labels (intents).
+
+  Returns:
+    (scores, per_label, confused).
+  """
+  if kind == examples_lib.INTENT_SLOT:
+    gold_labels = [g[0] for g in gold]
+    predicted = [p["intent"] for p in predictions]
+    gold_tags = [list(g[1]) for g in gold]
+    tags = [list(p["tags"]) + ["O"] * (len(g) - len(p["tags"]))
+            for p, g in zip(predictions, gold_tags)]
+    result = metrics.snips_metrics(gold_labels, predicted, gold_tags, tags)
+  else:
+    gold_labels = list(gold)
+    predicted = [p["label"] for p in predictions]
+    result = {}
+  ids = {label: i for i, label in enumerate(labels)}
+  gold_ids = [ids.get(g, metrics.UNKNOWN_LABEL) for g in gold_labels]
+  predicted_ids = [ids.get(p, metrics.UNKNOWN_LABEL) for p in predicted]
+  result.update(metrics.text_classification_metrics(
+      gold_ids, predicted_ids, len(labels), ids[majority]))
+  if kind == examples_lib.INTENT_SLOT:
+    del result["accuracy"]  # intent_accuracy, the same number.
+  return (result, metrics.per_label_scores(gold_labels, predicted),
+          metrics.confused_pairs(gold_labels, predicted))
+
+
+def majority_label(dataset) -> str:
+  """Train's most frequent label (intent); ties go to the first seen."""
+  train = dataset.splits["train"]
+  labels = (train.intents if dataset.kind == examples_lib.INTENT_SLOT
+            else train.labels)
+  counts = {}
+  for label in labels:
+    counts[label] = counts.get(label, 0) + 1
+  return max(counts, key=counts.get)
+
+
+def latency_ms(predictor, queries):
+  """{'p50_ms', 'p90_ms'} of `predictor` on each query alone."""
+  from mixvocab_tf.jobs import report  # pylint: disable=g-import-not-at-top
+  latencies = []
+  for query in queries:
+    start = time.perf_counter()
+    predictor.predict([query])
+    latencies.append(time.perf_counter() - start)
+  return {"p50_ms": report.percentile_ms(latencies, 50),
+          "p90_ms": report.percentile_ms(latencies, 90)}
+
+
+def score_model(model_path, dataset, batch_size=None, predictions_path=None):
+  """Scores, per-label tables and latency of a model on a dataset.
+
+  Args:
+    model_path: a local .tflite (or SavedModel directory).
+    dataset: a `user_dataset.UserDataset`.
+    batch_size: queries per call (None: the predictor's default).
+    predictions_path: where the test split's predictions go as JSONL.
+
+  Returns:
+    {'splits': {name: {'examples', 'scores', 'per_label', 'confused'}},
+     'p50_ms', 'p90_ms'}.
+  """
+  from mixvocab_tf.serving import predictor as predict_lib  # pylint: disable=g-import-not-at-top
+  kwargs = {} if batch_size is None else {"batch_size": batch_size}
+  predictor = predict_lib.load_predictor(model_path, **kwargs)
+  majority = majority_label(dataset)
+  result = {"splits": {}}
+  for name in ("validation", "test"):
+    split = dataset.splits.get(name)
+    if split is None:
+      continue
+    rows, gold = rows_and_gold(split)
+    predicted = predictor.predict(rows, top_k=TOP_K)
+    entry = {"examples": len(rows)}
+    if gold is not None:
+      entry["scores"], entry["per_label"], entry["confused"] = scores(
+          dataset.kind, predicted, gold, dataset.labels, majority)
+    if name == "test" and predictions_path:
+      run_files.write_text(predictions_path, "".join(
+          json.dumps(p, ensure_ascii=False) + "\n" for p in predicted))
+      entry["predictions"] = predictions_path
+    result["splits"][name] = entry
+  queries = rows_and_gold(dataset.splits["validation"])[0][:LATENCY_QUERIES]
+  result.update(latency_ms(predictor, queries))
+  return result
+
+
+def export_step(step_dir, output_dir, options):
+  """Pipeline step `export` (module docstring)."""
+  del output_dir
+  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf.export import builtin_model
+  from mixvocab_tf.export import tflite_conversion
+  from mixvocab_tf.serving import export_run
+  from mixvocab_tf.serving import predictor as predict_lib
+  # pylint: enable=g-import-not-at-top
+  dataset = load_data(options)
+  prefix = options.get("file_prefix", "model")
+  saved_model_dir = os.path.join(step_dir, "saved_model")
+  if not run_files.is_file(os.path.join(saved_model_dir, "saved_model.pb")):
+    export_run.export_run(options["run"], saved_model_dir)
+  summary = {"kind": dataset.kind, "saved_model_dir": saved_model_dir,
+             "saved_model_bytes": run_files.file_size(saved_model_dir),
+             "tflite": {}}
+  for quantize in options.get("quantizations", ("dynamic",)):
+    path = os.path.join(step_dir, f"{prefix}_{quantize}.tflite")
+    if not run_files.is_file(path):
+      logging.info("Converting the SavedModel to a .tflite (%s)...", quantize)
+      calibration = None
+      if quantize == "int8":
+        calibration = rows_and_gold(dataset.splits["train"])[0][::50]
+      run_files.write_atomically(path, tflite_conversion.convert_saved_model(
+          saved_model_dir, quantize=quantize,
+          representative_examples=calibration))
+    # The predictor opens a local file: a remote .tflite is copied to one.
+    with run_files.local_copy(path, (predict_lib.TFLITE_LABELS_SUFFIX,)
+                             ) as local:
+      scored = score_model(
+          local, dataset, options.get("batch_size"),
+          options.get("predictions") if quantize == "dynamic" else None)
+    summary["tflite"][quantize] = dict(
+        path=path, size_bytes=run_files.file_size(path), **scored)
+    logging.info("TFLite %s: %s, p50 %.2f ms", quantize, {
+        name: entry.get("scores") for name, entry in scored["splits"].items()
+    }, scored["p50_ms"])
+  builtin_path = os.path.join(step_dir, f"{prefix}_builtin.tflite")
+  if not run_files.is_file(builtin_path):
+    logging.info("Converting the SavedModel's token-id signature to a "
+                 "builtin-only .tflite with metadata...")
+    run_files.write_atomically(
+        builtin_path, builtin_model.convert_builtin(saved_model_dir,
+                                                    "dynamic"))
+  summary["builtin"] = builtin_model.summary(
+      builtin_path, saved_model_dir,
+      rows_and_gold(dataset.splits["validation"])[0][:LATENCY_QUERIES])
+  logging.info("TFLite builtin: %s", summary["builtin"])
+  run_files.write_json(os.path.join(step_dir, SUMMARY_JSON), summary,
+                       indent=1)
+
+
+def step_functions():
+  return {"export": export_step}

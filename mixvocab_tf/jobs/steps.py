@@ -1,0 +1,243 @@
+"""A job's step as a value: what it runs, its config, what it reads and writes.
+
+A job (`pipeline.py`) is a list of `Step`s. A step keeps its configuration
+as Python values (`config`), not as gin strings, until the one place that
+makes them bindings (`Step.bindings`, for a trainer's child process) or
+hands them to an in-process step (`Step.options`). Paths inside the job's
+directory are `JobPath`s, made absolute when the step runs, so a job can move
+and its runs still record paths that hold from any working directory.
+
+Steps also say which earlier steps they read (`reads`): a job whose step
+reads one that comes later, or that is not in the job, is refused before
+anything runs; and which files they write in their directory (`writes`): a
+step that finishes without one of them fails, naming the file, instead of
+leaving the next step to fail on its absence. A step may carry a condition
+(`when`): it runs only if the condition holds on the job's directory when
+its turn comes (a larger student only while the smaller one trails its
+teacher, say), and is skipped, with the condition's description, otherwise.
+
+Gin files give steps as 4-tuples, `(name, kind, gin_files, bindings)`, with
+bindings in the trainer's `--gin_bindings` form ("name = literal"); `from_spec`
+reads them into steps once, here. In those strings `{output_dir}` stands for
+the job's directory, and a step reads each earlier step whose directory
+(`{output_dir}/<name>`) its bindings name.
+"""
+
+import ast
+import dataclasses
+import re
+from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
+
+from mixvocab_tf.core import run_files
+
+OUTPUT_DIR = "{output_dir}"
+
+
+@dataclasses.dataclass(frozen=True)
+class JobPath:
+  """A path under the job's directory (`relative` may be '' for the directory)."""
+  relative: str = ""
+
+  def resolve(self, output_dir: str) -> str:
+    base = run_files.absolute(output_dir)
+    return f"{base}/{self.relative}" if self.relative else base
+
+  @property
+  def step(self) -> str:
+    """The first component: the step whose directory the path is in, if any."""
+    return self.relative.split("/", 1)[0]
+
+
+@dataclasses.dataclass(frozen=True)
+class GinCode:
+  """A binding's value that is gin, not a Python literal (`@fn()`, `%MACRO`)."""
+  text: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Condition:
+  """Runs a step only when `test(output_dir)` holds when its turn comes.
+
+  `description` says what the step waits for, in the log when it is skipped
+  ("the 6x96 student is more than 1.5 points below its teacher").
+  """
+  test: Callable[[str], bool]
+  description: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+  """One step of a job.
+
+  Attributes:
+    name: its directory under the job's directory, and its name in the log.
+    kind: 'train' (the trainer in a child process, on `gin_files` and
+      `config`), 'vocab', or an in-process kind (`pipeline.step_kinds()`).
+    gin_files: the trainer's `--gin_file`s ('train' steps).
+    config: {binding name or option: value}; values are Python literals,
+      `JobPath`s, `GinCode`s, or strings that may hold `{output_dir}`.
+    reads: names of earlier steps whose outputs it reads.
+    writes: files it leaves in its directory when it succeeds.
+    when: run only when this `Condition` holds; None: always.
+  """
+  name: str
+  kind: str
+  gin_files: Tuple[str, ...] = ()
+  config: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+  reads: Tuple[str, ...] = ()
+  writes: Tuple[str, ...] = ()
+  when: Optional[Condition] = None
+
+  def __post_init__(self):
+    # Frozen: set through object.__setattr__, as dataclasses advise.
+    object.__setattr__(self, "gin_files", tuple(self.gin_files))
+    object.__setattr__(self, "config", dict(self.config))
+    object.__setattr__(self, "reads", tuple(self.reads))
+    object.__setattr__(self, "writes", tuple(self.writes))
+
+  def options(self, output_dir: str) -> dict:
+    """The config with its job paths made absolute (in-process steps)."""
+    return {key: resolve(value, output_dir)
+            for key, value in self.config.items()}
+
+  def bindings(self, output_dir: str) -> list:
+    """The config as the trainer's `--gin_bindings` ('train' steps)."""
+    return [f"{key} = {gin_literal(resolve(value, output_dir))}"
+            for key, value in self.config.items()]
+
+  def job_paths(self):
+    """Every `JobPath` (or `{output_dir}/...` string) in the config."""
+    found = []
+    def visit(value):
+      if isinstance(value, JobPath):
+        found.append(value)
+      elif isinstance(value, str):
+        found.extend(JobPath(m) for m in _OUTPUT_DIR_PATH.findall(value))
+      elif isinstance(value, (list, tuple)):
+        for item in value:
+          visit(item)
+      elif isinstance(value, dict):
+        for item in value.values():
+          visit(item)
+    for value in self.config.values():
+      visit(value)
+    return found
+
+  def describe(self) -> str:
+    """One line for `--dry_run`."""
+    parts = [f"{self.name} ({self.kind})"]
+    if self.gin_files:
+      parts.append(" ".join(self.gin_files))
+    if self.reads:
+      parts.append("reads " + ", ".join(self.reads))
+    if self.when:
+      parts.append(f"when {self.when.description}")
+    return "; ".join(parts)
+
+
+_OUTPUT_DIR_PATH = re.compile(re.escape(OUTPUT_DIR) + r"/([^'\"\s,\]]+)")
+
+
+def resolve(value, output_dir: str):
+  """`value` with `JobPath`s and `{output_dir}` made absolute, recursively."""
+  if isinstance(value, JobPath):
+    return value.resolve(output_dir)
+  if isinstance(value, str):
+    # Absolute, so that the paths a run records in its operative_config.gin
+    # (vocabularies, init checkpoints) hold from any working directory.
+    return value.replace(OUTPUT_DIR, run_files.absolute(output_dir))
+  if isinstance(value, list):
+    return [resolve(v, output_dir) for v in value]
+  if isinstance(value, tuple):
+    return tuple(resolve(v, output_dir) for v in value)
+  if isinstance(value, dict):
+    return {k: resolve(v, output_dir) for k, v in value.items()}
+  return value
+
+
+def gin_literal(value) -> str:
+  """A value as gin reads it in a binding."""
+  if isinstance(value, GinCode):
+    return value.text
+  if isinstance(value, list):
+    return "[" + ", ".join(gin_literal(v) for v in value) + "]"
+  if isinstance(value, tuple):
+    inner = ", ".join(gin_literal(v) for v in value)
+    return f"({inner},)" if len(value) == 1 else f"({inner})"
+  if isinstance(value, dict):
+    return "{" + ", ".join(f"{gin_literal(k)}: {gin_literal(v)}"
+                           for k, v in value.items()) + "}"
+  if value is None or isinstance(value, (bool, int, float, str)):
+    return repr(value)
+  raise TypeError(f"A step's config value must be a Python literal, a JobPath "
+                  f"or GinCode; received {value!r} ({type(value).__name__}).")
+
+
+def parse_binding(binding: str) -> Tuple[str, Any]:
+  """'name = value' -> (name, value): a Python literal, else `GinCode`."""
+  if "=" not in binding:
+    raise ValueError(f"A step's binding is 'name = value'; received "
+                     f"{binding!r}.")
+  name, text = (part.strip() for part in binding.split("=", 1))
+  try:
+    return name, ast.literal_eval(text)
+  except (ValueError, SyntaxError):
+    return name, GinCode(text)
+
+
+def from_spec(spec, job_steps: Sequence[str] = ()) -> Step:
+  """A `Step`, or a gin file's (name, kind, gin_files, bindings) tuple.
+
+  A tuple step reads each step of `job_steps` (the names in its job) whose
+  directory its bindings name (`{output_dir}/<name>`).
+  """
+  if isinstance(spec, Step):
+    return spec
+  if not isinstance(spec, (list, tuple)) or len(spec) != 4:
+    raise ValueError(f"A pipeline step is a Step or (name, kind, gin_files, "
+                     f"bindings); received {spec!r}.")
+  name, kind, gin_files, bindings = spec
+  if isinstance(bindings, str) or isinstance(gin_files, str):
+    raise ValueError(f"Step {name!r}: gin_files and bindings are lists of "
+                     f"strings; received {gin_files!r} and {bindings!r}.")
+  step = Step(name, kind, tuple(gin_files),
+              dict(parse_binding(b) for b in bindings))
+  known = set(job_steps)
+  reads = []
+  for path in step.job_paths():
+    if (path.step in known and path.step != name and
+        path.step not in reads):
+      reads.append(path.step)
+  return dataclasses.replace(step, reads=tuple(reads))
+
+
+def from_specs(specs) -> list:
+  """`from_spec` of each, in a job of their names."""
+  names = [s.name if isinstance(s, Step) else s[0] for s in specs
+           if isinstance(s, Step) or (isinstance(s, (list, tuple)) and s)]
+  return [from_spec(spec, names) for spec in specs]
+
+
+def check(steps: Sequence[Step], kinds: Sequence[str]):
+  """Refuses a job whose steps cannot run as listed (before anything runs).
+
+  Raises:
+    ValueError: an unknown kind, a name given twice, or a step that reads a
+      step that is not before it.
+  """
+  names = []
+  for step in steps:
+    if step.kind not in kinds:
+      raise ValueError(f"Step {step.name!r} has kind {step.kind!r}; expected "
+                       f"one of {tuple(kinds)} (a study's own kinds are "
+                       "registered when its gin file imports its module).")
+    if step.name in names:
+      raise ValueError(f"Step name {step.name!r} appears twice.")
+    for read in step.reads:
+      if read not in names:
+        later = any(s.name == read for s in steps)
+        raise ValueError(
+            f"Step {step.name!r} reads step {read!r}, which "
+            + ("comes after it" if later else "is not in the job")
+            + f"; the steps are {[s.name for s in steps]}.")
+    names.append(step.name)
