@@ -13,6 +13,7 @@ import tensorflow as tf
 from mixvocab_tf import quiet
 from mixvocab_testing import trainer_testing as testing
 from mixvocab_tf.jobs import pipeline
+from mixvocab_tf.jobs import steps as steps_lib
 
 # Runs only with --run_large (the full suite): jobs, exports, a browser.
 pytestmark = pytest.mark.large
@@ -206,8 +207,8 @@ def test_the_job_passes_tf_verbose_on_and_shows_progress_and_warnings(
     with mock.patch.object(pipeline.subprocess, "Popen", _FakeStep), \
          mock.patch.object(sys, "argv", argv), \
          mock.patch.dict(os.environ, _env_without_level(), clear=True):
-      pipeline._run_train("s", str(tmp_path), ["nokd_small.gin"], [],  # pylint: disable=protected-access
-                          str(tmp_path))
+      pipeline._run_train(steps_lib.Step("s", "train", ["nokd_small.gin"]),  # pylint: disable=protected-access
+                          str(tmp_path), str(tmp_path))
     (command, env), = _FakeStep.started
     shown = capsys.readouterr().err
     assert (quiet.VERBOSE_FLAG in command) == verbose

@@ -45,7 +45,7 @@ def test_report_finds_the_runs_and_draws_the_plots(tmp_path):
     pass
   step_dir = os.path.join(job, "report")
   os.makedirs(step_dir)
-  quickstart.report_step(step_dir, job, [])
+  quickstart.report_step(step_dir, job, {})
   report = open(os.path.join(job, "report.md")).read()
   assert "| student 6x96 | 1.20M | 4.80 MB | 90.0 | 80.0 | 79.0 | 200 | 300 |" \
       in report
@@ -79,7 +79,7 @@ def test_report_shows_held_out_pretraining_beside_the_floor(tmp_path):
                    [0.5, 0.8], "distill_snips: student stage2")
   step_dir = os.path.join(job, "report")
   os.makedirs(step_dir)
-  quickstart.report_step(step_dir, job, [])
+  quickstart.report_step(step_dir, job, {})
   report = open(os.path.join(job, "report.md")).read()
   assert "## Pretraining on held-out text" in report
   # Last point: loss, floor, their difference, accuracy and floor accuracy.
