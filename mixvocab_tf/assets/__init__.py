@@ -53,18 +53,26 @@ def default_student_vocab():
   return path
 
 
-#: Where the package's pretrained 6 x 96 student lives (package data).
+#: Where the package's pretrained 6 x 96 student lives (package data); a
+#: larger size lives in `pretrained_student_<size>` (`pretrained_student_6x192`).
 PRETRAINED_STUDENT = "pretrained_student"
+#: The size of `PRETRAINED_STUDENT` (layers x hidden).
+DEFAULT_STUDENT_SIZE = "6x96"
 
 
-def pretrained_student_dir():
-  """The package's pretrained student (a run directory), or None if absent.
+def pretrained_student_dir(size=DEFAULT_STUDENT_SIZE):
+  """The package's pretrained student of `size` (a run directory), or None.
 
   It holds the student's weights (encoder and masked-LM head, no optimizer),
   `encoder_config.json`, its `student_vocab.txt` and `metrics.json` (how it
   was made and its held-out masked-word accuracy beside the unigram floor).
+
+  Args:
+    size: '6x96' (always shipped), '6x192', '6x256'.
   """
-  path = os.path.join(_ASSETS_DIR, PRETRAINED_STUDENT)
+  name = (PRETRAINED_STUDENT if size == DEFAULT_STUDENT_SIZE else
+          f"{PRETRAINED_STUDENT}_{size}")
+  path = os.path.join(_ASSETS_DIR, name)
   return path if os.path.isfile(os.path.join(path, "checkpoint")) else None
 
 

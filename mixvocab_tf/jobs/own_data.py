@@ -39,6 +39,7 @@ may be on any file system TensorFlow reads that its child processes reach
 (`gs://`): its files go through `tf.io.gfile`.
 """
 
+import functools
 import json
 import os
 import subprocess
@@ -55,6 +56,7 @@ from mixvocab_tf.core import run_files
 from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.datasets import user_dataset
 from mixvocab_tf.jobs import export_steps
+from mixvocab_tf.jobs import student_size as student_size_lib
 from mixvocab_tf.jobs import steps as steps_lib
 
 SUMMARY_JSON = "summary.json"
@@ -84,7 +86,10 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
                    augment_copies: Optional[int] = None,
                    transfer_examples: int = 40000,
                    teacher_bindings=(),
-                   student_bindings=()):
+                   student_bindings=(),
+                   student_size: str = student_size_lib.DEFAULT_SIZE,
+                   size_gap: float = student_size_lib.DEFAULT_GAP,
+                   size_budget_minutes: Optional[float] = 90.0):
   """The own-data job's pipeline steps, after checking the dataset.
 
   Args:
@@ -119,6 +124,14 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       transfer set (`distill_intent_slot`).
     transfer_examples: see augment_copies.
     teacher_bindings, student_bindings: extra gin bindings of those steps.
+    student_size: '6x96', '6x192', '6x256' (a size the package ships a
+      pretrained student of), or 'auto': distil the smallest shipped size,
+      then the next one while the last is more than `size_gap` points below
+      the teacher on validation and the next one's estimated time fits
+      `size_budget_minutes` of distillation (`jobs.student_size`). With
+      STUDENT given, the size is that run's.
+    size_gap: see student_size (points of the validation score).
+    size_budget_minutes: see student_size; None: no limit.
 
   Raises:
     DataError: a file breaks the data contract; nothing has run.
@@ -160,20 +173,34 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   read = dict(data_dir=data_dir, **columns)
   check = dict(read)  # The check also gets the student's vocabulary below.
   steps = []
-  if student == "pretrain" or (student is None and
-                               assets.pretrained_student_dir() is None):
-    steps += pretraining_steps()
-    student = steps_lib.JobPath("stage2")
-  elif student is None:
-    student = assets.pretrained_student_dir()
-  elif not tf.io.gfile.exists(student):
+  size = student_size_lib.check_size(student_size)
+  auto = size == student_size_lib.AUTO
+  if student not in (None, "pretrain") and not tf.io.gfile.exists(student):
     raise FileNotFoundError(
         f"STUDENT = {student!r} does not exist; give a pretrained student's "
         "run directory (stage II, NoKD), or None for the package's own.")
-  if isinstance(student, steps_lib.JobPath):
-    init, vocab = student, None
+  if auto and student is not None:
+    raise ValueError(
+        f"STUDENT_SIZE = 'auto' chooses among the package's pretrained "
+        f"students; STUDENT = {student!r} fixes the student. Give one of "
+        "the two.")
+  if student == "pretrain" or (student is None and size in (
+      student_size_lib.DEFAULT_SIZE, student_size_lib.AUTO) and
+                               assets.pretrained_student_dir() is None):
+    size = student_size_lib.DEFAULT_SIZE if auto else size
+    steps += pretraining_steps(size)
+    inits = {size: steps_lib.JobPath("stage2")}
+  elif student is None:
+    shipped = [s for s in student_size_lib.SIZES
+               if assets.pretrained_student_dir(s)]
+    inits = {s: assets.pretrained_student_dir(s)
+             for s in student_size_lib.sizes_to_try(size, shipped)}
   else:
-    init, vocab = run_files.absolute(student), student_vocab(student)
+    inits = {student_size_lib.size_of_run(student, size): student}
+  sizes = list(inits)
+  vocabs = {s: None if isinstance(init, steps_lib.JobPath) else
+            student_vocab(init) for s, init in inits.items()}
+  vocab = vocabs[sizes[0]]
   if vocab:
     # Words are counted unreadable against the vocabulary the job distils
     # into (else the shipped student's).
@@ -206,9 +233,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
                             eval_steps: eval_epochs})
   teacher[f"{task_class}.model_name"] = "teacher all-MiniLM-L6-v2"
   students = dict(data, **{
-      "INIT_CHECKPOINT": init, "TEACHER_RUN": steps_lib.JobPath("teacher"),
-      "EPOCHS": student_epochs, f"{task_class}.model_name": "student",
-      eval_steps: student_eval,
+      "TEACHER_RUN": steps_lib.JobPath("teacher"),
+      "EPOCHS": student_epochs, eval_steps: student_eval,
       # The student runs its whole budget (the best checkpoint is kept):
       # its validation score dips for several evaluations mid-schedule and
       # peaks as the learning rate decays. On SNIPS, patience 3 stopped the
@@ -217,29 +243,48 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       # labels the students of 6,000 steps peaked at steps 5,200-5,600; one
       # stopped at 4,800.
       "Trainer.early_stopping_patience": None})
-  if vocab:
-    students[f"{task_class}.vocab"] = vocab
   if not intent_slot and augment_copies:
     students["DistillTextClassificationTask.augment_copies"] = int(
         augment_copies)
     students["DistillTextClassificationTask.augment_p"] = 0.3
   teacher.update(steps_lib.parse_binding(b) for b in teacher_bindings)
-  students.update(steps_lib.parse_binding(b) for b in student_bindings)
-  student_reads = ("teacher",) + (
-      (init.step,) if isinstance(init, steps_lib.JobPath) else ())
-  return [steps_lib.Step("data", "own_data_check", config=check,
-                         writes=(SUMMARY_JSON,))] + steps + [
+  budget = None if size_budget_minutes is None else 60 * size_budget_minutes
+  steps = [steps_lib.Step("data", "own_data_check", config=check,
+                          writes=(SUMMARY_JSON,))] + steps + [
       steps_lib.Step("teacher", "train", (teacher_gin,), teacher,
-                     reads=("data",)),
-      steps_lib.Step("student", "train", (student_gin,), students,
-                     reads=student_reads),
-      steps_lib.Step("export", "export", config=dict(
-          read, run=steps_lib.JobPath("student"),
-          quantizations=["dynamic"], file_prefix="model",
-          predictions=steps_lib.JobPath(PREDICTIONS_JSONL)),
-                     reads=("student",),
-                     writes=(SUMMARY_JSON, TFLITE_FILE, BUILTIN_FILE)),
-      steps_lib.Step("report", "own_data_report", config=read,
+                     reads=("data",))]
+  for i, (size, init) in enumerate(inits.items()):
+    name = student_size_lib.student_step_name(size, i == 0)
+    export = student_size_lib.export_step_name(size, i == 0)
+    config = dict(students, INIT_CHECKPOINT=init)
+    config[f"{task_class}.model_name"] = (
+        "student" if i == 0 else f"student {size}")
+    if vocabs[size]:
+      config[f"{task_class}.vocab"] = vocabs[size]
+    config.update(steps_lib.parse_binding(b) for b in student_bindings)
+    when = None
+    if i:
+      when = steps_lib.Condition(
+          functools.partial(student_size_lib.should_try, tried=sizes[:i],
+                            size=size, gap=size_gap, budget_seconds=budget),
+          f"the {sizes[i - 1]} student is more than {size_gap} points below "
+          f"its teacher on validation and {size} fits the time budget")
+    reads = ("teacher",) + (
+        (init.step,) if isinstance(init, steps_lib.JobPath) else ())
+    predictions = (PREDICTIONS_JSONL if i == 0 else
+                   PREDICTIONS_JSONL.replace(".jsonl", f"_{size}.jsonl"))
+    steps += [
+        steps_lib.Step(name, "train", (student_gin,), config, reads=reads,
+                       when=when),
+        steps_lib.Step(export, "export", config=dict(
+            read, run=steps_lib.JobPath(name), quantizations=["dynamic"],
+            file_prefix="model",
+            predictions=steps_lib.JobPath(predictions)),
+                       reads=(name,), when=when,
+                       writes=(SUMMARY_JSON, TFLITE_FILE, BUILTIN_FILE))]
+  return steps + [
+      steps_lib.Step("report", "own_data_report", config=dict(
+          read, sizes=sizes, size_gap=size_gap, size_budget=budget),
                      reads=("teacher", "student", "export"),
                      writes=(SUMMARY_JSON,)),
   ]
@@ -257,15 +302,21 @@ def student_vocab(student_dir: str) -> Optional[str]:
   return gin_utils.run_binding(student_dir, "StudentSpec.vocab") or None
 
 
-def pretraining_steps():
-  """Stage I and stage II of a 6 x 96 student on the built-in corpus."""
+def pretraining_steps(size=student_size_lib.DEFAULT_SIZE):
+  """Stage I and stage II of a student of `size` on the built-in corpus."""
   train = {"MlmInputs.input_files": steps_lib.JobPath("split/train.txt")}
+  stage1, stage2 = dict(train), dict(
+      train, STAGE1_DIR=steps_lib.JobPath("stage1"))
+  if size != student_size_lib.DEFAULT_SIZE:
+    # Stage I trains the up-projection from embeddings of the student's
+    # width; stage II builds the student of that size.
+    stage1["STUDENT_HIDDEN"] = student_size_lib.hidden_size(size)
+    stage2["STUDENT_PRESET"] = student_size_lib.PRESETS[size]
   return [
       steps_lib.Step("split", "heldout_split"),
-      steps_lib.Step("stage1", "train", ("stage1_small.gin",), train,
+      steps_lib.Step("stage1", "train", ("stage1_small.gin",), stage1,
                      reads=("split",)),
-      steps_lib.Step("stage2", "train", ("stage2_small.gin",), dict(
-          train, STAGE1_DIR=steps_lib.JobPath("stage1")),
+      steps_lib.Step("stage2", "train", ("stage2_small.gin",), stage2,
                      reads=("split", "stage1")),
   ]
 
@@ -312,7 +363,13 @@ def report_step(step_dir, output_dir, options):
   from mixvocab_tf.jobs import report  # pylint: disable=g-import-not-at-top
   dataset = export_steps.load_data(options)
   join = lambda *p: os.path.join(output_dir, *p)
-  summary = run_files.read_json(join("export", SUMMARY_JSON))
+  sizes = options.get("sizes") or [student_size_lib.DEFAULT_SIZE]
+  size_rows, chosen, size_notes = student_size_lib.size_table(
+      output_dir, sizes, options.get("size_gap", student_size_lib.DEFAULT_GAP),
+      options.get("size_budget"))
+  first = chosen == sizes[0]
+  summary = run_files.read_json(join(
+      student_size_lib.export_step_name(chosen, first), SUMMARY_JSON))
   # The shipped file's scores, sizes and latency (export_steps' summary).
   export = dict(summary["tflite"]["dynamic"],
                 saved_model_dir=summary["saved_model_dir"],
@@ -329,17 +386,24 @@ def report_step(step_dir, output_dir, options):
   if has_test:
     splits.append(("test", "test"))
   rows = []
-  for run in ("teacher", "student"):
+  runs = {"teacher": "teacher"}
+  for i, size in enumerate(sizes):
+    run = student_size_lib.student_step_name(size, i == 0)
+    if tf.io.gfile.exists(join(run, "DONE")):
+      runs[run] = "student" if len(sizes) == 1 else f"student {size}"
+  for run, label in runs.items():
     for name, task_split in splits:
       record = _evaluate(join(run), task_split,
                          join(run, f"eval_{name}.json"))
       metrics = record["metrics"]
-      rows.append([run, name, f"{record.get('parameters', 0) / 1e6:.2f}M"] +
+      rows.append([label, name, f"{record.get('parameters', 0) / 1e6:.2f}M"] +
                   [f"{100 * metrics[m]:.1f}" for m, _ in metric_names])
   for name, _ in splits:
     entry = export["splits"].get(name, {})
     if "scores" in entry:
-      rows.append(["student .tflite (dynamic)", name, ""] + [
+      rows.append([f"student {chosen} .tflite (dynamic)"
+                   if len(sizes) > 1 else "student .tflite (dynamic)",
+                   name, ""] + [
           f"{100 * entry['scores'][m]:.1f}" for m, _ in metric_names])
   for name, _ in splits:
     floor = export["splits"][name]["scores"]["majority_accuracy"]
@@ -361,11 +425,26 @@ def report_step(step_dir, output_dir, options):
       report.markdown_table(["model", "split", "parameters"] +
                             [label for _, label in metric_names], rows), "",
       "Teacher: the default teacher (all-MiniLM-L6-v2) fine-tuned on train "
-      "until its validation score stopped improving; student: the 6x96 "
-      "pretrained student distilled from it across vocabularies. The .tflite "
+      "until its validation score stopped improving; student: the "
+      f"{' and '.join(sizes) if len(sizes) > 1 else sizes[0]} pretrained "
+      "student distilled from it across vocabularies. The .tflite "
       "rows are the exported file run in the LiteRT interpreter; the floor "
       "rows answer every example with train's most frequent "
       f"{'intent' if intent_slot else 'label'}.", ""]
+  if len(sizes) > 1:
+    lines += [
+        "## Student sizes", "",
+        f"STUDENT_SIZE = 'auto': each size's best validation "
+        f"{metric_names[0][1]}, its .tflite (dynamic-range) and p50 latency "
+        "(one thread, LiteRT, tokenization included), and its distillation "
+        f"time. The export is the smallest size within "
+        f"{options.get('size_gap', student_size_lib.DEFAULT_GAP)} points of "
+        "the teacher, else the best one; the other sizes' files stay in "
+        "their `export_<size>` folders.", "",
+        report.markdown_table(
+            ["size", f"validation {metric_names[0][1]}", ".tflite MB",
+             "p50 ms", "distillation min", ""], size_rows), ""]
+    lines += [f"- {note}" for note in size_notes] + [""]
   focus = "test" if has_test else "validation"
   entry = export["splits"].get(focus, {})
   if "per_label" in entry:

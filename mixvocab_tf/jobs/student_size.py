@@ -10,8 +10,12 @@ points of the teacher, else the best one; the report has one row per size
 tried, so the user can pick another.
 
 A size is offered when a pretrained student of that size is at hand: the
-one the package ships (`data.pretrained_student_dir(size)`), or a run
-directory the user gives for it (`STUDENT`, which then fixes the size).
+one the package ships (`assets.pretrained_student_dir(size)`), or a run
+directory the user gives (`STUDENT`, which then fixes the size).
+
+In the job, each size after the first is a pair of steps (`student_<size>`,
+`export_<size>`) with a condition (`should_try`); the report step reads
+`size_table` for one row per size and the size it exports.
 
 This module holds the decisions, as functions of what the job's earlier
 steps wrote (`best/metrics.json` of each run, the pipeline's `DONE` files),
@@ -28,10 +32,17 @@ from mixvocab_tf.core import run_files
 #: The paper's 6-layer students, smallest first: size -> encoder preset.
 PRESETS = {"6x96": "L6-H96", "6x192": "L6-H192", "6x256": "L6-H256"}
 SIZES = tuple(PRESETS)
+#: The size the package always ships and the job distils by default.
+DEFAULT_SIZE = "6x96"
 AUTO = "auto"
 #: Default largest gap (points of the validation score) to the teacher that
 #: `'auto'` accepts before it tries the next size.
 DEFAULT_GAP = 1.5
+
+
+def hidden_size(size: str) -> int:
+  """The hidden size of '6x192' (192)."""
+  return int(size.split("x")[1])
 
 
 def check_size(student_size: str) -> str:
@@ -74,6 +85,34 @@ def sizes_to_try(student_size: str, available: Sequence[str]) -> List[str]:
 def student_step_name(size: str, first: bool) -> str:
   """The pipeline step of a size: 'student' for the first one tried."""
   return "student" if first else f"student_{size}"
+
+
+def export_step_name(size: str, first: bool) -> str:
+  """The export step of a size: 'export' for the first one tried."""
+  return "export" if first else f"export_{size}"
+
+
+def size_of_run(run_dir: str, default: str) -> str:
+  """'<layers>x<hidden>' of a pretrained student run (its
+  encoder_config.json), or `default` when it does not say."""
+  path = os.path.join(run_dir, "encoder_config.json")
+  if not tf.io.gfile.exists(path):
+    return default
+  config = run_files.read_json(path).get("student_encoder", {})
+  if "num_layers" not in config or "hidden_size" not in config:
+    return default
+  return f"{config['num_layers']}x{config['hidden_size']}"
+
+
+def should_try(output_dir: str, tried: Sequence[str], size: str, gap: float,
+               budget_seconds: Optional[float]) -> bool:
+  """The condition of `size`'s steps: every size before it finished (none
+  was skipped) and `next_size_decision` says go."""
+  for i, earlier in enumerate(tried):
+    if step_seconds(os.path.join(
+        output_dir, student_step_name(earlier, i == 0))) is None:
+      return False
+  return next_size_decision(output_dir, tried, size, gap, budget_seconds)[0]
 
 
 def encoder_train_flops_per_token(size: str, seq_length: int = 32) -> int:
@@ -159,3 +198,47 @@ def choose(scores: Dict[str, float], teacher: float, gap: float) -> str:
     if teacher - scores[size] <= gap:
       return size
   return max(ordered, key=lambda s: (scores[s], -ordered.index(s)))
+
+
+def size_table(output_dir: str, sizes: Sequence[str], gap: float,
+               budget_seconds: Optional[float]):
+  """The report's rows, one per size, and the size to export.
+
+  Returns:
+    (rows, chosen, notes): rows of [size, validation score, .tflite MB, p50
+    ms, minutes of distillation, 'exported' or ''], the size whose export
+    ships (`choose`), and one line per size after the first saying why it
+    was or was not tried.
+  """
+  teacher = best_score(os.path.join(output_dir, "teacher"))
+  scores, rows, notes = {}, [], []
+  for i, size in enumerate(sizes):
+    run_dir = os.path.join(output_dir, student_step_name(size, i == 0))
+    seconds = step_seconds(run_dir)
+    if i:
+      notes.append(next_size_decision_reason(output_dir, sizes[:i], size, gap,
+                                             budget_seconds))
+    best = best_score(run_dir)
+    if seconds is None or best is None:
+      continue
+    scores[size] = best[1]
+    export = run_files.read_json_if_any(os.path.join(
+        output_dir, export_step_name(size, i == 0), "summary.json")) or {}
+    dynamic = export.get("tflite", {}).get("dynamic", {})
+    rows.append([size, f"{best[1]:.1f}",
+                 f"{dynamic['size_bytes'] / 1e6:.2f}" if dynamic else "",
+                 f"{dynamic['p50_ms']:.2f}" if dynamic else "",
+                 f"{seconds / 60:.1f}"])
+  chosen = choose(scores, teacher[1], gap) if scores and teacher else sizes[0]
+  for row in rows:
+    row.append("exported" if row[0] == chosen else "")
+  return rows, chosen, notes
+
+
+def next_size_decision_reason(output_dir, tried, size, gap, budget_seconds):
+  """`next_size_decision`'s reason, or why it cannot be given yet."""
+  try:
+    return next_size_decision(output_dir, tried, size, gap,
+                              budget_seconds)[1]
+  except ValueError:
+    return f"the {tried[-1]} student did not run: {size} not tried"

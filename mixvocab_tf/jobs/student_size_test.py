@@ -80,3 +80,87 @@ def test_choose_takes_the_smallest_within_the_gap_else_the_best():
       "6x96")
   with pytest.raises(ValueError):
     student_size.choose({}, 90.0, 1.5)
+
+
+def _student_dir(root, size):
+  """A pretrained student's folder as the package ships it (no weights)."""
+  path = os.path.join(root, f"pretrained_{size}")
+  os.makedirs(path)
+  layers, hidden = size.split("x")
+  with open(os.path.join(path, "encoder_config.json"), "w") as f:
+    json.dump({"student_encoder": {"num_layers": int(layers),
+                                   "hidden_size": int(hidden)}}, f)
+  with open(os.path.join(path, "student_vocab.txt"), "w") as f:
+    f.write("[PAD]\n[UNK]\n")
+  return path
+
+
+def _intent_slot_data(root):
+  for split in ("train", "valid"):
+    os.makedirs(os.path.join(root, split))
+    for name, line in (("seq.in", "play some jazz"),
+                       ("seq.out", "O O B-genre"), ("label", "PlayMusic")):
+      with open(os.path.join(root, split, name), "w") as f:
+        f.write("".join(f"{line}\n" for _ in range(30)))
+  return root
+
+
+def test_auto_adds_each_larger_size_behind_its_condition(tmp_path,
+                                                         monkeypatch):
+  from mixvocab_tf import assets  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf.jobs import own_data  # pylint: disable=g-import-not-at-top
+  shipped = {s: _student_dir(str(tmp_path), s) for s in ("6x96", "6x192")}
+  monkeypatch.setattr(assets, "pretrained_student_dir",
+                      lambda size="6x96": shipped.get(size))
+  data = _intent_slot_data(str(tmp_path / "data"))
+  steps = own_data.own_data_steps(data, student_size="auto")
+  names = [s.name for s in steps]
+  assert names == ["data", "teacher", "student", "export", "student_6x192",
+                   "export_6x192", "report"]
+  by_name = {s.name: s for s in steps}
+  assert by_name["student"].options("/j")["INIT_CHECKPOINT"] == (
+      shipped["6x96"])
+  larger = by_name["student_6x192"]
+  assert larger.options("/j")["INIT_CHECKPOINT"] == shipped["6x192"]
+  assert larger.options("/j")["IntentSlotTask.vocab"].startswith(
+      shipped["6x192"])
+  assert by_name["export_6x192"].options("/j")["run"] == "/j/student_6x192"
+  # The 6x192 runs only once the 6x96 finished more than 1.5 points below.
+  out = str(tmp_path / "job")
+  assert not larger.when.test(out)
+  _best(os.path.join(out, "teacher"), "slot_f1", 0.95)
+  _best(os.path.join(out, "student"), "slot_f1", 0.94)
+  _done(os.path.join(out, "student"), 60)
+  assert not larger.when.test(out)
+  _best(os.path.join(out, "student"), "slot_f1", 0.90)
+  assert larger.when.test(out)
+  # A fixed size, and the errors.
+  steps = own_data.own_data_steps(data, student_size="6x192")
+  assert [s.name for s in steps][2:4] == ["student", "export"]
+  assert steps[2].options("/j")["INIT_CHECKPOINT"] == shipped["6x192"]
+  with pytest.raises(ValueError, match="no pretrained 6x256 student"):
+    own_data.own_data_steps(data, student_size="6x256")
+  with pytest.raises(ValueError, match="Give one of the two"):
+    own_data.own_data_steps(data, student=shipped["6x96"],
+                            student_size="auto")
+
+
+def test_size_table_has_a_row_per_size_and_exports_the_chosen(tmp_path):
+  out = str(tmp_path)
+  _best(os.path.join(out, "teacher"), "accuracy", 0.892)
+  for step, score, seconds, mb in (("student", 0.813, 600, 1.9),
+                                   ("student_6x192", 0.870, 1800, 4.4)):
+    _best(os.path.join(out, step), "accuracy", score)
+    _done(os.path.join(out, step), seconds)
+    export = os.path.join(out, step.replace("student", "export"))
+    os.makedirs(export)
+    with open(os.path.join(export, "summary.json"), "w") as f:
+      json.dump({"tflite": {"dynamic": {"size_bytes": mb * 1e6,
+                                        "p50_ms": 2.0}}}, f)
+  rows, chosen, notes = student_size.size_table(
+      out, ["6x96", "6x192", "6x256"], 1.5, None)
+  assert chosen == "6x192"  # Not within 1.5 points, but the best.
+  assert rows == [["6x96", "81.3", "1.90", "2.00", "10.0", ""],
+                  ["6x192", "87.0", "4.40", "2.00", "30.0", "exported"]]
+  assert "trying 6x192" in notes[0]
+  assert "trying 6x256" in notes[1]  # Its condition holds: it is next.
