@@ -195,6 +195,14 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
                if assets.pretrained_student_dir(s)]
     inits = {s: assets.pretrained_student_dir(s)
              for s in student_size_lib.sizes_to_try(size, shipped)}
+    if auto:
+      logging.info(
+          "STUDENT_SIZE = 'auto': distils %s first, then each larger size "
+          "while the last is more than %s points below the teacher (sizes "
+          "with a pretrained student in the package: %s; not shipped: %s).",
+          shipped[0], size_gap, ", ".join(shipped),
+          ", ".join(s for s in student_size_lib.SIZES if s not in shipped)
+          or "none")
   else:
     inits = {student_size_lib.size_of_run(student, size): student}
   sizes = list(inits)
