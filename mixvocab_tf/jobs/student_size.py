@@ -229,7 +229,10 @@ def size_table(output_dir: str, sizes: Sequence[str], gap: float,
                  f"{dynamic['size_bytes'] / 1e6:.2f}" if dynamic else "",
                  f"{dynamic['p50_ms']:.2f}" if dynamic else "",
                  f"{seconds / 60:.1f}"])
-  chosen = choose(scores, teacher[1], gap) if scores and teacher else sizes[0]
+  # One size (also a user's own student, of a size `choose` does not know):
+  # that one.
+  chosen = (choose(scores, teacher[1], gap)
+            if len(sizes) > 1 and scores and teacher else sizes[0])
   for row in rows:
     row.append("exported" if row[0] == chosen else "")
   return rows, chosen, notes

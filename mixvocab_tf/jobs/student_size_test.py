@@ -164,3 +164,14 @@ def test_size_table_has_a_row_per_size_and_exports_the_chosen(tmp_path):
                   ["6x192", "87.0", "4.40", "2.00", "30.0", "exported"]]
   assert "trying 6x192" in notes[0]
   assert "trying 6x256" in notes[1]  # Its condition holds: it is next.
+
+
+def test_size_table_of_one_size_exports_it_whatever_its_size(tmp_path):
+  # A user's own student (STUDENT) may be of a size `choose` does not know.
+  out = str(tmp_path)
+  _best(os.path.join(out, "teacher"), "slot_f1", 0.95)
+  _best(os.path.join(out, "student"), "slot_f1", 0.50)
+  _done(os.path.join(out, "student"), 60)
+  rows, chosen, notes = student_size.size_table(out, ["2x32"], 1.5, None)
+  assert chosen == "2x32" and notes == []
+  assert rows == [["2x32", "50.0", "", "", "1.0", "exported"]]
