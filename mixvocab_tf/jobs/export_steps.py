@@ -28,6 +28,7 @@ when scoring) and `predictions` (where the test split's predictions go as
 JSONL, a path; None: nowhere).
 """
 
+import collections
 import json
 import os
 import time
@@ -119,10 +120,7 @@ def majority_label(dataset) -> str:
   train = dataset.splits["train"]
   labels = (train.intents if dataset.kind == examples_lib.INTENT_SLOT
             else train.labels)
-  counts = {}
-  for label in labels:
-    counts[label] = counts.get(label, 0) + 1
-  return max(counts, key=counts.get)
+  return collections.Counter(labels).most_common(1)[0][0]
 
 
 def latency_ms(model_path, predictor, queries):
