@@ -57,6 +57,7 @@ from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.datasets import user_dataset
 from mixvocab_tf.jobs import export_steps
 from mixvocab_tf.jobs import student_size as student_size_lib
+from mixvocab_tf.jobs import step_times
 from mixvocab_tf.jobs import steps as steps_lib
 
 SUMMARY_JSON = "summary.json"
@@ -500,6 +501,7 @@ def report_step(step_dir, output_dir, options):
         "`examples/web/?" + ("intent_slot" if intent_slot else "classifier")
         + f"=<path of {BUILTIN_FILE}>`). The tokenization contract: "
         "docs/SERVING.md, \"Deploy\".", ""]
+  lines += step_times.section(output_dir, report.markdown_table)
   run_files.write_text(join(REPORT_MD), "\n".join(lines))
   run_files.write_json(os.path.join(step_dir, SUMMARY_JSON),
                        {"report": join(REPORT_MD), "rows": rows}, indent=1)

@@ -54,6 +54,7 @@ from mixvocab_tf.jobs import heldout_steps
 from mixvocab_tf.jobs import own_data
 from mixvocab_tf.jobs import package_student
 from mixvocab_tf.jobs import quickstart
+from mixvocab_tf.jobs import step_times
 from mixvocab_tf.jobs import steps as steps_lib
 
 DONE = "DONE"
@@ -237,7 +238,7 @@ def run(output_dir):
     tf.io.gfile.makedirs(step_dir)
     logging.info("[%d/%d] %s (%s) - %.0f s into the job", index, len(steps),
                  step.name, step.kind, time.time() - started)
-    step_start = time.time()
+    clock = step_times.StepClock().start()
     if step.kind == "vocab":
       _run_vocab(step_dir, output_dir, vocab_size)
     elif step.kind == "train":
@@ -251,7 +252,14 @@ def run(output_dir):
       raise PipelineError(
           f"Step {step.name!r} finished without writing {missing} in "
           f"{step_dir}; it is not marked done. See its log above.")
+    record = clock.stop(step.kind)
+    step_times.write(step_dir, record)
     run_files.write_text(os.path.join(step_dir, DONE),
-                         f"{time.time() - step_start:.1f} seconds\n")
-  logging.info("Pipeline finished in %.0f s; outputs in %s.",
-               time.time() - started, output_dir)
+                         f"{record['wall_seconds']:.1f} seconds\n")
+    logging.info("[%d/%d] %s done in %.0f s wall, %.0f s CPU.", index,
+                 len(steps), step.name, record["wall_seconds"],
+                 record["cpu_seconds"])
+  logging.info("Pipeline finished in %.0f s; outputs in %s. Time by step "
+               "(%s/<step>/%s):\n%s", time.time() - started, output_dir,
+               output_dir, step_times.FILE,
+               step_times.log_summary(output_dir))

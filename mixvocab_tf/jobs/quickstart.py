@@ -24,6 +24,7 @@ import tensorflow as tf
 
 from mixvocab_tf import assets
 from mixvocab_tf.core import run_files
+from mixvocab_tf.jobs import step_times
 
 
 def learn_student_vocabulary(output_dir, vocab_size):
@@ -272,6 +273,7 @@ def report_step(step_dir, output_dir, bindings):
           "Metadata, for MediaPipe Tasks, LiteRT.js and stock LiteRT "
           "(docs/SERVING.md, \"Deploy\"); its p50 leaves out the app's "
           "tokenization.", ""]
+  lines += step_times.section(output_dir, report.markdown_table)
   lines += ["## Plots", ""]
   for png, caption in ((mlm_png, "pretraining: stage II against NoKD"),
                        (f1_png, "validation slot F1 during training"),
