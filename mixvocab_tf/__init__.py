@@ -32,9 +32,12 @@ import importlib
 
 # Before anything imports TensorFlow: its C++ start-up lines (CPU features,
 # "failed call to cuInit" on machines without a GPU) stay off the console
-# unless --tf_verbose is given or TF_CPP_MIN_LOG_LEVEL is set.
+# unless --tf_verbose is given or TF_CPP_MIN_LOG_LEVEL is set; and CPU
+# tensors come from TensorFlow's pooling allocator (`cpu_allocator.py`).
 from mixvocab_tf import quiet as _quiet
 _quiet.quiet()
+from mixvocab_tf import cpu_allocator as _cpu_allocator  # pylint: disable=g-import-not-at-top
+_cpu_allocator.use_pool()
 
 # Kept equal to `version` in setup.cfg (tests/test_readme.py checks it).
 __version__ = "0.1.0"
