@@ -501,7 +501,7 @@ def report_step(step_dir, output_dir, options):
         "`examples/web/?" + ("intent_slot" if intent_slot else "classifier")
         + f"=<path of {BUILTIN_FILE}>`). The tokenization contract: "
         "docs/SERVING.md, \"Deploy\".", ""]
-  lines += step_times.section(output_dir, report.markdown_table)
+  lines += step_times.section(output_dir)
   run_files.write_text(join(REPORT_MD), "\n".join(lines))
   run_files.write_json(os.path.join(step_dir, SUMMARY_JSON),
                        {"report": join(REPORT_MD), "rows": rows}, indent=1)

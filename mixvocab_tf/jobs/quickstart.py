@@ -273,7 +273,7 @@ def report_step(step_dir, output_dir, bindings):
           "Metadata, for MediaPipe Tasks, LiteRT.js and stock LiteRT "
           "(docs/SERVING.md, \"Deploy\"); its p50 leaves out the app's "
           "tokenization.", ""]
-  lines += step_times.section(output_dir, report.markdown_table)
+  lines += step_times.section(output_dir)
   lines += ["## Plots", ""]
   for png, caption in ((mlm_png, "pretraining: stage II against NoKD"),
                        (f1_png, "validation slot F1 during training"),

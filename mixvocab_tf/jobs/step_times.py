@@ -22,6 +22,7 @@ from typing import Dict, List, Optional
 import tensorflow as tf
 
 from mixvocab_tf.core import run_files
+from mixvocab_tf.jobs import report
 
 FILE = "time.json"
 
@@ -79,7 +80,7 @@ def records(output_dir: str) -> List[tuple]:
   return sorted(found, key=lambda item: item[1].get("finished", 0.0))
 
 
-def _minutes(seconds: float) -> str:
+def _duration(seconds: float) -> str:
   return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
@@ -94,11 +95,11 @@ def table_rows(output_dir: str) -> List[List[str]]:
   rows = []
   for name, record in found:
     step_wall = record["wall_seconds"]
-    rows.append([name, record.get("kind", ""), _minutes(step_wall),
-                 _minutes(record["cpu_seconds"]),
+    rows.append([name, record.get("kind", ""), _duration(step_wall),
+                 _duration(record["cpu_seconds"]),
                  f"{record['cpu_seconds'] / max(step_wall, 1e-9):.2f}",
                  f"{100 * step_wall / max(wall, 1e-9):.0f}%"])
-  rows.append(["**all steps above**", "", _minutes(wall), _minutes(cpu),
+  rows.append(["**all steps above**", "", _duration(wall), _duration(cpu),
                f"{cpu / max(wall, 1e-9):.2f}", "100%"])
   return rows
 
@@ -106,14 +107,14 @@ def table_rows(output_dir: str) -> List[List[str]]:
 HEADER = ["step", "kind", "wall", "CPU", "CPU / wall", "share of wall"]
 
 
-def section(output_dir: str, markdown_table) -> List[str]:
+def section(output_dir: str) -> List[str]:
   """The reports' "Time" section (markdown lines), or [] without records."""
   rows = table_rows(output_dir)
   if not rows:
     return []
   return [
       "## Time", "",
-      markdown_table(HEADER, rows), "",
+      report.markdown_table(HEADER, rows), "",
       f"Wall and CPU time of each step, in the order they finished, on "
       f"this machine ({os.cpu_count()} cores seen); CPU counts the job's "
       "process and the trainer processes it started. A step that a rerun "

@@ -9,7 +9,6 @@ import gin
 import tensorflow as tf
 
 from mixvocab_tf.jobs import pipeline
-from mixvocab_tf.jobs import report
 from mixvocab_tf.jobs import step_times
 
 
@@ -56,13 +55,13 @@ class StepTimesTest(tf.test.TestCase):
                                "25%"])
     self.assertEqual(rows[1][4:], ["1.83", "75%"])
     self.assertEqual(rows[-1][2:], ["40 s", "60 s", "1.50", "100%"])
-    section = step_times.section(self.output_dir, report.markdown_table)
+    section = step_times.section(self.output_dir)
     self.assertEqual(section[0], "## Time")
     self.assertIn("| teacher | train | 30 s | 55 s |", section[2])
 
   def test_no_records_no_section(self):
     self.assertEqual(step_times.table_rows(self.output_dir), [])
-    self.assertEqual(step_times.section(self.output_dir, report.markdown_table),
+    self.assertEqual(step_times.section(self.output_dir),
                      [])
 
   def test_the_pipeline_records_each_step_it_runs(self):
