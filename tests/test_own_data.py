@@ -5,6 +5,7 @@ the test predictions; a broken file stops the job before anything trains."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -108,6 +109,18 @@ def test_text_classification_csv_to_tflite_report_and_predictions(
   report = (job / "report.md").read_text(encoding="utf-8")
   assert "| teacher | validation |" in report
   assert "floor: train's most frequent label" in report
+  # Validation rows are the trainers' own records of their best checkpoints
+  # (nothing evaluates them again); test rows are evaluated.
+  for run in ("teacher", "student"):
+    assert not (job / run / "eval_validation.json").exists()
+    assert (job / run / "eval_test.json").exists()
+  with open(job / "teacher" / "best" / "metrics.json", encoding="utf-8") as f:
+    best = json.load(f)
+  assert best["split"] == "validation"
+  assert best["metrics"]["num_examples"] == 6
+  accuracy = f"{100 * best['metrics']['accuracy']:.1f}"
+  assert re.search(rf"\| teacher \| validation \| [0-9.]+M \| {accuracy} \|",
+                   report), report
   with open(job / "test_predictions.jsonl", encoding="utf-8") as f:
     predictions = [json.loads(line) for line in f]
   assert [p["text"] for p in predictions] == [t for t, _ in rows[:5]]

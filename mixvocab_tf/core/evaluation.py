@@ -358,7 +358,8 @@ class BestCheckpoint:
     if not self.is_chief:
       return
     extra = report_fields(task, model, results)
-    extra.update(task=task.task_name, step=step, best_metric=self.best_metric)
+    extra.update(task=task.task_name, step=step, best_metric=self.best_metric,
+                 split=getattr(task, "eval_split", None))
     if hasattr(task, "describe"):
       extra["description"] = task.describe()
     metrics = {k: v for k, v in results.items() if k != "step"}

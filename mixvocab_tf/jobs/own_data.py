@@ -51,6 +51,7 @@ import gin
 import tensorflow as tf
 
 from mixvocab_tf import assets
+from mixvocab_tf.core import evaluation
 from mixvocab_tf.core import gin_utils
 from mixvocab_tf.core import run_files
 from mixvocab_tf.datasets import examples as examples_lib
@@ -357,8 +358,34 @@ def check_step(step_dir, output_dir, options):
                        indent=1)
 
 
-def _evaluate(run_dir, split, output_json):
-  """The run's best checkpoint on `split`, in a child process (its config)."""
+def _trainer_record(run_dir, split, examples):
+  """The trainer's own evaluation of its best checkpoint, if it was `split`.
+
+  The trainer evaluates every candidate on its validation split and keeps
+  the best one's scores in `best/metrics.json`; the report reads them instead
+  of evaluating that checkpoint again. None when that record names another
+  split (or none: runs of older versions) or covered fewer than `examples`.
+  """
+  path = os.path.join(run_dir, evaluation.BEST_DIR, evaluation.METRICS_JSON)
+  if not tf.io.gfile.exists(path):
+    return None
+  record = run_files.read_json(path)
+  if (record.get("split") != split or
+      record.get("metrics", {}).get("num_examples") != examples):
+    return None
+  return record
+
+
+def _evaluate(run_dir, split, output_json, examples=None):
+  """The run's best checkpoint's scores on `split`.
+
+  The trainer's record of it when that covers `split` (`_trainer_record`),
+  else a child process evaluates it (with the run's config) into
+  `output_json`.
+  """
+  record = _trainer_record(run_dir, split, examples)
+  if record is not None:
+    return record
   if not tf.io.gfile.exists(output_json):
     subprocess.run([sys.executable, "-m", "mixvocab_tf.cli.evaluate",
                     f"--model_dir={run_dir}", "--checkpoint=best",
@@ -394,6 +421,7 @@ def report_step(step_dir, output_dir, options):
   splits = [("validation", "valid" if intent_slot else "validation")]
   if has_test:
     splits.append(("test", "test"))
+  counts = dataset.summary()["examples"]
   rows = []
   runs = {"teacher": "teacher"}
   for i, size in enumerate(sizes):
@@ -403,7 +431,7 @@ def report_step(step_dir, output_dir, options):
   for run, label in runs.items():
     for name, task_split in splits:
       record = _evaluate(join(run), task_split,
-                         join(run, f"eval_{name}.json"))
+                         join(run, f"eval_{name}.json"), counts[name])
       metrics = record["metrics"]
       rows.append([label, name, f"{record.get('parameters', 0) / 1e6:.2f}M"] +
                   [f"{100 * metrics[m]:.1f}" for m, _ in metric_names])
@@ -418,7 +446,6 @@ def report_step(step_dir, output_dir, options):
     floor = export["splits"][name]["scores"]["majority_accuracy"]
     rows.append(["floor: train's most frequent label", name, "",
                  f"{100 * floor:.1f}", ""])
-  counts = dataset.summary()["examples"]
   lines = [
       "# Own-data report", "",
       f"Dataset `{dataset.files.data_dir}` ({dataset.kind.replace('_', ' ')}, "
