@@ -105,6 +105,11 @@ _SEQ_LENGTH = flags.DEFINE_integer("seq_length", 64,
                                    "Most tokens per query.")
 _CALIBRATION = flags.DEFINE_integer("calibration_examples", 100,
                                     "SNIPS train queries calibrating int8.")
+_BUILTIN = flags.DEFINE_list(
+    "builtin_quantizations", ["none", "dynamic"],
+    "Quantizations of each model's builtin-ops file too (token ids in, the "
+    "model only, [1, seq_length] inputs: what MediaPipe Tasks, LiteRT.js and "
+    "a stock LiteRT app run); empty: none.")
 
 # name -> (num_layers, hidden_size, num_attention_heads, vocabulary).
 _MODEL_SIZES = {
@@ -174,6 +179,25 @@ def _latency(tflite_path, queries):
   return ms(wall, 50), ms(wall, 90), ms(cpu, 50), ms(cpu, 90)
 
 
+def _builtin_latency(tflite_model, inputs):
+  """(wall p50, wall p90, cpu p50, cpu p90) in ms of a builtin-ops file on
+  token-id inputs (model only), one query per call."""
+  from mixvocab_tf.export import builtin_model  # pylint: disable=g-import-not-at-top
+  runner = builtin_model.BuiltinRunner(model_content=tflite_model,
+                                       num_threads=1)
+  padded = [runner.pad(f) for f in inputs]
+  for features in padded[:_WARMUP.value]:
+    runner.runner(**features)
+  wall, cpu = [], []
+  for features in padded:
+    start_wall, start_cpu = time.perf_counter(), time.thread_time()
+    runner.runner(**features)
+    cpu.append(time.thread_time() - start_cpu)
+    wall.append(time.perf_counter() - start_wall)
+  ms = lambda values, q: round(1000 * float(np.percentile(values, q)), 3)
+  return ms(wall, 50), ms(wall, 90), ms(cpu, 50), ms(cpu, 90)
+
+
 def main(argv):
   del argv
   os.sched_setaffinity(0, {_CORE.value})
@@ -182,6 +206,7 @@ def main(argv):
   tf.config.threading.set_inter_op_parallelism_threads(1)
   # pylint: disable=g-import-not-at-top
   from mixvocab_tf import assets
+  from mixvocab_tf.export import builtin_model
   from mixvocab_tf.export import tflite_conversion
   from mixvocab_tf.datasets import intent_slot_files
   from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
@@ -196,6 +221,7 @@ def main(argv):
   valid = [" ".join(w) for w in
            intent_slot_files.read_intent_slot(assets.snips_dir("valid")).words]
   results = []
+  inputs = {}  # model -> the builtin files' token ids of its queries
   for name in _MODELS.value:
     export_dir = os.path.join(output_dir, f"{name}_savedmodel")
     if name == "student" and _STUDENT_SAVED_MODEL.value:
@@ -218,6 +244,25 @@ def main(argv):
       row = dict(model=name, quantize=quantize,
                  size_bytes=len(tflite_model),
                  tokenizer_bytes=_tokenizer_bytes(tflite_model),
+                 p50_ms=wall50, p90_ms=wall90, cpu_p50_ms=cpu50,
+                 cpu_p90_ms=cpu90, queries=len(queries),
+                 convert_seconds=round(convert_seconds, 1))
+      del tflite_model
+      results.append(row)
+      print(json.dumps(row), flush=True)
+    for quantize in _BUILTIN.value:
+      start = time.time()
+      tflite_model = builtin_model.convert_builtin(export_dir, quantize)
+      convert_seconds = time.time() - start
+      with open(os.path.join(output_dir, f"{name}_{quantize}_builtin.tflite"),
+                "wb") as f:
+        f.write(tflite_model)
+      if name not in inputs:
+        inputs[name] = builtin_model.features(export_dir, queries)
+      wall50, wall90, cpu50, cpu90 = _builtin_latency(tflite_model,
+                                                      inputs[name])
+      row = dict(model=name, quantize=f"{quantize} builtin",
+                 size_bytes=len(tflite_model), tokenizer_bytes=0,
                  p50_ms=wall50, p90_ms=wall90, cpu_p50_ms=cpu50,
                  cpu_p90_ms=cpu90, queries=len(queries),
                  convert_seconds=round(convert_seconds, 1))
