@@ -45,7 +45,7 @@ def main(argv):
       os.path.join(export, "model_dynamic.tflite"), num_threads=1)
   path = os.path.join(export, "model_builtin.tflite")
   builtin = builtin_model.BuiltinRunner(path, num_threads=1)
-  features = [builtin.pad(f) for f in builtin_model.features(
+  features = [builtin.fit(f) for f in builtin_model.features(
       os.path.join(export, "saved_model"), queries)]
   from tokenizers import BertWordPieceTokenizer  # pylint: disable=g-import-not-at-top
   vocab = builtin_model.read_metadata(open(path, "rb").read())["files"][
@@ -63,7 +63,7 @@ def main(argv):
     times["builtin_model_only"].append(time.perf_counter() - start)
     start = time.perf_counter()
     ids = wordpiece.encode(query).ids[:builtin.seq_length]
-    builtin.runner(**builtin.pad({"input_word_ids": [ids],
+    builtin.runner(**builtin.fit({"input_word_ids": [ids],
                                   "input_mask": [[1] * len(ids)],
                                   "input_type_ids": [[0] * len(ids)]}))
     times["builtin_with_hf_tokenizer"].append(time.perf_counter() - start)

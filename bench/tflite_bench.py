@@ -185,7 +185,7 @@ def _builtin_latency(tflite_model, inputs):
   from mixvocab_tf.export import builtin_model  # pylint: disable=g-import-not-at-top
   runner = builtin_model.BuiltinRunner(model_content=tflite_model,
                                        num_threads=1)
-  padded = [runner.pad(f) for f in inputs]
+  padded = [runner.fit(f) for f in inputs]
   for features in padded[:_WARMUP.value]:
     runner.runner(**features)
   wall, cpu = [], []

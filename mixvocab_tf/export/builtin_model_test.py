@@ -61,6 +61,29 @@ def test_builtin_file_has_no_custom_op_and_the_raw_models_outputs(exported):
     np.testing.assert_allclose(got, want, atol=1e-5)
   # Pair packing: segment 1 on the second text and its [SEP].
   assert features[0]["input_type_ids"].max() == 1
+  # Dynamic length: a text at its own length answers as padded to the
+  # default one; a longer input is cut in the graph to its first
+  # SEQ_LENGTH - 1 positions and its last token.
+  details = runner.runner.get_input_details()["input_word_ids"]
+  assert list(details["shape_signature"]) == [1, -1] and runner.dynamic
+  own = runner.fit(features[0])
+  assert own["input_word_ids"].shape[1] == features[0]["input_mask"].sum()
+  padded = {k: np.pad(v, ((0, 0), (0, SEQ_LENGTH - v.shape[1])))
+            for k, v in own.items()}
+  np.testing.assert_allclose(runner.runner(**own)["probabilities"],
+                             runner.runner(**padded)["probabilities"],
+                             atol=1e-6)
+  rng = np.random.default_rng(0)
+  long = {"input_word_ids": rng.integers(1000, 2000, [1, 40], np.int32),
+          "input_mask": np.ones([1, 40], np.int32),
+          "input_type_ids": np.zeros([1, 40], np.int32)}
+  keep = np.r_[0:SEQ_LENGTH - 1, 39]
+  np.testing.assert_allclose(
+      runner.runner(**long)["probabilities"],
+      runner.runner(**{k: v[:, keep] for k, v in long.items()})[
+          "probabilities"], atol=1e-6)
+  np.testing.assert_array_equal(runner.fit(long)["input_word_ids"],
+                                long["input_word_ids"][:, keep])
 
 
 def test_metadata_gives_back_vocabulary_labels_and_length(exported):
@@ -71,6 +94,7 @@ def test_metadata_gives_back_vocabulary_labels_and_length(exported):
   assert read["files"]["labels.txt"].splitlines() == LABELS
   metadata = read["metadata"]
   assert f"seq_length={SEQ_LENGTH}" in metadata["description"]
+  assert "[1, n]" in metadata["description"]
   assert metadata["license"] == builtin_model.LICENSE
   (subgraph,) = metadata["subgraph_metadata"]
   assert subgraph["input_process_units"][0]["options_type"] == (

@@ -511,8 +511,9 @@ def report_step(step_dir, output_dir, options):
         f"- .tflite, builtin operators only, with metadata (MediaPipe Tasks, "
         f"LiteRT.js, a stock LiteRT app): `{builtin['path']}`, "
         f"{report.format_mb(builtin['bytes'])}; p50 {builtin['p50_ms']:.2f} "
-        f"ms per query (one thread, LiteRT, the model on [1, "
-        f"{builtin['seq_length']}] token ids; the app tokenizes)")
+        f"ms per query (one thread, LiteRT, the model on each query's token "
+        + ("ids at its own length, at most " if builtin.get("dynamic") else
+           "ids padded to ") + f"{builtin['seq_length']}; the app tokenizes)")
   if "test" in export["splits"]:
     lines.append(f"- test predictions: `{export['splits']['test']['predictions']}`")
   lines += ["", "Predict with it: `mixvocab-predict --model="

@@ -117,6 +117,8 @@ class TextClassificationExportModule(tf.Module):
         [sentence_a, sentence_b], ["sentence_a", "sentence_b"]))
 
   def _predict_builtin(self, input_word_ids, input_mask, input_type_ids):
+    input_word_ids, input_mask, input_type_ids = builtin_model.cut_to_length(
+        [input_word_ids, input_mask, input_type_ids], self.seq_length)
     logits = self._logits({"input_word_ids": input_word_ids,
                            "input_mask": input_mask,
                            "input_type_ids": input_type_ids})
@@ -126,6 +128,7 @@ class TextClassificationExportModule(tf.Module):
     function = self.serve.get_concrete_function()
     builtin = tf.function(
         self._predict_builtin,
-        input_signature=builtin_model.input_signature(self.seq_length))
+        input_signature=builtin_model.input_signature(self.seq_length,
+                                                      dynamic=True))
     return {"serving_default": function, "serving_tflite": function,
             builtin_model.BUILTIN_SIGNATURE: builtin.get_concrete_function()}
