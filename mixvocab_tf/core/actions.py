@@ -166,7 +166,8 @@ class StopIfRequested:
 
 
 class EarlyStopping:
-  """Stops after `patience` evaluations without a new best.
+  """Stops after `patience` evaluations without a new best, or once the best
+  reaches `ceiling`.
 
   Counted from the best checkpoint's step (`best.best_step`, read back from
   `best/metrics.json` by a resumed run), so a resumed run stops where an
@@ -174,22 +175,46 @@ class EarlyStopping:
 
   Args:
     best: the run's `evaluation.BestCheckpoint`.
-    patience: evaluations without a new best that stop the run.
+    patience: evaluations without a new best that stop the run (None: no
+      limit).
     evaluate_every: steps between evaluations.
+    ceiling: the best metric's highest possible value (its lowest for
+      `best.best_mode == 'min'`), e.g. 1.0 for an accuracy or an F1. A best
+      checkpoint that reaches it is final: only a strictly better score is a
+      new best. None: not used.
   """
 
-  def __init__(self, best, patience: int, evaluate_every: int):
+  def __init__(self, best, patience: Optional[int], evaluate_every: int,
+               ceiling: Optional[float] = None):
     self.best = best
     self.patience = patience
     self.evaluate_every = evaluate_every
+    self.ceiling = ceiling
+
+  def at_ceiling(self) -> bool:
+    value = self.best.best_value
+    if self.ceiling is None or value is None:
+      return False
+    if getattr(self.best, "best_mode", "max") == "min":
+      return value <= self.ceiling
+    return value >= self.ceiling
 
   def should_stop(self, step: int) -> bool:
     if self.best.best_step is None:
+      return False
+    if self.at_ceiling():
+      return True
+    if self.patience is None:
       return False
     since_best = (step - self.best.best_step) // self.evaluate_every
     return since_best >= self.patience
 
   def reason(self, step: int) -> str:
+    if self.at_ceiling():
+      return (f"the best {self.best.best_metric}, {self.best.best_value:.4g} "
+              f"at step {self.best.best_step}, reached its bound "
+              f"{self.ceiling:g}: no later checkpoint can replace it (kept "
+              f"in {self.best.best_dir})")
     return (f"{self.best.best_metric} has not improved for "
             f"{(step - self.best.best_step) // self.evaluate_every} "
             f"evaluations (patience {self.patience}); the best, "
@@ -201,7 +226,7 @@ class EarlyStopping:
     record = {"step": step, "best_step": self.best.best_step,
               "best_metric": self.best.best_metric,
               "best_value": self.best.best_value,
-              "patience": self.patience,
+              "patience": self.patience, "ceiling": self.ceiling,
               "evaluate_every": self.evaluate_every,
               "train_steps": train_steps,
               "reason": self.reason(step)}

@@ -71,6 +71,23 @@ class EarlyStoppingTest(tf.test.TestCase):
     self.assertIn("not improved for 2 evaluations", record["reason"])
 
 
+  def test_a_best_at_the_ceiling_stops_the_run(self):
+    best = types.SimpleNamespace(best_step=None, best_metric="accuracy",
+                                 best_value=None, best_dir="/run/best",
+                                 best_mode="max")
+    stopping = actions.EarlyStopping(best, patience=None, evaluate_every=10,
+                                     ceiling=1.0)
+    self.assertFalse(stopping.should_stop(10))
+    best.best_step, best.best_value = 10, 0.99
+    self.assertFalse(stopping.should_stop(1000))  # No patience: never.
+    best.best_step, best.best_value = 20, 1.0
+    self.assertTrue(stopping.should_stop(20))
+    self.assertIn("reached its bound 1", stopping.reason(20))
+    best.best_mode, best.best_value = "min", 0.5
+    stopping.ceiling = 0.0
+    self.assertFalse(stopping.should_stop(20))
+
+
 class ProgressAndStopTest(tf.test.TestCase):
 
   def test_progress_line_keeps_a_record_per_summary(self):

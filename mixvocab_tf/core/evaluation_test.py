@@ -131,6 +131,24 @@ def test_early_stopping_after_patience_evaluations_without_a_best(tmp_path):
   assert more.stopped_early_at == 16
 
 
+def test_a_best_score_at_its_ceiling_stops_the_run(tmp_path):
+  model_dir = str(tmp_path)
+  # Without patience the run would go to step 20; the score reaches its
+  # bound 1.0 at step 6, and no later checkpoint could beat it.
+  trainer = _trainer(model_dir, [0.5, 0.9, 1.0, 1.0, 1.0], train_steps=20,
+                     best_metric_ceiling=1.0)
+  trainer.train()
+  assert [r["step"] for r in trainer.eval_results] == [2, 4, 6]
+  assert trainer.stopped_early_at == 6
+  record = json.load(open(os.path.join(model_dir, "best", "metrics.json")))
+  assert record["step"] == 6
+  stopped = json.load(open(os.path.join(model_dir, "early_stopping.json")))
+  assert "reached its bound 1" in stopped["reason"]
+  # Rerunning does not train on.
+  again = _trainer(model_dir, [0.5], train_steps=20, best_metric_ceiling=1.0)
+  assert again.train() == [] and again.eval_results == []
+
+
 def test_early_stopping_without_evaluations_is_not_used(tmp_path):
   trainer = trainer_lib.Trainer(model_dir=str(tmp_path), task=_ScriptedTask([]),
                                 train_steps=4, early_stopping_patience=2)

@@ -204,6 +204,12 @@ class Trainer:
       Without `evaluate_every` it is not used (a warning says so).
       `train_steps` is then the budget's ceiling (and the length of the
       learning-rate schedule).
+    best_metric_ceiling: the best metric's highest possible value, e.g. 1.0
+      for an accuracy or an F1 (its lowest for a metric minimised): once the
+      best checkpoint reaches it the run stops, as no later checkpoint can
+      replace it (only a strictly better score is a new best), so the best
+      checkpoint is the same as after the whole budget. None: not used. Needs
+      `evaluate_every`.
   """
 
   def __init__(self,
@@ -223,7 +229,8 @@ class Trainer:
                eval_max_batches: Optional[int] = None,
                best_metric: Optional[str] = None,
                early_stopping_patience: Optional[int] = None,
-               loss_spike_factor: Optional[float] = 10.0):
+               loss_spike_factor: Optional[float] = 10.0,
+               best_metric_ceiling: Optional[float] = None):
     if not model_dir:
       raise ValueError("model_dir is required (where checkpoints go).")
     for name, value in (("train_steps", train_steps),
@@ -253,6 +260,8 @@ class Trainer:
     self.loss_spike_factor = loss_spike_factor
     self.evaluate_every = evaluate_every
     self.early_stopping_patience = early_stopping_patience
+    self.best_metric_ceiling = (None if best_metric_ceiling is None else
+                                float(best_metric_ceiling))
     self.stopped_early_at = None
     self.eval_max_batches = eval_max_batches
     self.best_metric = best_metric
@@ -513,8 +522,10 @@ class Trainer:
                        f"{step}; it was not written by this trainer.")
     early_stopping = actions.EarlyStopping(
         self.evaluator.best, self.early_stopping_patience,
-        self.evaluate_every) if (self.early_stopping_patience and
-                                 self.evaluator) else None
+        self.evaluate_every, ceiling=self.best_metric_ceiling) if (
+            (self.early_stopping_patience or
+             self.best_metric_ceiling is not None) and
+            self.evaluator) else None
     if early_stopping and early_stopping.should_stop(step):
       logging.info("Stopped early already (%s); nothing to do.",
                    early_stopping.reason(step))

@@ -60,6 +60,9 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertIn("Trainer.early_stopping_patience = None", student)
     self.assertEqual(student[-1], "A.b = 1")
     self.assertIn("Trainer.early_stopping_patience = 2", steps["teacher"])
+    # Both stop at a perfect validation score, which nothing can replace.
+    for name in ("teacher", "student"):
+      self.assertIn("Trainer.best_metric_ceiling = 1.0", steps[name])
     text_dir = os.path.join(data_dir, "text")
     os.makedirs(text_dir)
     for split in ("train", "dev"):
