@@ -162,40 +162,37 @@ def _tokenizer_bytes(tflite_model):
   return total
 
 
+def _timed(call, items):
+  """(wall p50, wall p90, cpu p50, cpu p90) in ms of `call(item)`, one item
+  per call, after `--warmup` untimed calls."""
+  for item in items[:_WARMUP.value]:
+    call(item)
+  wall, cpu = [], []
+  for item in items:
+    start_wall, start_cpu = time.perf_counter(), time.thread_time()
+    call(item)
+    cpu.append(time.thread_time() - start_cpu)
+    wall.append(time.perf_counter() - start_wall)
+  ms = lambda values, q: round(1000 * float(np.percentile(values, q)), 3)
+  return ms(wall, 50), ms(wall, 90), ms(cpu, 50), ms(cpu, 90)
+
+
 def _latency(tflite_path, queries):
-  """(wall p50, wall p90, cpu p50, cpu p90) in ms, one query per call."""
+  """Latency of a raw-string file (`_timed`), one query per call."""
   from mixvocab_tf.export import tflite_conversion  # pylint: disable=g-import-not-at-top
   runner = tflite_conversion.TFLiteRunner(model_path=tflite_path,
                                           num_threads=1)
-  for query in queries[:_WARMUP.value]:
-    runner([query])
-  wall, cpu = [], []
-  for query in queries:
-    start_wall, start_cpu = time.perf_counter(), time.thread_time()
-    runner([query])
-    cpu.append(time.thread_time() - start_cpu)
-    wall.append(time.perf_counter() - start_wall)
-  ms = lambda values, q: round(1000 * float(np.percentile(values, q)), 3)
-  return ms(wall, 50), ms(wall, 90), ms(cpu, 50), ms(cpu, 90)
+  return _timed(lambda query: runner([query]), queries)
 
 
 def _builtin_latency(tflite_model, inputs):
-  """(wall p50, wall p90, cpu p50, cpu p90) in ms of a builtin-ops file on
-  token-id inputs (model only), one query per call."""
+  """Latency of a builtin-ops file (`_timed`) on token-id inputs, the model
+  only, one query per call."""
   from mixvocab_tf.export import builtin_model  # pylint: disable=g-import-not-at-top
   runner = builtin_model.BuiltinRunner(model_content=tflite_model,
                                        num_threads=1)
-  padded = [runner.fit(f) for f in inputs]
-  for features in padded[:_WARMUP.value]:
-    runner.runner(**features)
-  wall, cpu = [], []
-  for features in padded:
-    start_wall, start_cpu = time.perf_counter(), time.thread_time()
-    runner.runner(**features)
-    cpu.append(time.thread_time() - start_cpu)
-    wall.append(time.perf_counter() - start_wall)
-  ms = lambda values, q: round(1000 * float(np.percentile(values, q)), 3)
-  return ms(wall, 50), ms(wall, 90), ms(cpu, 50), ms(cpu, 90)
+  return _timed(lambda features: runner.runner(**features),
+                [runner.fit(f) for f in inputs])
 
 
 def main(argv):

@@ -106,10 +106,10 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       slots, 3 for text classification.
     student_epochs: epochs of the student's distillation, all of them (no
       early stopping, except at a perfect validation score; the best
-      checkpoint is kept); None: 40 for intent and
-      slots (a pretrained student still gains from 20 to 40: SNIPS valid
-      slot F1 91.4 -> 93.1 against the teacher's 94.7), 5 for text
-      classification (its config's).
+      checkpoint is kept); None: 40 for intent and slots (a pretrained
+      student still gains from 20 to 40: SNIPS valid slot F1 91.4 -> 93.1
+      against the teacher's 94.7), 5 for text classification (its
+      config's).
     min_teacher_steps, min_student_steps: on a small train split the epoch
       budgets are raised to at least this many steps of 64 examples (600
       queries make 10 steps an epoch: 6 epochs left the teacher far below
