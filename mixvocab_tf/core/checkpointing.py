@@ -50,6 +50,7 @@ from absl import logging
 import tensorflow as tf
 
 from mixvocab_tf.core import damaged_checkpoints
+from mixvocab_tf.core import half_checkpoints
 from mixvocab_tf.core import run_lock
 
 #: Prefix of checkpoint files inside a model_dir.
@@ -90,7 +91,10 @@ def resolve_checkpoint(path: str, what: str = "checkpoint") -> str:
     what: what the checkpoint is for, for the error message.
 
   Returns:
-    A checkpoint prefix that exists.
+    A checkpoint prefix that exists. A float16 checkpoint (a packaged
+    student shipped in half precision) resolves to its float32 copy
+    (`half_checkpoints.float32_copy`): variables restore only from tensors
+    of their own dtype.
 
   Raises:
     FileNotFoundError: no checkpoint there.
@@ -100,18 +104,20 @@ def resolve_checkpoint(path: str, what: str = "checkpoint") -> str:
   path = os.fspath(path)
   if path.endswith(".index"):
     path = path[:-len(".index")]
-  if _is_checkpoint_prefix(path):
-    return path
-  if tf.io.gfile.isdir(path):
+  if not _is_checkpoint_prefix(path):
+    if not tf.io.gfile.isdir(path):
+      raise FileNotFoundError(
+          f"{what.capitalize()} not found: {path} is neither a directory "
+          "with checkpoints nor a checkpoint prefix with an .index file.")
     latest = tf.train.latest_checkpoint(path)
     if latest is None:
       raise FileNotFoundError(
           f"The {what} directory {path} holds no checkpoint (no `checkpoint` "
           "state file with a complete ckpt-N). Did the earlier run save one?")
-    return latest
-  raise FileNotFoundError(
-      f"{what.capitalize()} not found: {path} is neither a directory with "
-      "checkpoints nor a checkpoint prefix with an .index file.")
+    path = latest
+  if half_checkpoints.is_half(path):
+    return half_checkpoints.float32_copy(path)
+  return path
 
 
 def make_metadata(task_name: str,

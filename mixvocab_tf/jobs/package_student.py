@@ -26,6 +26,7 @@ import tensorflow as tf
 
 from mixvocab_tf.core import checkpointing
 from mixvocab_tf.core import gin_utils
+from mixvocab_tf.core import half_checkpoints
 from mixvocab_tf.core import run_files
 from mixvocab_tf.jobs import heldout_steps
 from mixvocab_tf.jobs import steps as steps_lib
@@ -38,12 +39,25 @@ VOCAB_FILE = "student_vocab.txt"
 KEPT_ITEMS = ("model", "student_encoder")
 
 
-def package_student(run_dir: str, destination: str) -> dict:
+def package_student(run_dir: str, destination: str,
+                    weights_dtype: str = "float32") -> dict:
   """Writes the student of `run_dir` (its latest checkpoint) to `destination`.
+
+  Args:
+    run_dir: a stage II or NoKD run.
+    destination: the directory to write (replaced if it exists).
+    weights_dtype: 'float32', or 'float16' for half the bytes (the larger
+      shipped students); readers get float32 back through
+      `checkpointing.resolve_checkpoint`. With the run's held-out curve at
+      hand, `metrics.json` then also records the held-out scores of the
+      float16 weights on the same batches (`heldout_float16`).
 
   Returns:
     The `metrics.json` content.
   """
+  if weights_dtype not in ("float32", "float16"):
+    raise ValueError(f"weights_dtype must be 'float32' or 'float16'; "
+                     f"received {weights_dtype!r}.")
   import mixvocab_tf.tasks  # Registers the tasks.  # pylint: disable=g-import-not-at-top,unused-import
   with gin_utils.isolated_config():
     task = gin_utils.parse_run_config(run_dir)()
@@ -53,6 +67,13 @@ def package_student(run_dir: str, destination: str) -> dict:
     status = tf.train.Checkpoint(
         **{k: items[k] for k in KEPT_ITEMS if k in items}).read(path)
     status.assert_existing_objects_matched().expect_partial()
+    heldout_float16 = None
+    if weights_dtype == "float16":
+      for variable in model.variables:
+        if variable.dtype.is_floating:
+          variable.assign(tf.cast(tf.cast(variable, tf.float16),
+                                  variable.dtype))
+      heldout_float16 = _heldout_again(task, model, run_dir)
     vocab = task.vocab("student")
     metadata = checkpointing.make_metadata(
         task.task_name, {"student": task.vocab_fingerprints()["student"]})
@@ -66,11 +87,14 @@ def package_student(run_dir: str, destination: str) -> dict:
   tf.io.gfile.makedirs(destination)
   # Through a manager, so that the directory has a state file and reads
   # like a trainer run.
-  tf.train.CheckpointManager(
+  saved = tf.train.CheckpointManager(
       tf.train.Checkpoint(metadata=metadata,
                           **{k: items[k] for k in KEPT_ITEMS if k in items}),
       destination, max_to_keep=1, checkpoint_name="ckpt").save(
           checkpoint_number=1)
+  if weights_dtype == "float16":
+    # Rewritten in place (the reader holds every tensor before the write).
+    half_checkpoints.cast_checkpoint(saved, saved, tf.float16)
   run_files.copy(os.path.join(run_dir, checkpointing.ENCODER_CONFIG_FILE),
                  os.path.join(destination,
                               checkpointing.ENCODER_CONFIG_FILE))
@@ -95,16 +119,38 @@ def package_student(run_dir: str, destination: str) -> dict:
               if p["step"] == step]
     if points:
       metrics["heldout"] = points[0]
+      if weights_dtype == "float16":
+        metrics["heldout_float16"] = heldout_float16
+  metrics["weights_dtype"] = weights_dtype
   run_files.write_json(os.path.join(destination, METRICS_JSON), metrics,
                        indent=1)
   return metrics
+
+
+def _heldout_again(task, model, run_dir: str):
+  """Held-out scores of `model` on the batches of the run's curve (its
+  `mlm_curve.json`), or None without one: the float16 weights' record."""
+  path = os.path.join(run_dir, heldout_steps.MLM_CURVE_FILE)
+  if not tf.io.gfile.exists(path):
+    return None
+  curve = run_files.read_json(path)
+  from mixvocab_tf.tasks.pretraining import mlm_eval  # pylint: disable=g-import-not-at-top
+  floors = {"student": mlm_eval.unigram_floors(task)["student"]}
+  results = mlm_eval.masked_word_accuracy(
+      task, model, curve["max_batches"], mode="student",
+      input_files=curve["input_files"], floors=floors)
+  return {"accuracy": float(results["student_mlm/accuracy"]),
+          "loss": float(results["student_mlm/loss"]),
+          "masked_tokens": int(results["student_mlm/masked_tokens"]),
+          "unigram_loss": float(results["student_mlm/unigram_loss"])}
 
 
 def package_step(step_dir, output_dir, options):
   """Pipeline step: `run` (a step name) -> `destination` (default: here)."""
   destination = options.get("destination") or os.path.join(
       step_dir, "pretrained_student")
-  package_student(os.path.join(output_dir, options["run"]), destination)
+  package_student(os.path.join(output_dir, options["run"]), destination,
+                  options.get("weights_dtype") or "float32")
 
 
 def step_functions():
@@ -118,6 +164,7 @@ def pretrained_student_steps(corpus=None,
                              curve_points: int = 10,
                              eval_batches: int = 50,
                              destination=None,
+                             weights_dtype: str = "float32",
                              stage1_bindings=(),
                              student_bindings=()):
   """Steps that make a pretrained student and package it (`pretrained_student.gin`).
@@ -148,6 +195,7 @@ def pretrained_student_steps(corpus=None,
                      config={"runs": ["stage2"], "batches": eval_batches},
                      reads=("split", "stage2")),
       steps_lib.Step("package", "package_student",
-                     config={"run": "stage2", "destination": destination},
+                     config={"run": "stage2", "destination": destination,
+                             "weights_dtype": weights_dtype},
                      reads=("stage2", "heldout")),
   ]
