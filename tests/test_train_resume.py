@@ -71,3 +71,39 @@ def test_kill_and_resume_gives_the_uninterrupted_weights(tmp_path):
   assert any(k.startswith("optimizer/") for k in expected)
   for name, value in expected.items():
     np.testing.assert_array_equal(actual[name], value, err_msg=name)
+
+
+def test_a_job_stopped_by_sigterm_leaves_its_step_unfinished(tmp_path):
+  """SIGTERM to a job (a preemption notice) reaches its trainer step, which
+  saves and exits non-zero: the step is not marked done, and the rerun
+  resumes it from that checkpoint and finishes it."""
+  teacher_dir = testing.write_tiny_teacher(str(tmp_path / "teacher"))
+  steps = 400
+  bindings = [b.replace(f"train_steps = {STEPS}", f"train_steps = {steps}")
+              for b in _bindings(teacher_dir)]
+  job_gin = tmp_path / "job.gin"
+  job_gin.write_text(
+      f"pipeline.steps = [('stage1', 'train', ['stage1_small.gin'], "
+      f"{bindings!r})]\n")
+  job_dir = str(tmp_path / "job")
+  step_dir = os.path.join(job_dir, "stage1")
+  job = subprocess.Popen(testing.train_command(job_dir, [str(job_gin)]),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True)
+  deadline = time.time() + 400
+  while (not os.path.exists(os.path.join(step_dir, "checkpoint")) and
+         job.poll() is None):
+    assert time.time() < deadline, "no checkpoint written"
+    time.sleep(0.02)
+  job.send_signal(signal.SIGTERM)
+  _, err = job.communicate(timeout=400)
+  assert job.returncode != 0, err[-3000:]
+  assert "stopped by a signal" in err, err[-3000:]
+  assert not os.path.exists(os.path.join(step_dir, "DONE"))
+  stopped_at = tf.train.latest_checkpoint(step_dir)
+  assert stopped_at and not stopped_at.endswith(f"ckpt-{steps}")
+
+  rerun = testing.run_train(job_dir, [str(job_gin)])
+  assert rerun.returncode == 0, rerun.stderr[-3000:]
+  assert os.path.exists(os.path.join(step_dir, "DONE"))
+  assert tf.train.latest_checkpoint(step_dir).endswith(f"ckpt-{steps}")

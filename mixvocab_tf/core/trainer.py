@@ -290,6 +290,9 @@ class Trainer:
     self.clip_norm = optimization_lib.clip_norm_of(optimization)
     self.worker_index, self.num_workers = distribute.worker_info(self.strategy)
     self._stop_requested = False
+    #: The step a stop request (SIGTERM, Ctrl-C) ended the run at, before
+    #: its last step; None when the run finished or stopped early.
+    self.interrupted_at = None
     self._built = False
 
   @staticmethod
@@ -562,6 +565,8 @@ class Trainer:
       step = self._step()
       logging.warning("Stop requested at step %d.", step)
       controller.save_checkpoint()
+      if step < end_step:
+        self.interrupted_at = step
       if self.evaluator and (step % self.evaluate_every == 0 or
                              step == end_step):
         # The evaluation an uninterrupted run makes at this step, so the

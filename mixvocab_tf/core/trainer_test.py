@@ -253,6 +253,8 @@ class TrainerTest(tf.test.TestCase):
     trainer.train()
     self.assertEqual(os.path.basename(tf.train.latest_checkpoint(model_dir)),
                      "ckpt-1")
+    # Not finished: train.py exits non-zero, so no job counts it done.
+    self.assertEqual(trainer.interrupted_at, 1)
 
   def test_dry_run_reports_parameters_and_config(self):
     report = _trainer(self.get_temp_dir()).dry_run()

@@ -36,11 +36,14 @@ steps whose names match one of the patterns (fnmatch). Two processes must not
 be given the same step: the second would find its directory locked and stop.
 """
 
+import contextlib
 import fnmatch
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
 import time
 
 from absl import logging
@@ -194,18 +197,46 @@ def _run_train(step, step_dir, output_dir):
     process = subprocess.Popen(command, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True,
                                env=quiet.child_env(verbose))
-    flushed = time.time()
-    for line in process.stdout:
-      log.write(line)
-      if time.time() - flushed >= every:
-        log.flush()
-        flushed = time.time()
-      if verbose or _shown(line):
-        sys.stderr.write(f"[{name}] {line}")
-    code = process.wait()
+    with _sigterm_forwarded(process):
+      flushed = time.time()
+      for line in process.stdout:
+        log.write(line)
+        if time.time() - flushed >= every:
+          log.flush()
+          flushed = time.time()
+        if verbose or _shown(line):
+          sys.stderr.write(f"[{name}] {line}")
+      code = process.wait()
+  if code == INTERRUPTED_EXIT_STATUS:
+    raise PipelineError(f"Step {name!r} was stopped by a signal and saved its "
+                        f"checkpoint (exit status {code}); it is not marked "
+                        "done. Rerunning the job resumes it.")
   if code != 0:
     raise PipelineError(f"Step {name!r} failed (exit status {code}); see "
                         f"{log_path}. Rerunning the job resumes it.")
+
+
+#: The exit status of a trainer step stopped by SIGTERM or Ctrl-C before its
+#: last step, after saving (`cli/train.py`).
+INTERRUPTED_EXIT_STATUS = 128 + signal.SIGTERM
+
+
+@contextlib.contextmanager
+def _sigterm_forwarded(process):
+  """A SIGTERM to the job (a scheduler's preemption notice, `kill`) is passed
+  to its running trainer step, which saves a checkpoint and exits non-zero:
+  the step is not marked done and a rerun resumes it. Without this the job
+  would die at once and leave its step running with no one to wait for it.
+  (Ctrl-C reaches every process of the terminal's group by itself.)"""
+  if threading.current_thread() is not threading.main_thread():
+    yield  # Signal handlers belong to the main thread.
+    return
+  previous = signal.signal(
+      signal.SIGTERM, lambda signum, unused_frame: process.send_signal(signum))
+  try:
+    yield
+  finally:
+    signal.signal(signal.SIGTERM, previous)
 
 
 def run(output_dir):
