@@ -3,7 +3,8 @@
 The package ships what its quickstart needs (a small public-domain corpus, SNIPS
 train/valid under CC0, a student vocabulary learned from the corpus, and the
 pretrained 6 x 96 student), so nothing outside the installed package is read on
-the default path. Reading and checking datasets is `mixvocab_tf.datasets`'s.
+the default path, and the pretrained 6 x 192 student (float16 weights) that
+the own-data job distils into for `STUDENT_SIZE = '6x192'` or `'auto'`. Reading and checking datasets is `mixvocab_tf.datasets`'s.
 """
 
 import glob
