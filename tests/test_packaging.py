@@ -219,3 +219,14 @@ def test_installed_files_name_nothing_outside_the_package():
   assert not problems, (
       "Installed files name what a user's installation does not have:\n  " +
       "\n  ".join(problems))
+
+
+def test_the_installed_files_stay_under_30_mb():
+  """The wheel carries the package's modules and data (the pretrained
+  students among them) and stays at most 30 MB: the files it zips are
+  bounded before compression."""
+  total = 0
+  for directory, subdirs, files in os.walk(os.path.join(ROOT, PACKAGE)):
+    subdirs[:] = [d for d in subdirs if d != "__pycache__"]
+    total += sum(os.path.getsize(os.path.join(directory, f)) for f in files)
+  assert total <= 30e6, f"{total / 1e6:.1f} MB of package files"
