@@ -116,37 +116,32 @@ def _run():
       FLAGS.strategy)
   strategy = distribute.build_strategy(strategy_name, tpu_address=FLAGS.tpu)
   trainer = trainer_lib.Trainer(model_dir=FLAGS.model_dir, strategy=strategy)
-  signals = _stop_on_signals(trainer)
+  _stop_on_signals(trainer)
   trainer.train()
   if trainer.interrupted_at is not None:
     # Not a finished run: a job that started this one must not count it
     # done (its pipeline writes DONE only after a zero exit status).
     logging.warning(
-        "Stopped by signal %s at step %d of %d; the checkpoint is saved. "
-        "Rerun the same command to resume.", signals[-1] if signals else "?",
-        trainer.interrupted_at, trainer.train_steps)
+        "Stopped by a signal at step %d of %d; the checkpoint is saved. "
+        "Rerun the same command to resume.", trainer.interrupted_at,
+        trainer.train_steps)
     raise SystemExit(pipeline.INTERRUPTED_EXIT_STATUS)
 
 
 def _stop_on_signals(trainer):
   """SIGTERM (preemption) or a first Ctrl-C: save at the next step boundary.
 
-  A second Ctrl-C interrupts at once, as usual. Returns the list the
-  handler appends each signal's number to.
+  A second Ctrl-C interrupts at once, as usual.
   """
-  received = []
-
   def stop(signum, unused_frame):
     logging.warning("Signal %d: saving a checkpoint after the current steps.",
                     signum)
-    received.append(signum)
     trainer.request_stop()
     if signum == signal.SIGINT:
       signal.signal(signal.SIGINT, signal.default_int_handler)
 
   signal.signal(signal.SIGTERM, stop)
   signal.signal(signal.SIGINT, stop)
-  return received
 
 
 def main(argv):
