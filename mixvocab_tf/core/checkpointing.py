@@ -44,6 +44,7 @@ file system TensorFlow reads (`gs://`, `ram://`, a local disk).
 import json
 import os
 import re
+import time
 from typing import Any, Dict, List, Mapping, Optional
 
 from absl import logging
@@ -468,22 +469,34 @@ class ControllerCheckpointManager(tf.train.CheckpointManager):
   * `save` with `check_interval` saves at multiples of `every` (the stock
     manager counts the interval from the last save, so a run resumed or
     stopped off a multiple would write other `ckpt-N` than an uninterrupted
-    one), and never twice at one step.
+    one), and never twice at one step;
+  * with `every_seconds`, it also saves at the first loop boundary that
+    many seconds after the last save (or the start), so a run whose step
+    cadence is long (a teacher evaluated once an epoch) loses at most about
+    that much work to a kill. Those extra checkpoints hold the same state a
+    stop request saves, so a run resumed from one goes on exactly as well.
 
   Args:
     run_checkpoint: the run's `RunCheckpoint`.
     global_step: the step variable the checkpoints are numbered by.
     every: steps between checkpoints.
+    every_seconds: seconds of training after which a checkpoint is saved at
+      the next loop boundary even off a multiple of `every`; None: only
+      `every` counts.
   """
 
   def __init__(self, run_checkpoint: RunCheckpoint, global_step: tf.Variable,
-               every: int):
+               every: int, every_seconds: Optional[float] = None,
+               clock=time.monotonic):
     # pylint: disable=super-init-not-called
     # CheckpointManager.__init__ would track the directory's checkpoints a
     # second time, beside the RunCheckpoint's own manager.
     self.run_checkpoint = run_checkpoint
     self.global_step = global_step
     self.every = every
+    self.every_seconds = every_seconds
+    self._clock = clock
+    self._last_save_time = clock()
     #: The step restored by `restore_or_initialize` (None: a fresh run).
     self.restored_step = None
 
@@ -519,9 +532,15 @@ class ControllerCheckpointManager(tf.train.CheckpointManager):
     latest = self.latest_checkpoint
     if latest and os.path.basename(latest) == f"{CHECKPOINT_PREFIX}-{step}":
       return None
-    if check_interval and step % self.every:
+    if check_interval and step % self.every and not self._time_is_up():
       return None
-    return self.run_checkpoint.save(step)
+    path = self.run_checkpoint.save(step)
+    self._last_save_time = self._clock()
+    return path
+
+  def _time_is_up(self) -> bool:
+    return (self.every_seconds is not None and
+            self._clock() - self._last_save_time >= self.every_seconds)
 
   def sync(self):
     pass

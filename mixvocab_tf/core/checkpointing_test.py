@@ -79,6 +79,27 @@ class CheckpointingTest(tf.test.TestCase):
     with self.assertRaisesRegex(FileNotFoundError, "not found: /nonexistent"):
       checkpointing.resolve_checkpoint("/nonexistent/ckpt-1")
 
+  def test_the_controller_manager_also_saves_when_its_minutes_are_up(self):
+    now = [0.0]
+    run = checkpointing.RunCheckpoint(
+        self.get_temp_dir(), {"weights": tf.Variable([1.0])}, task_name="toy",
+        vocab_fingerprints={"student": _A})
+    step = tf.Variable(0, dtype=tf.int64)
+    manager = checkpointing.ControllerCheckpointManager(
+        run, step, every=100, every_seconds=60, clock=lambda: now[0])
+    saved = []
+    for step_value, time_value in ((7, 10), (8, 61), (9, 62), (100, 63),
+                                   (130, 100), (150, 124)):
+      step.assign(step_value)
+      now[0] = time_value
+      if manager.save(check_interval=True):
+        saved.append(step_value)
+    # 8: 61 s after the start; 100: the cadence; 150: 61 s after 100's save.
+    self.assertEqual(saved, [8, 100, 150])
+    step.assign(151)
+    self.assertIsNone(checkpointing.ControllerCheckpointManager(
+        run, step, every=100).save(check_interval=True))
+
   def test_workers_resume_from_the_newest_step_all_of_them_saved(self):
     model_dir = self.get_temp_dir()
     for step in (10, 20):

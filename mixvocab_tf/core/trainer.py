@@ -179,6 +179,13 @@ class Trainer:
       `optimization_config(train_steps=train_steps)` with gin's bindings).
     steps_per_loop: steps per call of the compiled training loop.
     checkpoint_every: steps between checkpoints (the last step always saves).
+    checkpoint_minutes: minutes of training after which a checkpoint is also
+      saved at the next loop boundary, off the `checkpoint_every` cadence, so
+      a killed run loses at most about this much work however long its
+      cadence is; None: only `checkpoint_every` counts. The extra
+      checkpoints count against `keep_checkpoints`, so runs whose kept
+      checkpoints make a curve (pretraining) leave it None; the fine-tuning
+      configs, which save once an epoch, set it to 10.
     keep_checkpoints: checkpoints kept.
     log_every: steps between console lines and TensorBoard scalars.
     precision: "float32", "mixed_bfloat16", "mixed_float16" or "auto"
@@ -220,6 +227,7 @@ class Trainer:
                optimization: Optional[Any] = None,
                steps_per_loop: int = 1,
                checkpoint_every: int = 1000,
+               checkpoint_minutes: Optional[float] = None,
                keep_checkpoints: int = 3,
                log_every: int = 100,
                precision: str = "auto",
@@ -254,6 +262,10 @@ class Trainer:
                       "evaluate_every is None, so there are no evaluations "
                       "to count.", early_stopping_patience)
       early_stopping_patience = None
+    if checkpoint_minutes is not None and not (
+        isinstance(checkpoint_minutes, (int, float)) and checkpoint_minutes > 0):
+      raise ValueError("checkpoint_minutes must be a positive number or None; "
+                       f"received {checkpoint_minutes!r}.")
     if loss_spike_factor is not None and not loss_spike_factor > 1:
       raise ValueError("loss_spike_factor must be above 1 (or None); "
                        f"received {loss_spike_factor!r}.")
@@ -274,6 +286,7 @@ class Trainer:
     self.train_steps = train_steps
     self.steps_per_loop = steps_per_loop
     self.checkpoint_every = checkpoint_every
+    self.checkpoint_minutes = checkpoint_minutes
     self.keep_checkpoints = keep_checkpoints
     self.log_every = log_every
     self.seed = seed
@@ -481,7 +494,12 @@ class Trainer:
   def _make_controller(self, end_step):
     """The Controller of this session; restores the latest checkpoint."""
     self.checkpoint_manager = checkpointing.ControllerCheckpointManager(
-        self.run_checkpoint, self.optimizer.iterations, self.checkpoint_every)
+        self.run_checkpoint, self.optimizer.iterations, self.checkpoint_every,
+        # Several workers save together (a save is collective), so only the
+        # step cadence, which every worker reaches at the same step, counts.
+        every_seconds=(None if self.checkpoint_minutes is None or
+                       self.num_workers > 1 else
+                       60.0 * self.checkpoint_minutes))
     self.task_trainer.end_step = end_step
     self.task_trainer.reset_window()
     self.progress = actions.ProgressLine(self.optimizer.iterations,

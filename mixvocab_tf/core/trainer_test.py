@@ -109,6 +109,23 @@ class TrainerTest(tf.test.TestCase):
     self.assertEqual(metadata["task"], "toy")
     self.assertEqual(metadata["student_vocab"], _FINGERPRINT)
 
+  def test_checkpoint_minutes_save_between_the_step_cadence(self):
+    timed = _trainer(os.path.join(self.get_temp_dir(), "timed"),
+                     checkpoint_every=100, checkpoint_minutes=1e-9)
+    timed.train()
+    # Every loop (one step each) is past the minutes.
+    self.assertEqual([os.path.basename(p) for p in
+                      timed.run_checkpoint.manager.checkpoints],
+                     ["ckpt-8", "ckpt-9", "ckpt-10"])
+    untimed = _trainer(os.path.join(self.get_temp_dir(), "untimed"),
+                       checkpoint_every=100, checkpoint_minutes=None)
+    untimed.train()
+    self.assertEqual([os.path.basename(p) for p in
+                      untimed.run_checkpoint.manager.checkpoints],
+                     ["ckpt-10"])
+    with self.assertRaisesRegex(ValueError, "checkpoint_minutes must be"):
+      _trainer(self.get_temp_dir(), checkpoint_minutes=0)
+
   @pytest.mark.large
   def test_resumed_run_ends_with_the_weights_of_an_uninterrupted_one(self):
     whole = _trainer(os.path.join(self.get_temp_dir(), "whole"))
