@@ -298,10 +298,14 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
             predictions=steps_lib.JobPath(predictions)),
                        reads=(name,), when=when,
                        writes=(SUMMARY_JSON, TFLITE_FILE, BUILTIN_FILE))]
+  size_steps = tuple(
+      name for i, size in enumerate(sizes) if i
+      for name in (student_size_lib.student_step_name(size, False),
+                   student_size_lib.export_step_name(size, False)))
   return steps + [
       steps_lib.Step("report", "own_data_report", config=dict(
           read, sizes=sizes, size_gap=size_gap, size_budget=budget),
-                     reads=("teacher", "student", "export"),
+                     reads=("teacher", "student", "export") + size_steps,
                      writes=(SUMMARY_JSON,)),
   ]
 

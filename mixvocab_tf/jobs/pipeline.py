@@ -10,7 +10,10 @@ own checkpoints. A finished step leaves a `DONE` marker and is skipped when the
 job is run again; an interrupted one resumes where its checkpoints left off.
 A step kind registered with `rerun=True` (a summary of every finished run in
 DIR, which other jobs sharing DIR may have added to) is the exception: it runs
-every time.
+every time. And a finished in-process step (an export, a report: not a
+training or vocabulary step) runs again when a step it reads ran in this
+invocation, e.g. a report after a larger student that a raised time budget
+let run, so it never describes the outputs of an earlier run.
 
 Steps are `steps.Step` values (their config as values, what they read and
 write, an optional condition); a gin file may list them as (name, kind,
@@ -253,15 +256,22 @@ def run(output_dir):
                      f"{len(steps)} steps (first: {steps[0].name!r}).")
   tf.io.gfile.makedirs(output_dir)
   started = time.time()
+  ran = set()  # The steps run in this invocation.
   for index, step in enumerate(steps, 1):
     step_dir = os.path.join(output_dir, step.name)
     if not _selected(step.name, patterns):
       continue
     if (step.kind not in _RERUN_KINDS and
         tf.io.gfile.exists(os.path.join(step_dir, DONE))):
-      logging.info("[%d/%d] %s: done already, skipped.", index, len(steps),
-                   step.name)
-      continue
+      changed = [r for r in step.reads if r in ran]
+      if step.kind in _BUILTIN_KINDS or not changed:
+        logging.info("[%d/%d] %s: done already, skipped.", index,
+                     len(steps), step.name)
+        continue
+      logging.info("[%d/%d] %s: done before, but %s ran since; running it "
+                   "again.", index, len(steps), step.name,
+                   ", ".join(changed))
+      tf.io.gfile.remove(os.path.join(step_dir, DONE))
     if step.when is not None and not step.when.test(output_dir):
       logging.info("[%d/%d] %s: skipped; it runs only when %s.", index,
                    len(steps), step.name, step.when.description)
@@ -283,6 +293,7 @@ def run(output_dir):
       raise PipelineError(
           f"Step {step.name!r} finished without writing {missing} in "
           f"{step_dir}; it is not marked done. See its log above.")
+    ran.add(step.name)
     record = clock.stop(step.kind)
     step_times.write(step_dir, record)
     run_files.write_text(os.path.join(step_dir, DONE),

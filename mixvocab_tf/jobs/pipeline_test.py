@@ -167,5 +167,29 @@ class PipelineTest(tf.test.TestCase):
     self.assertEqual(seen, ["a", "c", "b", "c"])
 
 
+  def test_a_done_step_runs_again_after_a_step_it_reads_ran(self):
+    # A report finished before a larger student's steps could run (their
+    # condition, e.g. a time budget, did not hold); once they run, it is
+    # written again instead of describing the earlier outputs.
+    seen = []
+    self._register("study_note", lambda d, o, b: seen.append(
+        os.path.basename(d)))
+    gin.bind_parameter("pipeline.steps", [
+        steps_lib.Step("first", "study_note"),
+        steps_lib.Step("larger", "study_note", when=steps_lib.Condition(
+            lambda d: os.path.exists(os.path.join(d, "go")), "go exists")),
+        steps_lib.Step("report", "study_note", reads=("first", "larger"))])
+    pipeline.run(self.output_dir)
+    open(os.path.join(self.output_dir, "go"), "w").close()
+    with self.assertLogs("absl", level="INFO") as logs:
+      pipeline.run(self.output_dir)
+    pipeline.run(self.output_dir)
+    self.assertEqual(seen, ["first", "report", "larger", "report"])
+    self.assertTrue([l for l in logs.output if "report: done before, but "
+                     "larger ran since; running it again" in l])
+    self.assertTrue(os.path.exists(os.path.join(self.output_dir, "report",
+                                                pipeline.DONE)))
+
+
 if __name__ == "__main__":
   tf.test.main()

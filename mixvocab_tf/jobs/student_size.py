@@ -176,7 +176,9 @@ def next_size_decision(output_dir: str, tried: Sequence[str], size: str,
     return False, (f"the {last} student is {below:.2f} points below the "
                    f"teacher, but {size} would take about {estimate / 60:.0f} "
                    f"min more ({spent / 60:.0f} of the {budget_seconds / 60:.0f}"
-                   " min student budget spent): not tried")
+                   " min student budget spent): not tried. To try it, run the "
+                   "job again with a larger own_data_steps.size_budget_minutes"
+                   " (None: no limit); the finished steps are kept")
   return True, (f"the {last} student is {below:.2f} points below the teacher "
                 f"on validation {metric} (more than {gap}): trying {size}, "
                 f"about {estimate / 60:.0f} min")

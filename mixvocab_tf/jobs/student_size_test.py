@@ -63,6 +63,7 @@ def test_next_size_respects_the_time_budget(tmp_path):
   run, reason = student_size.next_size_decision(out, ["6x96"], "6x192", 1.5,
                                                 600 * (1 + ratio) - 1)
   assert not run and "student budget" in reason
+  assert "own_data_steps.size_budget_minutes" in reason
 
 
 def test_next_size_without_the_runs_scores_is_an_error(tmp_path):
