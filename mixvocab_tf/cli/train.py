@@ -91,7 +91,8 @@ def _run():
     sys.stdout.write(gin_utils.configurables_markdown())
     return
   gin_utils.parse(FLAGS.gin_file, FLAGS.gin_bindings)
-  steps = pipeline.configured_steps()
+  job = pipeline.configured_job()
+  steps = job[0]
   if steps:
     # A pipeline config (e.g. quickstart.gin) chains trainer runs and tools.
     if FLAGS.dry_run:
@@ -99,7 +100,7 @@ def _run():
       return
     if not FLAGS.model_dir:
       raise ValueError("--model_dir is required to run a pipeline.")
-    pipeline.run(FLAGS.model_dir)
+    pipeline.run(FLAGS.model_dir, job)
     return
   if FLAGS.dry_run:
     trainer = trainer_lib.Trainer(model_dir=FLAGS.model_dir or "(dry run)")

@@ -153,8 +153,15 @@ def _selected(name, patterns):
 
 def configured_steps():
   """The configured job as `steps.Step`s ([] without one)."""
-  steps, _ = pipeline()
-  return steps_lib.from_specs(steps or [])
+  return configured_job()[0]
+
+
+def configured_job():
+  """(`configured_steps()`, the vocabulary size), from one call of
+  `pipeline()`: a job's step list may be a gin reference that reads the
+  user's whole dataset (`own_data_steps`), so it is evaluated once."""
+  steps, vocab_size = pipeline()
+  return steps_lib.from_specs(steps or []), vocab_size
 
 
 def _run_vocab(step_dir, output_dir, vocab_size):
@@ -242,10 +249,14 @@ def _sigterm_forwarded(process):
     signal.signal(signal.SIGTERM, previous)
 
 
-def run(output_dir):
-  """Runs the configured steps in order, skipping those already done."""
-  _, vocab_size = pipeline()
-  steps = configured_steps()
+def run(output_dir, job=None):
+  """Runs the configured steps in order, skipping those already done.
+
+  Args:
+    output_dir: the job's directory.
+    job: `configured_job()`, when the caller has it already.
+  """
+  steps, vocab_size = job or configured_job()
   if not steps:
     raise ValueError("No pipeline steps configured (pipeline.steps).")
   steps_lib.check(steps, step_kinds())

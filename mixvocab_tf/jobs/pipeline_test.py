@@ -191,5 +191,24 @@ class PipelineTest(tf.test.TestCase):
                                                 pipeline.DONE)))
 
 
+  def test_the_step_list_is_evaluated_once_per_run(self):
+    # own_data_steps reads the user's whole dataset each time gin evaluates
+    # it: a run evaluates the job's step list once.
+    calls = []
+
+    @gin.configurable("counted_steps", module="pipeline_test")
+    def counted_steps():
+      calls.append(1)
+      return [("r", "report", [], [])]
+
+    self._record_report_steps()
+    gin.parse_config("pipeline.steps = @pipeline_test.counted_steps()")
+    pipeline.run(self.output_dir)
+    self.assertLen(calls, 1)
+    job = pipeline.configured_job()
+    pipeline.run(self.output_dir, job)
+    self.assertLen(calls, 2)
+
+
 if __name__ == "__main__":
   tf.test.main()
