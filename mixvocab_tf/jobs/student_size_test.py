@@ -54,9 +54,12 @@ def test_next_size_respects_the_time_budget(tmp_path):
   _best(os.path.join(out, "teacher"), "slot_f1", 0.947)
   _best(os.path.join(out, "student"), "slot_f1", 0.90)
   _done(os.path.join(out, "student"), 600)
-  ratio = (student_size.encoder_train_flops_per_token("6x192") /
-           student_size.encoder_train_flops_per_token("6x96"))
-  assert 3 < ratio < 4.5
+  assert 3 < (student_size.encoder_train_flops_per_token("6x192") /
+              student_size.encoder_train_flops_per_token("6x96")) < 4.5
+  ratio = student_size.time_ratio("6x192", "6x96")
+  assert ratio == student_size.MEASURED_TIME_RATIO["6x192"]
+  # Not measured: the multiply-adds.
+  assert 1.2 < student_size.time_ratio("6x256", "6x192") < 2.5
   run, _ = student_size.next_size_decision(out, ["6x96"], "6x192", 1.5,
                                            600 * (1 + ratio) + 1)
   assert run
