@@ -92,7 +92,7 @@ def _run():
     return
   gin_utils.parse(FLAGS.gin_file, FLAGS.gin_bindings)
   job = pipeline.configured_job()
-  steps = job[0]
+  steps, _ = job
   if steps:
     # A pipeline config (e.g. quickstart.gin) chains trainer runs and tools.
     if FLAGS.dry_run:

@@ -151,15 +151,11 @@ def _selected(name, patterns):
                                  for p in patterns)
 
 
-def configured_steps():
-  """The configured job as `steps.Step`s ([] without one)."""
-  return configured_job()[0]
-
-
 def configured_job():
-  """(`configured_steps()`, the vocabulary size), from one call of
-  `pipeline()`: a job's step list may be a gin reference that reads the
-  user's whole dataset (`own_data_steps`), so it is evaluated once."""
+  """(the configured job as `steps.Step`s, [] without one; the vocabulary
+  size), from one call of `pipeline()`: a job's step list may be a gin
+  reference that reads the user's whole dataset (`own_data_steps`), so it is
+  evaluated once."""
   steps, vocab_size = pipeline()
   return steps_lib.from_specs(steps or []), vocab_size
 
