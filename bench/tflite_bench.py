@@ -70,6 +70,9 @@ FastWordpiece model), 0.473 MB of int8 word embeddings, 0.664 MB of int8
 layer weights, and ~0.26 MB of float biases, LayerNorms, heads, per-channel
 scales (64 KB) and graph. Cutting the position table to the served length
 took 0.17 MB off (2.43 -> 2.26 MB), the normalizer 0.36 MB (-> 1.90 MB).
+Leaving letters that are no character of any token out of the normalizer
+(their words are [UNK] either way) took its model from 0.245 to 0.029 MB:
+student dynamic 1.873 -> 1.657 MB (2026-11-28).
 """
 
 import json

@@ -115,6 +115,20 @@ def _placeholder(tokens: set, splits: frozenset) -> str:
                    "vocabulary; no placeholder for unknown ones.")
 
 
+def token_characters(tokens: Sequence[str]) -> frozenset:
+  """The characters that occur in a word piece of `tokens` (without the
+  `##` of suffixes and the bracketed special tokens): a word with any other
+  character is one [UNK], whatever that character is normalized to."""
+  chars = set()
+  for token in tokens:
+    if token.startswith("[") and token.endswith("]"):
+      continue
+    if token.startswith(vocab_lib.SUFFIX_INDICATOR):
+      token = token[len(vocab_lib.SUFFIX_INDICATOR):]
+    chars.update(token)
+  return frozenset(chars)
+
+
 def spaced_mapping(tokens: Sequence[str], lower_case: bool) -> Dict[int, str]:
   """{code point: what the spaced normalizer writes for it}, if not itself.
 
@@ -122,10 +136,17 @@ def spaced_mapping(tokens: Sequence[str], lower_case: bool) -> Dict[int, str]:
   its punctuation or CJK characters with a space before and after, and
   replaced by the placeholder if it is not a token of `tokens`; each of its
   white-space characters an ASCII space.
+
+  A letter is left as it is when neither it nor its normalized form can be
+  part of a known word (both hold a character of no token, as Greek, Cyrillic
+  or Hangul do for an English vocabulary): its word is [UNK] either way, and
+  the trie does not store it (0.25 -> 0.03 MB for the shipped 4,929-token
+  vocabulary).
   """
   splits = split_characters()
   spaces = whitespace_characters()
   token_set = set(tokens)
+  known = token_characters(tokens)
   placeholder = _placeholder(token_set, splits)
   normalized = _bert_normalization(bool(lower_case))
   mapping = {}
@@ -136,6 +157,8 @@ def spaced_mapping(tokens: Sequence[str], lower_case: bool) -> Dict[int, str]:
       text = "".join(
           f" {ch if ch in token_set else placeholder} " if ord(ch) in splits
           else " " if ord(ch) in spaces else ch for ch in text)
+    elif chr(cp) not in known and any(ch not in known for ch in text):
+      continue  # An [UNK] word either way.
     if text != chr(cp):
       mapping[cp] = text
   return mapping

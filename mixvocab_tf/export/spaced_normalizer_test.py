@@ -88,6 +88,17 @@ def test_the_models_are_smaller_than_fast_bert_tokenizers(student_tokens):
   assert reference_bytes - spaced > 300_000, (reference_bytes, spaced)
 
 
+def test_letters_of_no_token_stay_out_of_the_normalizer(student_tokens):
+  """Greek and Hangul make an [UNK] word either way; accents still strip."""
+  mapping = spaced_normalizer.spaced_mapping(student_tokens, True)
+  assert ord("\u03a3") not in mapping and ord("\uac00") not in mapping
+  assert mapping[ord("\u00c9")] == "e" and mapping[ord("A")] == "a"
+  assert mapping[ord("\u4e2d")].startswith(" ")  # CJK: still split off.
+  normalizer_bytes, _ = spaced_normalizer.SpacedBertTokenizer(
+      student_tokens).model_sizes()
+  assert normalizer_bytes < 64_000, normalizer_bytes
+
+
 def test_a_normalized_string_too_long_is_refused():
   with pytest.raises(ValueError, match="at most 63"):
     spaced_normalizer.normalizer_model({0x41: "x" * 64}, True)
