@@ -480,17 +480,22 @@ def report_step(step_dir, output_dir, options):
       "rows answer every example with train's most frequent "
       f"{'intent' if intent_slot else 'label'}.", ""]
   if len(sizes) > 1:
+    # The metric each run kept its best checkpoint by, which 'auto' compares
+    # (slot F1 for intents and slots).
+    teacher_best = student_size_lib.best_score(join("teacher"))
+    size_metric = dict(metric_names).get(
+        teacher_best[0] if teacher_best else "", metric_names[0][1])
     lines += [
         "## Student sizes", "",
         f"STUDENT_SIZE = 'auto': each size's best validation "
-        f"{metric_names[0][1]}, its .tflite (dynamic-range) and p50 latency "
+        f"{size_metric}, its .tflite (dynamic-range) and p50 latency "
         "(one thread, LiteRT, tokenization included), and its distillation "
         f"time. The export is the smallest size within "
         f"{options.get('size_gap', student_size_lib.DEFAULT_GAP)} points of "
         "the teacher, else the best one; the other sizes' files stay in "
         "their `export_<size>` folders.", "",
         report.markdown_table(
-            ["size", f"validation {metric_names[0][1]}", ".tflite MB",
+            ["size", f"validation {size_metric}", ".tflite MB",
              "p50 ms", "distillation min", ""], size_rows), ""]
     lines += [f"- {note}" for note in size_notes] + [""]
   focus = "test" if has_test else "validation"
