@@ -2,7 +2,8 @@
 
 The generic plumbing: `ServingTokenizer` tokenizes raw strings in ops that
 TFLite runs with tensorflow_text's kernels; `export_saved_model` writes an
-export module as a SavedModel that tf_keras and Keras 3 load;
+export module as a SavedModel that tf_keras and Keras 3 load, its
+.tflite-bound signatures reading the word table at 4 bits (`packed_embedding`);
 `tflite_conversion` converts that SavedModel with a choice of quantization
 and checks that the .tflite needs no Flex op; `parity` compares a .tflite
 with its SavedModel. Export modules come from their tasks (e.g.

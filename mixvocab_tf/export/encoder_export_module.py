@@ -72,5 +72,5 @@ class EncoderExportModule(tf.Module):
     }
 
   def signatures(self):
-    function = self.serve.get_concrete_function()
+    function = serving_contract.new_trace(self.serve)
     return {"serving_default": function, "serving_tflite": function}

@@ -32,6 +32,7 @@ from official.nlp.modeling import layers as nlp_layers
 import tensorflow as tf
 import tf_keras
 
+from mixvocab_tf.export import packed_embedding
 from mixvocab_tf.export import tflite_conversion
 
 #: Attribute of the saved model that holds the export module.
@@ -40,7 +41,7 @@ EXPORT_INFO_FILE = os.path.join("assets.extra", "export_info.json")
 LABELS_FILE = os.path.join("assets.extra", "labels.json")
 
 
-def export_saved_model(module, export_dir):
+def export_saved_model(module, export_dir, pack_word_tables=True):
   """Saves `module` (an export module) to `export_dir`.
 
   Args:
@@ -52,6 +53,13 @@ def export_saved_model(module, export_dir):
       that owns it. E.g. `IntentSlotTask.export_module(model)`,
       `EncoderExportModule`.
     export_dir: the SavedModel directory (created; must not hold a model).
+    pack_word_tables: whether the signatures converted to .tflite (all but
+      `serving_default`) read the word table at 4 bits per weight, a scale
+      per row (`packed_embedding`). `module.signatures()` is then called a
+      second time inside `packed_embedding.packed_word_tables`, and must
+      trace anew (`serving_contract.new_trace`); a module that returns cached
+      traces keeps its float tables. `serving_default` and the saved Keras
+      model keep the float table either way.
 
   Returns:
     `export_dir`.
@@ -60,8 +68,21 @@ def export_saved_model(module, export_dir):
     raise FileExistsError(
         f"{export_dir} already holds a SavedModel; export to a new directory.")
   model = module.model
+  word_table_bits = 32
   with _served_position_tables(model, module.seq_length) as tables:
     signatures = module.signatures()
+    if pack_word_tables:
+      # The signatures converted to .tflite, traced again on the packed word
+      # tables; `serving_default` keeps the model's float ones.
+      with packed_embedding.packed_word_tables(model) as copies:
+        packed = module.signatures()
+      retraced = {name: function for name, function in packed.items()
+                  if name != "serving_default" and
+                  function is not signatures.get(name)}
+      if retraced:
+        signatures.update(retraced)
+        tables += copies
+        word_table_bits = packed_embedding.BITS
   # Saved with the module, which the signatures capture them from.
   module.served_position_tables = tables
   if isinstance(model, tf_keras.Model):
@@ -83,6 +104,8 @@ def export_saved_model(module, export_dir):
       "seq_length": module.seq_length,
       "vocab_size": module.tokenizer.vocab_size,
       "lower_case": module.tokenizer.lower_case,
+      # Of the signatures converted to .tflite.
+      "word_table_bits": word_table_bits,
       "signatures": sorted(signatures),
       "inputs": sorted(spec.name for spec in tf.nest.flatten(
           converted.structured_input_signature)),

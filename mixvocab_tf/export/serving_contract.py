@@ -97,3 +97,16 @@ def check_text_batch(texts, names):
                                     for text in texts]))
     texts = [tf.gather(text, tf.range(batch)) for text in texts]
   return texts
+
+
+def new_trace(function):
+  """A concrete function of `function` (a `tf.function` with an input
+  signature) traced now, not taken from its cache.
+
+  Export modules' `signatures()` return these, so that signatures traced
+  again read what the exporter swapped in meanwhile (the 4-bit word table
+  of the TFLite signatures, `packed_embedding`).
+  """
+  return tf.function(function.python_function,
+                     input_signature=function.input_signature
+                     ).get_concrete_function()

@@ -195,8 +195,8 @@ class IntentSlotExportModule(tf.Module):
         self._predict_builtin,
         input_signature=builtin_model.input_signature(self.seq_length))
     return {
-        "serving_default": self.serve.get_concrete_function(),
-        "serving_tflite": self.serve_tflite.get_concrete_function(),
+        "serving_default": serving_contract.new_trace(self.serve),
+        "serving_tflite": serving_contract.new_trace(self.serve_tflite),
         builtin_model.BUILTIN_SIGNATURE: builtin.get_concrete_function(),
     }
 

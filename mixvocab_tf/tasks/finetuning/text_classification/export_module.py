@@ -125,7 +125,7 @@ class TextClassificationExportModule(tf.Module):
     return {"probabilities": tf.nn.softmax(logits, axis=-1)}
 
   def signatures(self):
-    function = self.serve.get_concrete_function()
+    function = serving_contract.new_trace(self.serve)
     builtin = tf.function(
         self._predict_builtin,
         input_signature=builtin_model.input_signature(self.seq_length,
