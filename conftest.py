@@ -37,12 +37,55 @@ def pytest_configure(config):
   config.addinivalue_line(
       "markers", "large: a slow test (a job, an export, a real teacher, a "
       "browser); runs only with --run_large")
+  config.addinivalue_line(
+      "markers", "xdist_group(name): tests that one pytest-xdist worker "
+      "runs together (set below for every test: its file)")
+  if hasattr(config.option, "loadscopereorder"):
+    # pytest-xdist would order the groups by their number of tests; keep
+    # the order `pytest_collection_modifyitems` gives (longest first).
+    config.option.loadscopereorder = False
+
+
+# -----------------------------------------------------------------------------
+# In parallel (`-n 2 --dist loadgroup`, pytest-xdist, as CI runs it): each
+# test file runs whole on one worker, so a file's module fixtures (a trained
+# run, an export) are made once. The files that share one process-wide model
+# cache go to the same worker: the deployment tests and the browser test
+# both read the own-data job's exports (`deploy_testing.deploy_models`).
+_SHARED_GROUPS = {
+    "tests/test_deploy.py": "deploy_models",
+    "tests/test_web_demo.py": "deploy_models",
+}
+
+
+# The longest groups first (their durations in a full run, 2 cores): a group
+# that starts last would leave one worker running alone at the end.
+_LONGEST_FIRST = (
+    "deploy_models",
+    "projects/scaling/test_scaling_smoke.py",
+    "tests/test_own_data.py",
+    "tests/test_export_snips_tflite.py",
+    "tests/test_export_custom_task.py",
+    "tests/test_train_resume.py",
+)
+
+
+def _xdist_group(item):
+  path = os.path.relpath(str(item.path), _ROOT).replace(os.sep, "/")
+  return _SHARED_GROUPS.get(path, path)
 
 
 def pytest_collection_modifyitems(config, items):
+  import pytest  # pylint: disable=g-import-not-at-top
+  groups = {item.nodeid: _xdist_group(item) for item in items}
+  rank = lambda item: (_LONGEST_FIRST.index(groups[item.nodeid])  # pylint: disable=g-long-lambda
+                       if groups[item.nodeid] in _LONGEST_FIRST else
+                       len(_LONGEST_FIRST))
+  items.sort(key=rank)  # Stable: each file keeps its order.
+  for item in items:
+    item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
   if config.getoption("--run_large"):
     return
-  import pytest  # pylint: disable=g-import-not-at-top
   skip = pytest.mark.skip(reason="large: run with --run_large")
   for item in items:
     if "large" in item.keywords:

