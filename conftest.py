@@ -9,6 +9,8 @@ pytest is started (`pytest`, `python -m pytest`, from any directory).
 import os
 import sys
 
+import pytest
+
 # The tests run TensorFlow's default CPU allocator: the pooling one that the
 # package switches on for its jobs (`mixvocab_tf/cpu_allocator.py`) made the
 # fast tier of many short tests 278 -> 332 s, and an allocator does not
@@ -75,8 +77,9 @@ def _xdist_group(item):
   return _SHARED_GROUPS.get(path, path)
 
 
+# Before pytest-xdist's own hook, which reads the groups into the test ids.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-  import pytest  # pylint: disable=g-import-not-at-top
   groups = {item.nodeid: _xdist_group(item) for item in items}
   rank = lambda item: (_LONGEST_FIRST.index(groups[item.nodeid])  # pylint: disable=g-long-lambda
                        if groups[item.nodeid] in _LONGEST_FIRST else

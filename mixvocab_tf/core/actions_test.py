@@ -4,6 +4,7 @@ import json
 import os
 import types
 
+from absl import logging
 import tensorflow as tf
 
 from mixvocab_tf.core import actions
@@ -96,6 +97,10 @@ class ProgressAndStopTest(tf.test.TestCase):
     step.assign(2)
     progress({})
     step.assign(4)
+    # The line is absl's INFO: pinned here, as a test run earlier in the same
+    # process (e.g. on a pytest-xdist worker) may have left absl at WARNING.
+    self.addCleanup(logging.set_verbosity, logging.get_verbosity())
+    logging.set_verbosity(logging.INFO)
     with self.assertLogs(level="INFO") as logs:
       progress({"loss": 1.5, "learning_rate": 0.1})
     self.assertRegex("\n".join(logs.output), r"step 4/10 \(40%\).*ETA")
