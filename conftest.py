@@ -81,10 +81,9 @@ def _xdist_group(item):
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
   groups = {item.nodeid: _xdist_group(item) for item in items}
-  rank = lambda item: (_LONGEST_FIRST.index(groups[item.nodeid])  # pylint: disable=g-long-lambda
-                       if groups[item.nodeid] in _LONGEST_FIRST else
-                       len(_LONGEST_FIRST))
-  items.sort(key=rank)  # Stable: each file keeps its order.
+  rank = {group: i for i, group in enumerate(_LONGEST_FIRST)}
+  # Stable: each file keeps its order.
+  items.sort(key=lambda item: rank.get(groups[item.nodeid], len(rank)))
   for item in items:
     item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
   if config.getoption("--run_large"):
