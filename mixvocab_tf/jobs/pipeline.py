@@ -76,8 +76,11 @@ _STEP_FUNCTIONS = {**export_steps.step_functions(),
                    **heldout_steps.step_functions(),
                    **own_data.step_functions(),
                    **package_student.step_functions()}
-#: Summaries of the whole directory: run every time, never marked done.
-_RERUN_KINDS = set()
+#: Summaries of the whole directory: run every time, never marked done. The
+#: main job's report is one: it finds every run from its files, so a second
+#: job in the same directory (`quickstart_nokd.gin` after `quickstart.gin`)
+#: reports its runs too.
+_RERUN_KINDS = {"report"}
 
 
 def register_step_kind(name, fn, rerun=False):

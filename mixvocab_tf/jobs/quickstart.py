@@ -2,7 +2,8 @@
 
 `python -m mixvocab_tf.train --gin_file=quickstart.gin --model_dir=DIR` runs
 the pipeline (`pipeline.py`) whose steps are listed in `quickstart.gin`: the
-trainer runs (stage I, stage II, NoKD, fine-tuning) and these three steps:
+trainer runs (stage I, stage II, fine-tuning, distillation; NoKD too in
+`quickstart_nokd.gin`) and these steps:
 
 * `learn_student_vocabulary`: a ~5K student WordPiece vocabulary from the
   built-in public-domain corpus (Zhao et al., EACL 2021, Section 3);
@@ -133,7 +134,7 @@ def _pretraining_section(output_dir, report):
     png = report.plot_lines(
         mlm, join("pretraining_curves.png"), "step (same batches for each)",
         "student MLM loss (training batches)",
-        "Stage II (from stage I's embeddings) against NoKD (from scratch)")
+        "Each student's masked-LM loss on its training batches")
     return png, []
   floor = next(iter(curves.values()))["floor"]
   png = report.plot_lines(
@@ -141,7 +142,7 @@ def _pretraining_section(output_dir, report):
        for name, c in curves.items()},
       join("pretraining_curves.png"), "training step",
       "held-out masked-token loss (nats)",
-      "Stage II against NoKD on held-out text, beside the unigram floor",
+      "Each student on held-out text, beside the unigram floor",
       hlines={"unigram floor (word frequencies)": floor["loss"]})
   rows = []
   for name, curve in curves.items():
@@ -275,7 +276,7 @@ def report_step(step_dir, output_dir, bindings):
           "tokenization.", ""]
   lines += step_times.section(output_dir)
   lines += ["## Plots", ""]
-  for png, caption in ((mlm_png, "pretraining: stage II against NoKD"),
+  for png, caption in ((mlm_png, "pretraining on held-out text"),
                        (f1_png, "validation slot F1 during training"),
                        (size_png, "size against accuracy")):
     if png:
