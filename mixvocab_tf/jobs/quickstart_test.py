@@ -88,3 +88,19 @@ def test_report_shows_held_out_pretraining_beside_the_floor(tmp_path):
   assert "| nokd | 300 | 0.61M | 6.200 | 6.500 | -0.300 | 15.0 | 4.0 |" \
       in report
   assert os.path.getsize(os.path.join(job, "pretraining_curves.png")) > 10_000
+
+
+def test_report_of_the_main_job_without_its_nokd_baseline(tmp_path):
+  job = str(tmp_path)
+  _write_curve(os.path.join(job, "stage2"), [7.5, 6.4, 5.9])
+  _write_snips_run(os.path.join(job, "snips_stage2"), "stage2 6x96",
+                   [0.5, 0.8], "distill_snips: student stage2")
+  step_dir = os.path.join(job, "report")
+  os.makedirs(step_dir)
+  quickstart.report_step(step_dir, job, {})
+  report = open(os.path.join(job, "report.md")).read()
+  assert "| stage2 | 300 | 0.61M | 5.900 | 6.500 | -0.600 | 15.0 | 4.0 |" \
+      in report
+  assert "nokd" not in report.lower()
+  assert "| stage2 6x96 | 1.20M | 4.80 MB | 90.0 | 80.0 | 79.0 | 200 | 200 |" \
+      in report

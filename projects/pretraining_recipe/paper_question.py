@@ -38,6 +38,7 @@ import statistics
 from typing import Dict, Optional, Sequence
 
 import gin
+import tensorflow as tf
 
 from mixvocab_tf.jobs import pipeline
 
@@ -106,8 +107,9 @@ def paper_question_steps(main_run: str = gin.REQUIRED,
   """Pipeline steps of the paper's question (see the module docstring).
 
   Args:
-    main_run: the main job's run directory (`quickstart.gin`): its
-      `student_vocab.txt`, `split/`, `stage2/` and `nokd/` are used.
+    main_run: the run directory of the main job with its NoKD baseline
+      (`quickstart_nokd.gin`): its `student_vocab.txt`, `split/`, `stage2/`
+      and `nokd/` are used.
     long_run: the longer run's directory (`pretrained_student.gin`): its
       `stage2/` and `package/pretrained_student/student_vocab.txt`.
     corpus: the longer run's corpus (its split is cut again here, the same
@@ -126,6 +128,12 @@ def paper_question_steps(main_run: str = gin.REQUIRED,
   if "sst2" in tasks and not glue_dir:
     raise ValueError("glue_dir is required for SST-2: a directory with "
                      "SST-2/train.tsv and SST-2/dev.tsv.")
+  if not tf.io.gfile.exists(os.path.join(main_run, "nokd", "DONE")):
+    raise ValueError(
+        f"{main_run} has no finished NoKD run (nokd/DONE): main_run must be "
+        "a run of the main job with its NoKD baseline, quickstart_nokd.gin "
+        "(run in a finished quickstart.gin job's directory, it adds NoKD's "
+        "runs only).")
   main_vocab = os.path.join(main_run, "student_vocab.txt")
   long_vocab = os.path.join(long_run, "package", "pretrained_student",
                             "student_vocab.txt")

@@ -11,11 +11,22 @@ from projects.pretraining_recipe import paper_question_table
 
 class PaperQuestionTest(unittest.TestCase):
 
+  def setUp(self):
+    super().setUp()
+    self.main_run = self.enterContext(tempfile.TemporaryDirectory())
+    os.makedirs(os.path.join(self.main_run, "nokd"))
+    open(os.path.join(self.main_run, "nokd", "DONE"), "w").close()
+
   def _steps(self, **kwargs):
-    args = dict(main_run="/runs/qs", long_run="/runs/ps", corpus="c.txt",
+    args = dict(main_run=self.main_run, long_run="/runs/ps", corpus="c.txt",
                 glue_dir="/glue", main_cm_steps=2060, long_cm_steps=10364)
     args.update(kwargs)
     return paper_question.paper_question_steps(**args)
+
+  def test_a_main_run_without_nokd_is_refused_before_any_step(self):
+    os.remove(os.path.join(self.main_run, "nokd", "DONE"))
+    with self.assertRaisesRegex(ValueError, "quickstart_nokd.gin"):
+      self._steps()
 
   def test_order_and_students(self):
     steps = self._steps()
@@ -61,8 +72,8 @@ class PaperQuestionTest(unittest.TestCase):
     self.assertIn("DATASET = 'glue/sst2'", sst2[3])
     self.assertIn("DATA_DIR = '/glue'", sst2[3])
     self.assertIn("INIT_CHECKPOINT = '{output_dir}/main_nokd_cm'", sst2[3])
-    self.assertIn("TextClassificationTask.vocab = '/runs/qs/student_vocab.txt'",
-                  sst2[3])
+    self.assertIn("TextClassificationTask.vocab = "
+                  f"'{self.main_run}/student_vocab.txt'", sst2[3])
 
   def test_without_compute_matched_arms_and_sst2(self):
     names = [s[0] for s in self._steps(main_cm_steps=None, long_cm_steps=None,
