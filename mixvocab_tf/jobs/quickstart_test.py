@@ -33,6 +33,15 @@ def _write_snips_run(directory, name, f1s, description):
                           "metrics": {"slot_f1": f1}}) + "\n")
 
 
+def _report(job):
+  """Runs the report step on the job's directory; returns report.md's text."""
+  step_dir = os.path.join(job, "report")
+  os.makedirs(step_dir)
+  quickstart.report_step(step_dir, job, {})
+  with open(os.path.join(job, "report.md")) as f:
+    return f.read()
+
+
 def test_report_finds_the_runs_and_draws_the_plots(tmp_path):
   job = str(tmp_path)
   _write_scalars(os.path.join(job, "stage2"), "student_mlm/loss", [8, 7, 6])
@@ -43,10 +52,7 @@ def test_report_finds_the_runs_and_draws_the_plots(tmp_path):
                    [0.9, 0.95], "finetune_snips: teacher all-MiniLM-L6-v2")
   with open(os.path.join(job, "stage2", "DONE"), "w"):
     pass
-  step_dir = os.path.join(job, "report")
-  os.makedirs(step_dir)
-  quickstart.report_step(step_dir, job, {})
-  report = open(os.path.join(job, "report.md")).read()
+  report = _report(job)
   assert "| student 6x96 | 1.20M | 4.80 MB | 90.0 | 80.0 | 79.0 | 200 | 300 |" \
       in report
   assert "| teacher |" in report
@@ -54,7 +60,7 @@ def test_report_finds_the_runs_and_draws_the_plots(tmp_path):
               "size_vs_accuracy.png"):
     assert os.path.getsize(os.path.join(job, png)) > 10_000
     assert f"({png})" in report
-  summary = json.load(open(os.path.join(step_dir, "summary.json")))
+  summary = json.load(open(os.path.join(job, "report", "summary.json")))
   assert set(summary["snips"]) == {"distill_stage2", "teacher_snips"}
 
 
@@ -77,10 +83,7 @@ def test_report_shows_held_out_pretraining_beside_the_floor(tmp_path):
   _write_curve(os.path.join(job, "nokd"), [7.9, 6.9, 6.2])
   _write_snips_run(os.path.join(job, "distill_stage2"), "student 6x96",
                    [0.5, 0.8], "distill_snips: student stage2")
-  step_dir = os.path.join(job, "report")
-  os.makedirs(step_dir)
-  quickstart.report_step(step_dir, job, {})
-  report = open(os.path.join(job, "report.md")).read()
+  report = _report(job)
   assert "## Pretraining on held-out text" in report
   # Last point: loss, floor, their difference, accuracy and floor accuracy.
   assert "| stage2 | 300 | 0.61M | 5.900 | 6.500 | -0.600 | 15.0 | 4.0 |" \
@@ -95,10 +98,7 @@ def test_report_of_the_main_job_without_its_nokd_baseline(tmp_path):
   _write_curve(os.path.join(job, "stage2"), [7.5, 6.4, 5.9])
   _write_snips_run(os.path.join(job, "snips_stage2"), "stage2 6x96",
                    [0.5, 0.8], "distill_snips: student stage2")
-  step_dir = os.path.join(job, "report")
-  os.makedirs(step_dir)
-  quickstart.report_step(step_dir, job, {})
-  report = open(os.path.join(job, "report.md")).read()
+  report = _report(job)
   assert "| stage2 | 300 | 0.61M | 5.900 | 6.500 | -0.600 | 15.0 | 4.0 |" \
       in report
   assert "nokd" not in report.lower()
