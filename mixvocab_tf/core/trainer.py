@@ -54,6 +54,7 @@ from mixvocab_tf.core import checkpointing
 from mixvocab_tf.core import distribute
 from mixvocab_tf.core import dropout as dropout_lib
 from mixvocab_tf.core import evaluation
+from mixvocab_tf.core import lazy_adam
 from mixvocab_tf.core import optimization as optimization_lib
 from mixvocab_tf.core import task_trainer as task_trainer_lib
 
@@ -217,6 +218,10 @@ class Trainer:
       replace it (only a strictly better score is a new best), so the best
       checkpoint is the same as after the whole budget. None: not used. Needs
       `evaluate_every`.
+    lazy_sparse_updates: apply sparse gradients (a word table's) to only the
+      rows the batch used (`lazy_adam.py`), for the "adam" and "adamw"
+      optimizers; the own-data job's teacher sets it (its 30,522-row table
+      otherwise costs a dense Adam update at every step).
   """
 
   def __init__(self,
@@ -238,7 +243,8 @@ class Trainer:
                best_metric: Optional[str] = None,
                early_stopping_patience: Optional[int] = None,
                loss_spike_factor: Optional[float] = 10.0,
-               best_metric_ceiling: Optional[float] = None):
+               best_metric_ceiling: Optional[float] = None,
+               lazy_sparse_updates: bool = False):
     if not model_dir:
       raise ValueError("model_dir is required (where checkpoints go).")
     for name, value in (("train_steps", train_steps),
@@ -301,6 +307,11 @@ class Trainer:
           train_steps=train_steps)
     self.optimization = optimization
     self.clip_norm = optimization_lib.clip_norm_of(optimization)
+    optimizer_type = optimization.optimizer.type
+    if lazy_sparse_updates and optimizer_type not in ("adam", "adamw"):
+      raise ValueError("lazy_sparse_updates needs the 'adam' or 'adamw' "
+                       f"optimizer; the run's is {optimizer_type!r}.")
+    self.lazy_sparse_updates = bool(lazy_sparse_updates)
     self.worker_index, self.num_workers = distribute.worker_info(self.strategy)
     self._stop_requested = False
     #: The step a stop request (SIGTERM, Ctrl-C) ended the run at, before
@@ -347,6 +358,8 @@ class Trainer:
       dropout_lib.use_sixteen_bit_dropout(self.model)
       self.optimizer, self.learning_rate = optimization_lib.build_optimizer(
           self.optimization)
+      if self.lazy_sparse_updates:
+        lazy_adam.use_lazy_sparse_updates(self.optimizer)
       if self.precision == "mixed_float16":
         self.optimizer = tf_keras.mixed_precision.LossScaleOptimizer(
             self.optimizer)
@@ -629,8 +642,10 @@ class Trainer:
     marks = sorted({0, self.train_steps // 10, self.train_steps // 2,
                     self.train_steps - 1})
     lines.append(
-        f"Optimizer: {self.optimization.optimizer.type}, clip norm "
-        f"{self.clip_norm}, {self.train_steps} steps, learning rate " +
+        f"Optimizer: {self.optimization.optimizer.type}"
+        f"{' (lazy sparse updates)' if self.lazy_sparse_updates else ''}, "
+        f"clip norm {self.clip_norm}, {self.train_steps} steps, learning "
+        "rate " +
         ", ".join(f"step {s}: {float(schedule(s)):.3g}" for s in marks))
     missing = self.task.missing_files()
     if missing:

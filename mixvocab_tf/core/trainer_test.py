@@ -279,6 +279,21 @@ class TrainerTest(tf.test.TestCase):
     self.assertRegex(report, r"total\s+97\s+0")
     self.assertIn("Optimizer: lamb", report)
 
+  def test_lazy_sparse_updates_wrap_adam_and_refuse_other_optimizers(self):
+    def trainer(optimizer, model_dir):
+      return trainer_lib.Trainer(
+          model_dir=model_dir, task=_ToyTask(), train_steps=4,
+          optimization=optimization.optimization_config(
+              train_steps=4, optimizer=optimizer),
+          lazy_sparse_updates=True)
+    lazy = trainer("adamw", self.get_temp_dir())
+    self.assertIn("Optimizer: adamw (lazy sparse updates)", lazy.dry_run())
+    lazy.train()
+    self.assertEqual(type(lazy.optimizer).__name__, "LazyAdamWeightDecay")
+    with self.assertRaisesRegex(ValueError, "needs the 'adam' or 'adamw' "
+                                "optimizer; the run's is 'lamb'"):
+      trainer("lamb", self.get_temp_dir())
+
   def test_unknown_task_name_lists_the_registered_ones(self):
     self.assertIs(base_task.get_task_class("toy_regression"), _RegisteredToy)
     with self.assertRaisesRegex(
