@@ -15,8 +15,11 @@ row that every step touches the two updates are the same; the difference is
 that an unused row does not keep drifting on its old momentum (and, with
 `AdamWeightDecay`, is not decayed while unused).
 
-Measured on the default teacher's SNIPS fine-tuning step (batch 64 queries,
-the 131 GFLOP/s 2-core machine): 0.68 -> 0.58 s a step.
+Measured on the default teacher's SNIPS fine-tuning step (batch 64 queries
+of about 13 tokens, 100 steps after 30, a 2-core AMD EPYC): 0.62-0.71 ->
+0.61-0.64 s a step (three runs each, 7% less wall and CPU time on average),
+the validation scores within run-to-run differences
+(`docs/PERFORMANCE.md`).
 
 Example:
 ```python
