@@ -310,7 +310,9 @@ class Trainer:
     optimizer_type = optimization.optimizer.type
     if lazy_sparse_updates and optimizer_type not in ("adam", "adamw"):
       raise ValueError("lazy_sparse_updates needs the 'adam' or 'adamw' "
-                       f"optimizer; the run's is {optimizer_type!r}.")
+                       f"optimizer; the run's is {optimizer_type!r}. Bind "
+                       "Trainer.lazy_sparse_updates = False to train with "
+                       "it.")
     self.lazy_sparse_updates = bool(lazy_sparse_updates)
     self.worker_index, self.num_workers = distribute.worker_info(self.strategy)
     self._stop_requested = False
