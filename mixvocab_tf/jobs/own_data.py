@@ -72,6 +72,8 @@ BUILTIN_FILE = "model_builtin.tflite"
 REPORT_MD = "report.md"
 #: Rows of the worst-labels and confused-pairs tables.
 TABLE_ROWS = 10
+#: The report's evaluation processes run this many at a time.
+_EVALUATIONS_AT_ONCE = 4
 
 
 @gin.configurable(module="mixvocab_tf")
@@ -391,22 +393,42 @@ def _trainer_record(run_dir, split, examples):
   return record
 
 
-def _evaluate(run_dir, split, output_json, examples=None):
-  """The run's best checkpoint's scores on `split`.
+def _evaluate_all(requests):
+  """Each request's best-checkpoint scores, evaluated side by side.
 
-  The trainer's record of it when that covers `split` (`_trainer_record`),
-  else a child process evaluates it (with the run's config) into
-  `output_json`.
+  A request is (run_dir, split, output_json, examples). The trainer's record
+  answers it when it covers `split` (`_trainer_record`); an earlier report's
+  `output_json` answers it next; the others start a child process each (the
+  run's config rebuilds its model), at most `_EVALUATIONS_AT_ONCE` at a time:
+  their time is mostly start-up (imports, building the model), one core each,
+  so side by side they take about the longest one's time instead of the sum.
+
+  Returns:
+    The records, in the order of `requests`.
+
+  Raises:
+    subprocess.CalledProcessError: an evaluation failed (after all the
+      started ones ended); its command and exit status say which.
   """
-  record = _trainer_record(run_dir, split, examples)
-  if record is not None:
-    return record
-  if not tf.io.gfile.exists(output_json):
-    subprocess.run([sys.executable, "-m", "mixvocab_tf.cli.evaluate",
-                    f"--model_dir={run_dir}", "--checkpoint=best",
-                    f"--split={split}", f"--output_json={output_json}"],
-                   check=True, stdout=subprocess.DEVNULL)
-  return run_files.read_json(output_json)
+  records = [_trainer_record(run_dir, split, examples)
+             for run_dir, split, _, examples in requests]
+  commands = [
+      ([sys.executable, "-m", "mixvocab_tf.cli.evaluate",
+        f"--model_dir={run_dir}", "--checkpoint=best", f"--split={split}",
+        f"--output_json={output_json}"])
+      for (run_dir, split, output_json, _), record in zip(requests, records)
+      if record is None and not tf.io.gfile.exists(output_json)]
+  failed = None
+  for start in range(0, len(commands), _EVALUATIONS_AT_ONCE):
+    processes = [(c, subprocess.Popen(c, stdout=subprocess.DEVNULL))
+                 for c in commands[start:start + _EVALUATIONS_AT_ONCE]]
+    for command, process in processes:
+      if process.wait() != 0 and failed is None:
+        failed = subprocess.CalledProcessError(process.returncode, command)
+  if failed is not None:
+    raise failed
+  return [record if record is not None else run_files.read_json(output_json)
+          for (_, _, output_json, _), record in zip(requests, records)]
 
 
 def report_step(step_dir, output_dir, options):
@@ -443,13 +465,15 @@ def report_step(step_dir, output_dir, options):
     run = student_size_lib.student_step_name(size, i == 0)
     if tf.io.gfile.exists(join(run, "DONE")):
       runs[run] = "student" if len(sizes) == 1 else f"student {size}"
-  for run, label in runs.items():
-    for name, task_split in splits:
-      record = _evaluate(join(run), task_split,
-                         join(run, f"eval_{name}.json"), counts[name])
-      metrics = record["metrics"]
-      rows.append([label, name, f"{record.get('parameters', 0) / 1e6:.2f}M"] +
-                  [f"{100 * metrics[m]:.1f}" for m, _ in metric_names])
+  pairs = [(run, label, name, task_split) for run, label in runs.items()
+           for name, task_split in splits]
+  records = _evaluate_all([(join(run), task_split,
+                            join(run, f"eval_{name}.json"), counts[name])
+                           for run, _, name, task_split in pairs])
+  for (_, label, name, _), record in zip(pairs, records):
+    metrics = record["metrics"]
+    rows.append([label, name, f"{record.get('parameters', 0) / 1e6:.2f}M"] +
+                [f"{100 * metrics[m]:.1f}" for m, _ in metric_names])
   for name, _ in splits:
     entry = export["splits"].get(name, {})
     if "scores" in entry:

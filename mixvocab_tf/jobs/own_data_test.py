@@ -2,6 +2,7 @@
 
 import json
 import os
+from unittest import mock
 
 import tensorflow as tf
 
@@ -117,6 +118,59 @@ class OwnDataStepsTest(tf.test.TestCase):
       summary = json.load(f)
     self.assertIsNone(summary["unreadable_warning"])
     self.assertEqual(summary["unreadable_words"]["train"]["unreadable"], 0)
+
+  def test_report_evaluations_run_side_by_side_and_only_when_needed(self):
+    # The trainer's record of its best checkpoint answers validation, an
+    # earlier report's file answers a split it wrote, and only the rest start
+    # evaluation processes, all before the first is waited for.
+    root = self.get_temp_dir()
+    teacher, student = (os.path.join(root, r) for r in ("teacher", "student"))
+    os.makedirs(os.path.join(teacher, "best"))
+    with open(os.path.join(teacher, "best", "metrics.json"), "w") as f:
+      json.dump({"split": "valid", "metrics": {"num_examples": 7}}, f)
+    earlier = os.path.join(student, "eval_validation.json")
+    os.makedirs(student)
+    with open(earlier, "w") as f:
+      json.dump({"metrics": {"accuracy": 0.5}}, f)
+    started, waited, failing = [], [], [f"--model_dir={student}"]
+
+    class FakeProcess:
+
+      def __init__(self, command, **unused_kwargs):
+        self.command = command
+        self.returncode = 3 if set(failing) & set(command) else 0
+        started.append(command)
+
+      def wait(self):
+        waited.append(len(started))
+        if self.returncode == 0:
+          output = [a for a in self.command if a.startswith("--output_json")]
+          with open(output[0].split("=", 1)[1], "w") as f:
+            json.dump({"metrics": {"accuracy": 1.0}}, f)
+        return self.returncode
+
+    requests = [
+        (teacher, "valid", os.path.join(teacher, "eval_validation.json"), 7),
+        (teacher, "test", os.path.join(teacher, "eval_test.json"), 9),
+        (student, "valid", earlier, 7),
+        (student, "test", os.path.join(student, "eval_test.json"), 9)]
+    with mock.patch.object(own_data.subprocess, "Popen", FakeProcess):
+      with self.assertRaises(own_data.subprocess.CalledProcessError) as error:
+        own_data._evaluate_all(requests)
+      self.assertIn(f"--model_dir={student}", error.exception.cmd)
+      self.assertLen(started, 2)
+      self.assertEqual(waited, [2, 2])
+      # Rerun: the teacher's test scores were written; the student's failed
+      # evaluation runs again, alone.
+      started.clear()
+      with self.assertRaises(own_data.subprocess.CalledProcessError):
+        own_data._evaluate_all(requests)
+      self.assertLen(started, 1)
+      failing.clear()
+      records = own_data._evaluate_all(requests)
+    self.assertEqual(records[0]["split"], "valid")  # the trainer's record
+    self.assertEqual([r["metrics"].get("accuracy") for r in records],
+                     [None, 1.0, 0.5, 1.0])
 
 
 if __name__ == "__main__":
