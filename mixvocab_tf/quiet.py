@@ -18,9 +18,12 @@ This module imports neither TensorFlow nor the package, so that it can run
 first.
 """
 
+import contextlib
+import importlib.util
+import logging
 import os
 import sys
-from typing import MutableMapping, Optional, Sequence
+from typing import Iterator, MutableMapping, Optional, Sequence
 
 #: The command-line switch that keeps TensorFlow's C++ lines.
 VERBOSE_FLAG = "--tf_verbose"
@@ -83,6 +86,70 @@ def child_env(verbose: bool) -> dict:
   if not verbose:
     env.setdefault(LEVEL_VARIABLE, quiet_level())
   return env
+
+
+#: The Python logger of TensorFlow's own modules (`tf.get_logger()`); many
+#: of them log through absl's logger instead.
+TENSORFLOW_LOGGER = "tensorflow"
+ABSL_LOGGER = "absl"
+#: The packages whose INFO lines `tensorflow_info_hidden` keeps off.
+_CHATTY_PACKAGES = ("tensorflow", "tf_keras")
+
+
+def _package_dirs(names) -> tuple:
+  """The directories of the installed packages `names` (none imported)."""
+  dirs = []
+  for name in names:
+    try:
+      spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+      continue
+    for location in (spec and spec.submodule_search_locations) or ():
+      dirs.append(os.path.join(os.path.realpath(location), ""))
+  return tuple(dirs)
+
+
+class _BelowWarningFrom(logging.Filter):
+  """Drops records below WARNING logged from files under `dirs`."""
+
+  def __init__(self, dirs):
+    super().__init__()
+    self.dirs = dirs
+
+  def filter(self, record):
+    return record.levelno >= logging.WARNING or not (
+        os.path.realpath(record.pathname).startswith(self.dirs))
+
+
+@contextlib.contextmanager
+def tensorflow_info_hidden(verbose: bool) -> Iterator[None]:
+  """Keeps TensorFlow's and Keras's INFO lines off the console in the block.
+
+  A SavedModel export and a .tflite conversion log, through Python logging,
+  about ten lines for TensorFlow's developers per file ("Function ...
+  contains input name(s) ... with unsupported characters", "Found untraced
+  functions", "Sharding callback duration", "Assets written to", "Writing
+  fingerprint"). The pipeline's in-process steps (export, report) run
+  inside this block, so that their console shows the package's own lines,
+  as the trainer steps' consoles do. Only INFO (and DEBUG) records from
+  TensorFlow's and tf_keras's own files are dropped: their warnings and
+  errors, and every line of the package, still show. With `verbose`
+  (`--tf_verbose`) nothing changes. Lines that TensorFlow's C++ side writes
+  to stderr itself (a converter's "Ignored output_format.") are not Python
+  logging and still show.
+  """
+  if verbose:
+    yield
+    return
+  record_filter = _BelowWarningFrom(_package_dirs(_CHATTY_PACKAGES))
+  loggers = [logging.getLogger(n) for n in (TENSORFLOW_LOGGER, ABSL_LOGGER)]
+  for logger in loggers:
+    logger.addFilter(record_filter)
+  try:
+    yield
+  finally:
+    for logger in loggers:
+      logger.removeFilter(record_filter)
 
 
 def define_flag() -> None:

@@ -198,6 +198,8 @@ def export_step(step_dir, output_dir, options):
   prefix = options.get("file_prefix", "model")
   saved_model_dir = os.path.join(step_dir, "saved_model")
   if not run_files.is_file(os.path.join(saved_model_dir, "saved_model.pb")):
+    logging.info("Exporting %s to a SavedModel (raw strings in)...",
+                 options["run"])
     export_run.export_run(options["run"], saved_model_dir)
   summary = {"kind": dataset.kind, "saved_model_dir": saved_model_dir,
              "saved_model_bytes": run_files.file_size(saved_model_dir),

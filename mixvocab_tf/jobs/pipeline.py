@@ -295,8 +295,9 @@ def run(output_dir, job=None):
     elif step.kind == "train":
       _run_train(step, step_dir, output_dir)
     else:
-      _STEP_FUNCTIONS[step.kind](step_dir, output_dir,
-                                 step.options(output_dir))
+      with quiet.tensorflow_info_hidden(quiet.verbose_requested()):
+        _STEP_FUNCTIONS[step.kind](step_dir, output_dir,
+                                   step.options(output_dir))
     missing = [f for f in step.writes
                if not tf.io.gfile.exists(os.path.join(step_dir, f))]
     if missing:
