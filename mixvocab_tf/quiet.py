@@ -129,9 +129,10 @@ def tensorflow_info_hidden(verbose: bool) -> Iterator[None]:
   about ten lines for TensorFlow's developers per file ("Function ...
   contains input name(s) ... with unsupported characters", "Found untraced
   functions", "Sharding callback duration", "Assets written to", "Writing
-  fingerprint"). The pipeline's in-process steps (export, report) run
-  inside this block, so that their console shows the package's own lines,
-  as the trainer steps' consoles do. Only INFO (and DEBUG) records from
+  fingerprint"). Every command of the package runs inside this block
+  (`cli/console.py`), and so do a pipeline's in-process steps (export,
+  report) when the pipeline is run from Python, so that the console shows
+  the package's own lines. Only INFO (and DEBUG) records from
   TensorFlow's and tf_keras's own files are dropped: their warnings and
   errors, and every line of the package, still show. With `verbose`
   (`--tf_verbose`) nothing changes. Lines that TensorFlow's C++ side writes

@@ -164,4 +164,11 @@ def run_main(main: Callable[[Sequence[str]], None], module_name: str,
   # line before TensorFlow loads; absl must know it to accept it.
   quiet.define_flag()
   warn_once_per_run()
-  app.run(main, argv=argv)
+
+  def quiet_main(args):
+    # TensorFlow's and tf_keras's INFO lines stay off the console (and the
+    # logs) unless --tf_verbose: `quiet.tensorflow_info_hidden`.
+    with quiet.tensorflow_info_hidden(quiet.verbose_requested(argv)):
+      return main(args)
+
+  app.run(quiet_main, argv=argv)

@@ -105,6 +105,37 @@ def test_a_warning_is_given_once_per_run_across_processes():
   assert result.stderr.count("A warning of the child.") == 1, result.stderr
 
 
+_SAVE = """
+import sys
+from absl import logging
+import tensorflow as tf
+from mixvocab_tf.cli import console
+
+def main(argv):
+  tf.saved_model.save(tf.Module(), argv[1])  # TensorFlow logs INFO lines.
+  logging.info("The package's own line.")
+
+console.run_main(main, __name__)
+"""
+
+
+@pytest.mark.large
+@pytest.mark.parametrize("verbose", [False, True])
+def test_tensorflows_info_lines_show_only_with_tf_verbose(tmp_path, verbose):
+  env = dict(os.environ, PYTHONPATH=_ROOT)
+  command = [sys.executable, "-c", _SAVE, str(tmp_path / "saved")]
+  if verbose:
+    command.append("--tf_verbose")
+  result = subprocess.run(command, env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert "The package's own line." in result.stderr, result.stderr
+  # saved_model's "Writing fingerprint to ..." (absl) and "Assets written
+  # to ..." (TensorFlow's logger).
+  for line in ("Writing fingerprint", "Assets written"):
+    assert (line in result.stderr) == verbose, result.stderr
+
+
 _IMPORT_ALL = """
 import importlib, pkgutil
 import mixvocab_tf
