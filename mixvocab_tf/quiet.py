@@ -1,4 +1,5 @@
-"""Keeps TensorFlow's C++ start-up lines off the console; `--tf_verbose` not.
+"""Keeps TensorFlow's lines for its developers off the console; `--tf_verbose`
+shows them.
 
 On import and first use, TensorFlow's C++ side prints lines meant for its own
 developers: the CPU instructions it was not built for (cpu_feature_guard), the
@@ -13,6 +14,10 @@ library loads: it must be in the environment before the process's first
 `import tensorflow`; set later, it does nothing. Children started with
 `child_env` get it from the start. A value the user set is kept, and
 `--tf_verbose` on the command line sets nothing, so the lines come back.
+
+TensorFlow's and tf_keras's Python modules also log INFO lines of that kind
+(a SavedModel export about ten). Every command drops them
+(`tensorflow_info_hidden`, below), and again `--tf_verbose` keeps them.
 
 This module imports neither TensorFlow nor the package, so that it can run
 first.
@@ -115,15 +120,21 @@ class _BelowWarningFrom(logging.Filter):
   def __init__(self, dirs):
     super().__init__()
     self.dirs = dirs
+    self._inside = {}  # pathname -> under one of `dirs`
 
   def filter(self, record):
-    return record.levelno >= logging.WARNING or not (
-        os.path.realpath(record.pathname).startswith(self.dirs))
+    if record.levelno >= logging.WARNING:
+      return True
+    inside = self._inside.get(record.pathname)
+    if inside is None:
+      inside = os.path.realpath(record.pathname).startswith(self.dirs)
+      self._inside[record.pathname] = inside
+    return not inside
 
 
 @contextlib.contextmanager
 def tensorflow_info_hidden(verbose: bool) -> Iterator[None]:
-  """Keeps TensorFlow's and Keras's INFO lines off the console in the block.
+  """Keeps TensorFlow's and tf_keras's INFO lines off the console in the block.
 
   A SavedModel export and a .tflite conversion log, through Python logging,
   about ten lines for TensorFlow's developers per file ("Function ...
