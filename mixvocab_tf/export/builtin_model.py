@@ -30,7 +30,9 @@ export also writes this file:
   file (`labels.txt`, or `intents.txt`) on the class output and, for intent
   and slots, `slot_tags.txt` on the tag output; name, description, version,
   licence, and the input length in the description. A .tflite with metadata
-  is also a zip archive of those files.
+  is also a zip archive of those files, each stamped 1980-01-01 00:00 (the
+  zip format's earliest time), so that the same model always gives the same
+  bytes.
 
 The export modules define the signature (`BUILTIN_SIGNATURE`, traced by
 `input_signature`); `convert` turns a SavedModel's into the file. The
@@ -40,11 +42,14 @@ runtimes that load the file are in docs/SERVING.md.
 
 import contextlib
 import ctypes
+import io
 import json
 import os
+import struct
 import tempfile
 import time
 from typing import Dict, List, Optional, Sequence
+import zipfile
 
 import numpy as np
 import tensorflow as tf
@@ -67,6 +72,8 @@ QUANTIZE_FOR = {"none": "none", "dynamic": "dynamic", "float16": "float16",
                 "int8": "dynamic"}
 LICENSE = "Apache-2.0"
 AUTHOR = "mixvocab_tf"
+#: The modification time of every file packed in the metadata's zip.
+PACKED_FILE_TIME = (1980, 1, 1, 0, 0, 0)
 
 _METADATA_INSTALL = (
     "Writing TFLite Model Metadata needs tflite-support's metadata writer: "
@@ -269,7 +276,40 @@ def write_metadata(model: bytes, info: dict, vocab: Sequence[str],
         associated_files=[path for _, _, _, path in labels] +
         bert_inputs.get_tokenizer_associated_files(),
         input_process_units=bert_inputs.create_input_process_unit_metadata())
-    return bytes(writer.populate())
+    return _fixed_packed_file_times(bytes(writer.populate()))
+
+
+def _fixed_packed_file_times(model: bytes) -> bytes:
+  """`model` with its packed files' time stamps set to `PACKED_FILE_TIME`.
+
+  tflite-support's populator appends the associated files to the flatbuffer
+  as a zip archive and stamps each with the time of packing, so two exports
+  of the same model differed in a few bytes. The stamps (2 x 2 bytes in each
+  file's local header and in its central-directory entry) are rewritten in
+  place; every other byte stays.
+
+  Raises:
+    ValueError: `model` holds no zip archive where its directory says.
+  """
+  year, month, day, hour, minute, second = PACKED_FILE_TIME
+  stamp = struct.pack("<HH", hour << 11 | minute << 5 | second // 2,
+                      (year - 1980) << 9 | month << 5 | day)
+  buffer = bytearray(model)
+  with zipfile.ZipFile(io.BytesIO(model)) as archive:
+    # Positions in `model` (zipfile adds the bytes before the archive).
+    headers = [info.header_offset for info in archive.infolist()]
+    entry = archive.start_dir
+  for header in headers:
+    if buffer[header:header + 4] != b"PK\x03\x04":
+      raise ValueError(f"No zip file header at byte {header} of the model.")
+    buffer[header + 10:header + 14] = stamp  # After version, flags, method.
+  for _ in headers:
+    if buffer[entry:entry + 4] != b"PK\x01\x02":
+      raise ValueError(f"No zip directory entry at byte {entry} of the model.")
+    buffer[entry + 12:entry + 16] = stamp
+    name, extra, comment = struct.unpack_from("<HHH", buffer, entry + 28)
+    entry += 46 + name + extra + comment
+  return bytes(buffer)
 
 
 def read_metadata(model: bytes) -> dict:

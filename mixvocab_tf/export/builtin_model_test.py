@@ -8,6 +8,11 @@ vocabulary and labels. The own-data job's real files are checked in
 tests/test_deploy.py.
 """
 
+import io
+import time
+from unittest import mock
+import zipfile
+
 import numpy as np
 import pytest
 import tf_keras
@@ -15,6 +20,7 @@ import tf_keras
 from mixvocab_tf import assets
 from mixvocab_tf import export
 from mixvocab_tf.export import builtin_model
+from mixvocab_tf.export import saved_model_export
 from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.models import sentence_classifier
 from mixvocab_tf.networks import student_encoder
@@ -101,6 +107,28 @@ def test_metadata_gives_back_vocabulary_labels_and_length(exported):
       "BertTokenizerOptions")
   (output,) = subgraph["output_tensor_metadata"]
   assert output["associated_files"][0]["name"] == "labels.txt"
+
+
+def test_the_same_model_gives_the_same_bytes_at_any_time(exported):
+  # tflite-support stamps each packed file with the clock's time: two exports
+  # of one model differed in the zip's time stamps.
+  directory, tokens = exported
+  model = tflite_conversion.convert_saved_model(
+      directory, "dynamic", signature=builtin_model.BUILTIN_SIGNATURE,
+      builtin_only=True)
+  info = saved_model_export.read_export_info(directory)
+  files = []
+  for clock in (1.7e9, 1.8e9):  # 2023 and 2027
+    with mock.patch.object(time, "time", return_value=clock):
+      files.append(builtin_model.write_metadata(model, info, tokens))
+  assert files[0] == files[1]
+  with zipfile.ZipFile(io.BytesIO(files[0])) as archive:
+    assert archive.testzip() is None
+    assert {i.filename: i.date_time for i in archive.infolist()} == {
+        name: builtin_model.PACKED_FILE_TIME
+        for name in ("labels.txt", "vocab.txt")}
+  read = builtin_model.read_metadata(files[0])
+  assert read["files"]["labels.txt"].splitlines() == LABELS
 
 
 @pytest.mark.large
