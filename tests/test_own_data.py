@@ -121,6 +121,9 @@ def test_text_classification_csv_to_tflite_report_and_predictions(
   accuracy = f"{100 * best['metrics']['accuracy']:.1f}"
   assert re.search(rf"\| teacher \| validation \| [0-9.]+M \| {accuracy} \|",
                    report), report
+  # Where each run kept its best checkpoint, from the same records.
+  assert re.search(rf"\| teacher \| {best['step']:,} \| [0-9,]+ \| "
+                   r"[0-9,]+ \| (no|yes: [a-z ,0-9]+) \|", report), report
   with open(job / "test_predictions.jsonl", encoding="utf-8") as f:
     predictions = [json.loads(line) for line in f]
   assert [p["text"] for p in predictions] == [t for t, _ in rows[:5]]

@@ -30,8 +30,9 @@ pretrains one first (stage I then stage II on the built-in corpus). Then
 `export` writes the student's SavedModel (raw strings in) and a
 dynamic-range .tflite, scores the .tflite on validation and test in the
 LiteRT interpreter and writes the test predictions as JSONL; `report` writes
-`report.md`: validation and test scores of teacher and student, the worst
-labels by F1, the most confused pairs, sizes and latency. Every step is an
+`report.md`: validation and test scores of teacher and student, each run's
+best and last step, the worst labels by F1, the most confused pairs, sizes,
+latency and each step's time. Every step is an
 ordinary pipeline step: rerunning the command resumes.
 
 The dataset is read from the local disk (`user_dataset`); the job's directory
@@ -51,6 +52,7 @@ import gin
 import tensorflow as tf
 
 from mixvocab_tf import assets
+from mixvocab_tf.core import actions
 from mixvocab_tf.core import evaluation
 from mixvocab_tf.core import gin_utils
 from mixvocab_tf.core import run_files
@@ -431,6 +433,60 @@ def _evaluate_all(requests):
           for (_, _, output_json, _), record in zip(requests, records)]
 
 
+def training_lines(output_dir, runs):
+  """The report's "Training" section: where each run kept its best checkpoint.
+
+  Args:
+    output_dir: the job's directory.
+    runs: {run directory name: label}, e.g. {"teacher": "teacher"}.
+
+  Returns:
+    Markdown lines (none when no run has its records): a row per run with its
+    best step, last step, step budget and whether it stopped early, and a note
+    for each student that ran its whole budget although its best checkpoint
+    came in the first third of it (a smaller budget may do as well, sooner).
+  """
+  from mixvocab_tf.jobs import report  # pylint: disable=g-import-not-at-top
+  rows, notes = [], []
+  for run, label in runs.items():
+    best, final, stopped = (
+        run_files.read_json(path) if run_files.is_file(path) else None
+        for path in (
+            os.path.join(output_dir, run, evaluation.BEST_DIR,
+                         evaluation.METRICS_JSON),
+            os.path.join(output_dir, run, evaluation.METRICS_JSON),
+            os.path.join(output_dir, run, actions.EARLY_STOPPING_JSON)))
+    if not best or not final or "step" not in best or "step" not in final:
+      continue
+    budget = stopped["train_steps"] if stopped else final["step"]
+    if not stopped:
+      why = "no"
+    elif stopped.get("ceiling") is not None and (
+        stopped.get("best_value", 0) >= stopped["ceiling"]):
+      why = "yes: a perfect validation score"
+    else:
+      why = (f"yes: no better validation score in {stopped.get('patience')} "
+             "evaluations")
+    rows.append([label, f"{best['step']:,}", f"{final['step']:,}",
+                 f"{budget:,}", why])
+    if (label.startswith("student") and not stopped and
+        3 * best["step"] <= budget):
+      notes.append(
+          f"The {label}'s best checkpoint came at step {best['step']:,} of "
+          f"{budget:,}: the steps after it did not improve validation. On "
+          "this data a smaller budget may do as well in less time: rerun "
+          "into a new `--model_dir` with smaller "
+          "`own_data_steps.student_epochs` and "
+          "`own_data_steps.min_student_steps` (the budget is the larger of "
+          "the two; on larger data the students' best came near the end "
+          "of the default one).")
+  if not rows:
+    return []
+  return ["## Training", "", report.markdown_table(
+      ["run", "best step", "last step", "budget (steps)", "stopped early"],
+      rows), ""] + [f"- {note}" for note in notes] + ([""] if notes else [])
+
+
 def report_step(step_dir, output_dir, options):
   """Writes report.md from the runs, the export and the dataset."""
   from mixvocab_tf.jobs import report  # pylint: disable=g-import-not-at-top
@@ -506,6 +562,7 @@ def report_step(step_dir, output_dir, options):
       "rows are the exported file run in the LiteRT interpreter; the floor "
       "rows answer every example with train's most frequent "
       f"{'intent' if intent_slot else 'label'}.", ""]
+  lines += training_lines(output_dir, runs)
   if len(sizes) > 1:
     # The metric each run kept its best checkpoint by, which 'auto' compares
     # (slot F1 for intents and slots).

@@ -172,6 +172,48 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertEqual([r["metrics"].get("accuracy") for r in records],
                      [None, 1.0, 0.5, 1.0])
 
+  def test_training_section_names_a_student_that_peaked_early(self):
+    # Each run's best and last step from its records; a student that ran its
+    # whole budget but peaked in its first third gets a note, one that peaked
+    # late or stopped early does not; a run without records is left out.
+    root = self.get_temp_dir()
+
+    def run(name, best, last, stopped=None):
+      os.makedirs(os.path.join(root, name, "best"))
+      for path, step in (("best/metrics.json", best), ("metrics.json", last)):
+        with open(os.path.join(root, name, path), "w") as f:
+          json.dump({"step": step}, f)
+      if stopped:
+        with open(os.path.join(root, name, "early_stopping.json"), "w") as f:
+          json.dump(dict(stopped, step=last), f)
+
+    run("teacher", 100, 300, {"train_steps": 2000, "patience": 2,
+                              "ceiling": 1.0, "best_value": 0.98})
+    run("student", 800, 6000)
+    run("student_6x192", 5200, 6000)
+    run("student_6x256", 400, 900, {"train_steps": 6000, "patience": None,
+                                    "ceiling": 1.0, "best_value": 1.0})
+    os.makedirs(os.path.join(root, "student_other"))
+    lines = own_data.training_lines(root, {
+        "teacher": "teacher", "student": "student",
+        "student_6x192": "student 6x192", "student_6x256": "student 6x256",
+        "student_other": "student other"})
+    text = "\n".join(lines)
+    self.assertEqual(lines[0], "## Training")
+    self.assertIn("| teacher | 100 | 300 | 2,000 | yes: no better validation "
+                  "score in 2 evaluations |", text)
+    self.assertIn("| student | 800 | 6,000 | 6,000 | no |", text)
+    self.assertIn("| student 6x256 | 400 | 900 | 6,000 | yes: a perfect "
+                  "validation score |", text)
+    self.assertNotIn("student other", text)
+    notes = [line for line in lines if line.startswith("- ")]
+    self.assertLen(notes, 1)
+    self.assertIn("The student's best checkpoint came at step 800 of 6,000",
+                  notes[0])
+    self.assertIn("own_data_steps.min_student_steps", notes[0])
+    self.assertEqual(own_data.training_lines(root, {"student_other": "x"}),
+                     [])
+
 
 if __name__ == "__main__":
   tf.test.main()
