@@ -474,12 +474,13 @@ def training_lines(output_dir, runs):
       notes.append(
           f"The {label}'s best checkpoint came at step {best['step']:,} of "
           f"{budget:,}: the steps after it did not improve validation. On "
-          "this data a smaller budget may do as well in less time: rerun "
-          "into a new `--model_dir` with smaller "
-          "`own_data_steps.student_epochs` and "
+          "this data a smaller budget may do as well in less time: remove "
+          f"`{os.path.join(output_dir, run)}` and rerun the job's command "
+          "with smaller `own_data_steps.student_epochs` and "
           "`own_data_steps.min_student_steps` (the budget is the larger of "
-          "the two; on larger data the students' best came near the end "
-          "of the default one).")
+          "the two; the teacher is kept, the export and this report are made "
+          "again). On larger data the students' best came near the end of "
+          "the default budget.")
   if not rows:
     return []
   return ["## Training", "", report.markdown_table(

@@ -279,9 +279,12 @@ def run(output_dir, job=None):
                      len(steps), step.name)
         continue
       logging.info("[%d/%d] %s: done before, but %s ran since; running it "
-                   "again.", index, len(steps), step.name,
-                   ", ".join(changed))
-      tf.io.gfile.remove(os.path.join(step_dir, DONE))
+                   "again, from an empty directory.", index, len(steps),
+                   step.name, ", ".join(changed))
+      # Its files came from the earlier inputs, and an in-process step
+      # resumes from the files it finds (an export keeps a SavedModel it
+      # finds): none may outlive those inputs.
+      tf.io.gfile.rmtree(step_dir)
     if step.when is not None and not step.when.test(output_dir):
       logging.info("[%d/%d] %s: skipped; it runs only when %s.", index,
                    len(steps), step.name, step.when.description)

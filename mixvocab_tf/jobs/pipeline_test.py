@@ -190,6 +190,31 @@ class PipelineTest(tf.test.TestCase):
     self.assertTrue(os.path.exists(os.path.join(self.output_dir, "report",
                                                 pipeline.DONE)))
 
+  def test_a_step_run_again_does_not_find_its_earlier_outputs(self):
+    # An export resumes from the files it finds (a SavedModel, a .tflite):
+    # run again because its student was trained again (its directory
+    # removed), it must not find the earlier student's.
+    found = []
+
+    def export(step_dir, output_dir, options):
+      del output_dir, options
+      path = os.path.join(step_dir, "model.tflite")
+      found.append(os.path.exists(path))
+      with open(path, "w", encoding="utf-8") as f:
+        f.write("x")
+
+    self._register("study_export", export)
+    self._register("study_student", lambda d, o, b: None)
+    gin.bind_parameter("pipeline.steps", [
+        steps_lib.Step("student", "study_student"),
+        steps_lib.Step("export", "study_export", reads=("student",))])
+    pipeline.run(self.output_dir)
+    pipeline.run(self.output_dir)  # Both done: nothing runs.
+    tf.io.gfile.rmtree(os.path.join(self.output_dir, "student"))
+    pipeline.run(self.output_dir)
+    self.assertEqual(found, [False, False])
+    self.assertTrue(os.path.exists(os.path.join(self.output_dir, "export",
+                                                pipeline.DONE)))
 
   def test_the_step_list_is_evaluated_once_per_run(self):
     # own_data_steps reads the user's whole dataset each time gin evaluates
