@@ -13,7 +13,9 @@ DIR, which other jobs sharing DIR may have added to) is the exception: it runs
 every time. And a finished in-process step (an export, a report: not a
 training or vocabulary step) runs again when a step it reads ran in this
 invocation, e.g. a report after a larger student that a raised time budget
-let run, so it never describes the outputs of an earlier run.
+let run, or an export after its student's directory was removed and the
+student trained again. It runs from an empty directory, so it never describes
+or keeps the outputs of an earlier run.
 
 Steps are `steps.Step` values (their config as values, what they read and
 write, an optional condition); a gin file may list them as (name, kind,
