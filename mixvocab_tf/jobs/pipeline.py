@@ -17,6 +17,13 @@ let run, or an export after its student's directory was removed and the
 student trained again. It runs from an empty directory, so it never describes
 or keeps the outputs of an earlier run.
 
+Each step records the settings it started with (`step.json`: its kind, gin
+files and bindings, `steps.Step.recipe`). The job run again in DIR with other
+settings for a step that is done or started (another budget, seed, student
+size, dataset path) is refused before anything runs, naming the steps and
+what differs: the job would skip or resume them, and its outputs would not be
+what the command asks for.
+
 Steps are `steps.Step` values (their config as values, what they read and
 write, an optional condition); a gin file may list them as (name, kind,
 gin_files, bindings) tuples, read into steps once (`steps.from_specs`). The
@@ -66,6 +73,8 @@ from mixvocab_tf.jobs import step_times
 from mixvocab_tf.jobs import steps as steps_lib
 
 DONE = "DONE"
+#: A step's settings as it started (`steps.Step.recipe`), in its directory.
+STEP_JSON = "step.json"
 #: A step's log (its child's output) is written out this often at most when
 #: DIR is not local: each flush of an object (`gs://`) uploads all of it.
 _REMOTE_LOG_FLUSH_SECONDS = 30
@@ -227,6 +236,34 @@ def _run_train(step, step_dir, output_dir):
                         f"{log_path}. Rerunning the job resumes it.")
 
 
+def _steps_with_other_settings(steps, output_dir, patterns):
+  """Lines naming each step that this run would skip as done, or resume,
+  although it started with other settings (its `STEP_JSON`) than the job now
+  gives it, and what differs. A step that will start from an empty directory
+  (a finished in-process step after a step it reads) is not one; a step
+  recorded before the pipeline kept its settings is not checked."""
+  lines = []
+  may_run = set()  # Steps this run may start, or start again.
+  for step in steps:
+    if not _selected(step.name, patterns) or step.kind in _RERUN_KINDS:
+      continue
+    step_dir = os.path.join(output_dir, step.name)
+    done = tf.io.gfile.exists(os.path.join(step_dir, DONE))
+    if not done or (step.kind not in _BUILTIN_KINDS and
+                    any(r in may_run for r in step.reads)):
+      may_run.add(step.name)
+      if done:
+        continue
+    recorded = run_files.read_json_if_any(os.path.join(step_dir, STEP_JSON))
+    if recorded is None:
+      continue
+    differences = steps_lib.recipe_differences(recorded, step.recipe())
+    if differences:
+      lines.append(f"- {step.name} ({'done' if done else 'started'}): " +
+                   "; ".join(differences))
+  return lines
+
+
 #: The exit status of a trainer step stopped by SIGTERM or Ctrl-C before its
 #: last step, after saving (`cli/train.py`).
 INTERRUPTED_EXIT_STATUS = 128 + signal.SIGTERM
@@ -266,6 +303,16 @@ def run(output_dir, job=None):
                                       for s in steps):
     raise ValueError(f"step_selection.only = {patterns} matches none of the "
                      f"{len(steps)} steps (first: {steps[0].name!r}).")
+  changed = _steps_with_other_settings(steps, output_dir, patterns)
+  if changed:
+    raise PipelineError(
+        f"{output_dir} holds steps that ran with other settings than this "
+        "command gives them (a job derives some, such as epoch budgets, "
+        "from its data); run as it is, the job would skip or resume them "
+        "and its outputs would not be what the command asks for:\n" +
+        "\n".join(changed) + "\nGive a new --model_dir, or remove those "
+        "steps' directories to run them again with these settings. Nothing "
+        "has run.")
   tf.io.gfile.makedirs(output_dir)
   started = time.time()
   ran = set()  # The steps run in this invocation.
@@ -292,6 +339,9 @@ def run(output_dir, job=None):
                    len(steps), step.name, step.when.description)
       continue
     tf.io.gfile.makedirs(step_dir)
+    if step.kind not in _RERUN_KINDS:
+      run_files.write_json(os.path.join(step_dir, STEP_JSON), step.recipe(),
+                           indent=1)
     logging.info("[%d/%d] %s (%s) - %.0f s into the job", index, len(steps),
                  step.name, step.kind, time.time() - started)
     clock = step_times.StepClock().start()

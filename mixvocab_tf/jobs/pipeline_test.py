@@ -216,6 +216,80 @@ class PipelineTest(tf.test.TestCase):
     self.assertTrue(os.path.exists(os.path.join(self.output_dir, "export",
                                                 pipeline.DONE)))
 
+  def test_a_rerun_with_other_settings_is_refused_before_anything_runs(self):
+    # Rerun in the same directory with another budget (or student size), a
+    # finished step would be skipped and its outputs reported as the new
+    # command's; a started one would resume with the new settings.
+    seen = []
+
+    def student(step_dir, output_dir, options):
+      del output_dir
+      seen.append((os.path.basename(step_dir), options["steps"]))
+      if options["steps"] == 3:
+        raise RuntimeError("stopped")
+
+    self._register("study_student", student)
+    self._register("study_export", lambda d, o, b: seen.append("export"))
+    def job(steps):
+      gin.bind_parameter("pipeline.steps", [
+          steps_lib.Step("student", "study_student",
+                         config={"steps": steps,
+                                 "teacher": steps_lib.JobPath("teacher")}),
+          steps_lib.Step("export", "study_export", reads=("student",))])
+    job(1)
+    pipeline.run(self.output_dir)
+    job(2)
+    with self.assertRaisesRegex(
+        pipeline.PipelineError,
+        r"other settings.*\n- student \(done\): steps: 1 -> 2\n"
+        r"Give a new --model_dir.*Nothing has run"):
+      pipeline.run(self.output_dir)
+    self.assertEqual(seen, [("student", 1), "export"])
+    # The same command skips the finished steps; the student's directory
+    # removed, the new settings run, and so does the export that reads it.
+    job(1)
+    pipeline.run(self.output_dir)
+    tf.io.gfile.rmtree(os.path.join(self.output_dir, "student"))
+    job(2)
+    pipeline.run(self.output_dir)
+    self.assertEqual(seen, [("student", 1), "export", ("student", 2),
+                            "export"])
+    # A step that started (and stopped) with one setting does not resume
+    # with another.
+    tf.io.gfile.rmtree(os.path.join(self.output_dir, "student"))
+    job(3)
+    with self.assertRaises(RuntimeError):
+      pipeline.run(self.output_dir)
+    job(4)
+    with self.assertRaisesRegex(pipeline.PipelineError,
+                                r"- student \(started\): steps: 3 -> 4"):
+      pipeline.run(self.output_dir)
+
+  def test_recorded_settings_hold_when_the_job_or_package_moves(self):
+    package = os.path.dirname(os.path.dirname(os.path.abspath(
+        steps_lib.__file__)))
+    step = steps_lib.Step(
+        "student", "train", ("distill.gin",),
+        {"TEACHER_RUN": steps_lib.JobPath("teacher"),
+         "INIT_CHECKPOINT": os.path.join(package, "assets", "student"),
+         "EPOCHS": 40.0, "BINDINGS": ["a = 1"]})
+    self.assertEqual(step.recipe(), {
+        "kind": "train", "gin_files": ["'distill.gin'"],
+        "config": {"TEACHER_RUN": "'{output_dir}/teacher'",
+                   "INIT_CHECKPOINT": "'{mixvocab_tf}/assets/student'",
+                   "EPOCHS": "40.0", "BINDINGS": "['a = 1']"}})
+    # A finished job copied elsewhere is still done there.
+    seen = []
+    self._register("study_note", lambda d, o, b: seen.append(b))
+    gin.bind_parameter("pipeline.steps", [steps_lib.Step(
+        "a", "study_note", config={"run": steps_lib.JobPath("b")})])
+    first = os.path.join(self.output_dir, "first")
+    pipeline.run(first)
+    moved = os.path.join(self.output_dir, "moved")
+    os.rename(first, moved)
+    pipeline.run(moved)
+    self.assertLen(seen, 1)
+
   def test_the_step_list_is_evaluated_once_per_run(self):
     # own_data_steps reads the user's whole dataset each time gin evaluates
     # it: a run evaluates the job's step list once.

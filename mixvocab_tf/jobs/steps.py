@@ -25,12 +25,17 @@ the job's directory, and a step reads each earlier step whose directory
 
 import ast
 import dataclasses
+import os
 import re
 from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
 
 from mixvocab_tf.core import run_files
 
 OUTPUT_DIR = "{output_dir}"
+#: Where a recipe (`Step.recipe`) writes the package's own directory, so that
+#: a job's recorded settings hold when the package is installed elsewhere.
+PACKAGE_DIR = "{mixvocab_tf}"
+_PACKAGE_PATH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,6 +110,20 @@ class Step:
     return [f"{key} = {gin_literal(resolve(value, output_dir))}"
             for key, value in self.config.items()]
 
+  def recipe(self) -> dict:
+    """What the step runs, as JSON: its kind, gin files and config (each
+    value as its gin literal), with paths in the job's directory written
+    `{output_dir}/...` and the package's own files `{mixvocab_tf}/...`, so it
+    holds when the job's directory moves or the package is reinstalled. The
+    pipeline records it in the step's directory and compares it on a rerun.
+    """
+    def text(value):
+      literal = gin_literal(_with_placeholders(value))
+      return literal.replace(_PACKAGE_PATH, PACKAGE_DIR)
+    return {"kind": self.kind,
+            "gin_files": [text(f) for f in self.gin_files],
+            "config": {key: text(value) for key, value in self.config.items()}}
+
   def job_paths(self):
     """Every `JobPath` (or `{output_dir}/...` string) in the config."""
     found = []
@@ -153,6 +172,40 @@ def resolve(value, output_dir: str):
   if isinstance(value, dict):
     return {k: resolve(v, output_dir) for k, v in value.items()}
   return value
+
+
+def _with_placeholders(value):
+  """`value` with each `JobPath` written as `{output_dir}/...`, recursively."""
+  if isinstance(value, JobPath):
+    return f"{OUTPUT_DIR}/{value.relative}" if value.relative else OUTPUT_DIR
+  if isinstance(value, list):
+    return [_with_placeholders(v) for v in value]
+  if isinstance(value, tuple):
+    return tuple(_with_placeholders(v) for v in value)
+  if isinstance(value, dict):
+    return {k: _with_placeholders(v) for k, v in value.items()}
+  return value
+
+
+def recipe_differences(recorded: Mapping[str, Any],
+                       current: Mapping[str, Any]) -> list:
+  """Lines naming what differs between two `Step.recipe`s: the kind, the gin
+  files, each binding or option set in one only or to another value."""
+  lines = []
+  for key in ("kind", "gin_files"):
+    if recorded.get(key) != current.get(key):
+      lines.append(f"{key}: {recorded.get(key)} -> {current.get(key)}")
+  before = recorded.get("config", {})
+  now = current.get("config", {})
+  for key in sorted(set(before) | set(now)):
+    if before.get(key) != now.get(key):
+      lines.append(f"{key}: {_short(before.get(key, '(not set)'))} -> "
+                   f"{_short(now.get(key, '(not set)'))}")
+  return lines
+
+
+def _short(text: str, limit: int = 120) -> str:
+  return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def gin_literal(value) -> str:
