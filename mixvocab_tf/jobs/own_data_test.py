@@ -214,6 +214,31 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertEqual(own_data.training_lines(root, {"student_other": "x"}),
                      [])
 
+  def test_a_student_far_below_its_teacher_gets_a_note_on_a_larger_one(self):
+    root = self.get_temp_dir()
+
+    def best(name, accuracy):
+      os.makedirs(os.path.join(root, name, "best"), exist_ok=True)
+      with open(os.path.join(root, name, "best", "metrics.json"), "w") as f:
+        json.dump({"step": 100, "best_metric": "accuracy",
+                   "metrics": {"accuracy": accuracy}}, f)
+
+    labels = {"accuracy": "accuracy"}
+    best("teacher", 0.760)
+    best("student", 0.670)
+    lines = own_data.larger_student_lines(root, "6x192", 1.5, labels)
+    self.assertLen(lines, 2)
+    self.assertIn("The student is 9.0 points below its teacher (validation "
+                  "accuracy)", lines[0])
+    self.assertIn("STUDENT_SIZE = 'auto'", lines[0])
+    self.assertIn("the 6x192 gained 0.4-2.6 points", lines[0])
+    # Within the gap, or without both records: no note.
+    best("student", 0.750)
+    self.assertEqual(own_data.larger_student_lines(root, "6x192", 1.5,
+                                                   labels), [])
+    self.assertEqual(own_data.larger_student_lines(
+        os.path.join(root, "none"), "6x192", 1.5, labels), [])
+
 
 if __name__ == "__main__":
   tf.test.main()
