@@ -44,7 +44,10 @@ class JobPath:
   relative: str = ""
 
   def resolve(self, output_dir: str) -> str:
-    base = run_files.absolute(output_dir)
+    return self.under(run_files.absolute(output_dir))
+
+  def under(self, base: str) -> str:
+    """The path with `base` for the job's directory."""
     return f"{base}/{self.relative}" if self.relative else base
 
   @property
@@ -159,31 +162,29 @@ _OUTPUT_DIR_PATH = re.compile(re.escape(OUTPUT_DIR) + r"/([^'\"\s,\]]+)")
 
 def resolve(value, output_dir: str):
   """`value` with `JobPath`s and `{output_dir}` made absolute, recursively."""
-  if isinstance(value, JobPath):
-    return value.resolve(output_dir)
-  if isinstance(value, str):
-    # Absolute, so that the paths a run records in its operative_config.gin
-    # (vocabularies, init checkpoints) hold from any working directory.
-    return value.replace(OUTPUT_DIR, run_files.absolute(output_dir))
-  if isinstance(value, list):
-    return [resolve(v, output_dir) for v in value]
-  if isinstance(value, tuple):
-    return tuple(resolve(v, output_dir) for v in value)
-  if isinstance(value, dict):
-    return {k: resolve(v, output_dir) for k, v in value.items()}
-  return value
+  # Absolute, so that the paths a run records in its operative_config.gin
+  # (vocabularies, init checkpoints) hold from any working directory.
+  return _under(value, run_files.absolute(output_dir))
 
 
 def _with_placeholders(value):
   """`value` with each `JobPath` written as `{output_dir}/...`, recursively."""
+  return _under(value, OUTPUT_DIR)
+
+
+def _under(value, base: str):
+  """`value` with `base` for the job's directory in its `JobPath`s and
+  `{output_dir}` strings, recursively."""
   if isinstance(value, JobPath):
-    return f"{OUTPUT_DIR}/{value.relative}" if value.relative else OUTPUT_DIR
+    return value.under(base)
+  if isinstance(value, str):
+    return value.replace(OUTPUT_DIR, base)
   if isinstance(value, list):
-    return [_with_placeholders(v) for v in value]
+    return [_under(v, base) for v in value]
   if isinstance(value, tuple):
-    return tuple(_with_placeholders(v) for v in value)
+    return tuple(_under(v, base) for v in value)
   if isinstance(value, dict):
-    return {k: _with_placeholders(v) for k, v in value.items()}
+    return {k: _under(v, base) for k, v in value.items()}
   return value
 
 
