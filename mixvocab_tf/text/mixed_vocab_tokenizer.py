@@ -19,6 +19,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 import tf_keras
 
+from mixvocab_tf.text import packing
 from mixvocab_tf.text import vocab as vocab_lib
 from mixvocab_tf.text import wordpiece
 
@@ -37,8 +38,9 @@ _CJK = "|".join([
 # Spacing out the kept delimiters, then a whitespace split, is 6x faster than
 # tensorflow_text's regex_split with the same patterns.
 _KEPT_DELIMITER = f"({_PUNCTUATION}|{_CJK})"
-# The same for ASCII-only strings: every ASCII \\p{P} is in these ranges.
-_ASCII_KEPT_DELIMITER = r"([!-/:-@\[-`{-~])"
+# The same for strings of the short path (below): every ASCII \\p{P} is in
+# the first ranges, and U+2010-U+2027 are all \\p{P}.
+_SHORT_KEPT_DELIMITER = r"([!-/:-@\[-`{-~\x{2010}-\x{2027}])"
 # Whitespace to BERT that a plain ASCII split would miss: the Unicode space
 # separators (Zs: U+0020 aside, U+00A0, U+1680, U+2000-U+200A, U+202F, U+205F,
 # U+3000) and, as in Hugging Face's BERT pre-tokenizer (Rust's
@@ -55,7 +57,12 @@ _SPACE_SEPARATOR = (r"[\x{00A0}\x{1680}\x{2000}-\x{200A}\x{202F}\x{205F}"
 _DELETED_CHARACTERS = (r"[\x{FFFD}\p{Cf}\p{Co}\p{Cs}]|"
                        r"[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F]")
 _ASCII_DELETED_CHARACTERS = r"[\x00-\x08\x0B\x0C\x0E-\x1F\x7F]"
-_ASCII_ONLY = r"[\x00-\x7F]*"
+# Strings of the short path: ASCII and General Punctuation's dashes, quotes,
+# bullets and ellipsis (U+2010-U+2027), which English text is full of and
+# which the full path leaves as they are (no case, no decomposition, not
+# deleted, not spaces) and spaces out as punctuation. Invalid UTF-8 never
+# matches.
+_SHORT_PATH = r"[\x00-\x7F\x{2010}-\x{2027}]*"
 
 #: Default cap on the characters of one input string. Bounds the work on
 #: pathological inputs (a 1 MB string) before any tokenization; far above what a
@@ -91,11 +98,12 @@ def split_words(strings, max_input_chars=DEFAULT_MAX_INPUT_CHARS):
   that TFLite lacks; serving, which must convert, tokenizes with
   `wordpiece.fast_bert_tokenizer` instead (`export.ServingTokenizer`).
 
-  ASCII-only strings (most of English text) take a short path: for them
-  transcoding, NFD, accent stripping and the Unicode classes are no-ops, so
-  only control characters are deleted, letters lower-cased and ASCII
-  punctuation spaced out. The other strings take the full path. Both give
-  the same words as the full path alone (`mixed_vocab_tokenizer_test`).
+  Strings of ASCII and the dashes, quotes and ellipsis of U+2010-U+2027
+  (most of English text) take a short path: for them transcoding, NFD,
+  accent stripping and the Unicode classes are no-ops, so only control
+  characters are deleted, letters lower-cased and punctuation spaced out.
+  The other strings take the full path. Both give the same words as the
+  full path alone (`mixed_vocab_tokenizer_test`).
 
   Args:
     strings: [batch] string tensor.
@@ -103,19 +111,20 @@ def split_words(strings, max_input_chars=DEFAULT_MAX_INPUT_CHARS):
   """
   strings = tf.convert_to_tensor(strings, tf.string)
   is_other = tf.cast(
-      tf.logical_not(tf.strings.regex_full_match(strings, _ASCII_ONLY)),
+      tf.logical_not(tf.strings.regex_full_match(strings, _SHORT_PATH)),
       tf.int32)
   positions = tf.dynamic_partition(tf.range(tf.size(strings)), is_other, 2)
-  ascii_strings, other_strings = tf.dynamic_partition(strings, is_other, 2)
-  ascii_strings = tf.strings.substr(ascii_strings, 0, max_input_chars,
-                                    unit="BYTE")
-  ascii_strings = tf.strings.regex_replace(ascii_strings,
+  short_strings, other_strings = tf.dynamic_partition(strings, is_other, 2)
+  short_strings = tf.strings.substr(short_strings, 0, max_input_chars,
+                                    unit="UTF8_CHAR")
+  short_strings = tf.strings.regex_replace(short_strings,
                                            _ASCII_DELETED_CHARACTERS, "")
-  ascii_strings = tf.strings.lower(ascii_strings)
-  ascii_strings = tf.strings.regex_replace(ascii_strings,
-                                           _ASCII_KEPT_DELIMITER, r" \1 ")
+  # ASCII letters only: the other bytes here are those of U+2010-U+2027.
+  short_strings = tf.strings.lower(short_strings)
+  short_strings = tf.strings.regex_replace(short_strings,
+                                           _SHORT_KEPT_DELIMITER, r" \1 ")
   strings = tf.dynamic_stitch(
-      positions, [ascii_strings, _spaced_unicode(other_strings,
+      positions, [short_strings, _spaced_unicode(other_strings,
                                                  max_input_chars)])
   # After the rewrites above the only whitespace left is ASCII.
   return tf.strings.split(strings)
@@ -252,20 +261,21 @@ class MixedVocabTokenizer(tf_keras.layers.Layer):
     else:
       # Each word is cut only with its own vocabulary; the two ragged results
       # are then interleaved back into word order with one gather.
-      is_student = tf.cast(choice, tf.bool)
-      teacher = self._wordpieces[TEACHER_VOCAB_ID].tokenize(
-          tf.boolean_mask(flat_words, tf.logical_not(is_student)))
-      student = self._wordpieces[STUDENT_VOCAB_ID].tokenize(
-          tf.boolean_mask(flat_words, is_student))
+      teacher_words, student_words = tf.dynamic_partition(flat_words, choice,
+                                                          2)
+      teacher = self._wordpieces[TEACHER_VOCAB_ID].tokenize(teacher_words)
+      student = self._wordpieces[STUDENT_VOCAB_ID].tokenize(student_words)
       num_teacher_words = tf.cast(teacher.nrows(), tf.int32)
-      rank_in_vocab = tf.where(is_student, tf.cumsum(choice, exclusive=True),
+      rank_in_vocab = tf.where(tf.cast(choice, tf.bool),
+                               tf.cumsum(choice, exclusive=True),
                                tf.cumsum(1 - choice, exclusive=True))
       pieces = tf.gather(
           tf.concat([teacher, student], axis=0),
           rank_in_vocab + choice * num_teacher_words)
     pieces = tf.cast(pieces, tf.int32)
+    splits = tf.cast(pieces.row_splits, tf.int32)
     vocab_ids = pieces.with_flat_values(
-        tf.repeat(choice, pieces.row_lengths(), axis=0))
+        tf.gather(choice, packing.row_ids(splits, splits[-1])))
     nest = lambda t: tf.RaggedTensor.from_row_splits(
         t, words.row_splits, validate=False)
     return nest(pieces), nest(vocab_ids)

@@ -65,7 +65,8 @@ _ODD_TEXT = st.text(
         st.characters(min_codepoint=0, max_codepoint=0x24F),
         st.sampled_from("\u00a0\u3000\u200b\u0301\u0308\u4e2d\u6587"
                         "\U0001F600\u05d0\u0410\u03a3\ufeff\ufffd\t\n\r"
-                        "\u2028\u2029\u0085\u1680\u202f"),
+                        "\u2028\u2029\u0085\u1680\u202f\u2010\u2014\u2019"
+                        "\u201c\u201d\u2026\u2027\u200f"),
     ),
     max_size=60)
 
@@ -91,14 +92,34 @@ def test_space_separators_are_zs_but_the_ascii_space():
   assert spaces == (zs - {0x20}) | {0x2028, 0x2029}
 
 
-def test_ascii_path_equals_the_unicode_path():
-  # Every ASCII character alone, between letters and between words, plus the
-  # corpus's ASCII lines: the short path for ASCII strings must give the words
-  # of the full path.
-  lines = [f"A{chr(c)}b x{chr(c)} {chr(c)}Y {chr(c)}" for c in range(128)]
+def test_short_path_takes_ascii_and_general_punctuation_only():
+  code_points = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+  chars = tf.constant([chr(c).encode() for c in code_points])
+  short = tf.strings.regex_full_match(
+      chars, mixed_vocab_tokenizer._SHORT_PATH).numpy()  # pylint: disable=protected-access
+  assert {c for c, s in zip(code_points, short) if s} == (
+      set(range(0x80)) | set(range(0x2010, 0x2028)))
+  # Invalid UTF-8, also the bytes of those characters cut short, does not.
+  bad = tf.constant([b"\xe2\x80", b"a\xe2\x80\x9c\xe2", b"\xff", b"\x80 b"])
+  assert not tf.strings.regex_full_match(
+      bad, mixed_vocab_tokenizer._SHORT_PATH).numpy().any()  # pylint: disable=protected-access
+
+
+def test_short_path_equals_the_unicode_path():
+  # Every character of the short path alone, between letters and between
+  # words, its neighbours U+200F (deleted) and U+2028 (a space), invalid
+  # bytes, plus the corpus's lines: the short path must give the words of
+  # the full path.
+  chars = [chr(c) for c in list(range(128)) + list(range(0x200F, 0x2029))]
+  lines = [f"A{c}b x{c} {c}Y {c}" for c in chars]
+  lines += ["\u201cQuoted,\u201d she said \u2014 it\u2019s 5\u2026",
+            "\u201cNa\u00efve\u201d \u2013 \u00c9cole"]
   with open(assets.builtin_corpus_files()[0], encoding="utf-8") as f:
-    lines += [line.rstrip("\n") for line in f if line.isascii()][:2000]
-  strings = tf.constant(lines)
+    corpus = [line.rstrip("\n") for line in f]
+  lines += [line for line in corpus if line.isascii()][:1000]
+  lines += [line for line in corpus if not line.isascii()][:1000]
+  strings = tf.constant([line.encode() for line in lines] +
+                        [b"a\xe2\x80 b", b"\xe2\x80\x9cx\xff"])
   full = tf.strings.split(mixed_vocab_tokenizer._spaced_unicode(  # pylint: disable=protected-access
       strings, mixed_vocab_tokenizer.DEFAULT_MAX_INPUT_CHARS))
   assert mixed_vocab_tokenizer.split_words(strings).to_list() == full.to_list()
