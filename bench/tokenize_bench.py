@@ -25,7 +25,9 @@ and the top-k masking). On an idle AMD EPYC core (131 GFLOP/s machine kind),
 0.234 / 0.243 s against the peer's 0.49-0.50 s, 2.07 / 2.14 / 2.23x (1.26 /
 1.31 / 1.36x with a new iterator in every pass, starting it 0.14-0.15 s);
 after, 0.192 / 0.197 / 0.199 s, **2.50 / 2.55 / 2.58x** (1.52 / 1.57 / 1.59x
-with a new iterator, starting it 0.12-0.13 s). The changes, each giving the
+with a new iterator, starting it 0.12-0.13 s); an hour later, the same
+machine running our pass 15-20% slower and the peer's 5% slower, 2.22 /
+2.31x over 6 processes (1.39-1.46x with a new iterator). The changes, each giving the
 same batches bit for bit: the short path of `split_words` also takes U+2010-
 U+2027 (curly quotes, dashes, ellipsis: 30% of the corpus's characters are in
 lines that have them); one `dynamic_partition` instead of two boolean masks
