@@ -56,9 +56,10 @@ from mixvocab_tf.core import dropout as dropout_lib
 from mixvocab_tf.core import evaluation
 from mixvocab_tf.core import lazy_adam
 from mixvocab_tf.core import optimization as optimization_lib
+from mixvocab_tf.core import precision as precision_lib
 from mixvocab_tf.core import task_trainer as task_trainer_lib
 
-PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
+PRECISIONS = precision_lib.PRECISIONS
 OPERATIVE_CONFIG = "operative_config.gin"
 # Where the trainer's callers have always found these names.
 DIVERGED_DIR = actions.DIVERGED_DIR
@@ -189,8 +190,10 @@ class Trainer:
       configs, which save once an epoch, set it to 10.
     keep_checkpoints: checkpoints kept.
     log_every: steps between console lines and TensorBoard scalars.
-    precision: "float32", "mixed_bfloat16", "mixed_float16" or "auto"
-      (bfloat16 on TPU, else float32).
+    precision: "float32", "mixed_bfloat16", "mixed_float16", "auto"
+      (bfloat16 on TPU, else float32) or "mixed_bfloat16_if_native"
+      (bfloat16 on TPU and on CPUs with bfloat16 instructions and oneDNN on,
+      else float32: `core/precision.py`).
     seed: seed of weight initialisation and dropout.
     deterministic: make TF ops deterministic (exact resume tests; slower).
     evaluate_every: steps between evaluations on the task's validation data
@@ -297,10 +300,11 @@ class Trainer:
     self.log_every = log_every
     self.seed = seed
     self.deterministic = deterministic
-    if precision == "auto":
-      precision = ("mixed_bfloat16" if distribute.is_tpu(self.strategy)
-                   else "float32")
+    precision, why = precision_lib.resolve(
+        precision, is_tpu=distribute.is_tpu(self.strategy))
+    precision_lib.log_choice(precision, why)
     self.precision = precision
+    self._precision_why = why
     self.task = self._make_task(task)
     if optimization is None:
       optimization = optimization_lib.optimization_config(
@@ -458,6 +462,8 @@ class Trainer:
     tf.io.gfile.makedirs(self.model_dir)
     path = os.path.join(self.model_dir, OPERATIVE_CONFIG)
     with tf.io.gfile.GFile(path + ".tmp", "w") as f:
+      f.write(precision_lib.config_comment(self.precision,
+                                           self._precision_why))
       f.write(gin.operative_config_str())
     tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
 
@@ -643,6 +649,8 @@ class Trainer:
     schedule = optimization_lib.build_optimizer(self.optimization)[1]
     marks = sorted({0, self.train_steps // 10, self.train_steps // 2,
                     self.train_steps - 1})
+    lines.append(f"Precision: {self.precision}" + (
+        f" ({self._precision_why})" if self._precision_why else ""))
     lines.append(
         f"Optimizer: {self.optimization.optimizer.type}"
         f"{' (lazy sparse updates)' if self.lazy_sparse_updates else ''}, "

@@ -14,6 +14,7 @@ import tf_keras
 from mixvocab_tf.core import base_task
 from mixvocab_tf.core import checkpointing
 from mixvocab_tf.core import optimization
+from mixvocab_tf.core import precision as precision_lib
 from mixvocab_tf.core import trainer as trainer_lib
 
 _FINGERPRINT = "a" * 64
@@ -262,6 +263,23 @@ class TrainerTest(tf.test.TestCase):
       self.assertEqual(trainer.model.layers[1].compute_dtype,
                        precision.split("_")[1])
       self.assertEqual(trainer.model.layers[1].kernel.dtype, tf.float32)
+
+  def test_bfloat16_if_native_resolves_trains_and_is_recorded(self):
+    self.addCleanup(tf_keras.mixed_precision.set_global_policy, "float32")
+    expected, _ = precision_lib.resolve(precision_lib.IF_NATIVE, is_tpu=False)
+    model_dir = self.get_temp_dir()
+    trainer = _trainer(model_dir, train_steps=4,
+                       precision=precision_lib.IF_NATIVE)
+    self.assertEqual(trainer.precision, expected)
+    records = trainer.train()
+    self.assertTrue(np.isfinite(records[-1].scalars["loss"]))
+    self.assertEqual(trainer.model.layers[1].compute_dtype,
+                     expected.replace("mixed_", ""))
+    with open(os.path.join(model_dir, trainer_lib.OPERATIVE_CONFIG)) as f:
+      self.assertEqual(precision_lib.precision_of_run(f.read()), expected)
+    self.assertIn(f"Precision: {expected} (", trainer.dry_run())
+    with self.assertRaisesRegex(ValueError, "precision must be one of"):
+      _trainer(model_dir, precision="bfloat16")
 
   def test_stop_request_saves_at_the_next_step_boundary(self):
     model_dir = self.get_temp_dir()

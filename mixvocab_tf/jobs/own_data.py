@@ -55,6 +55,7 @@ from mixvocab_tf import assets
 from mixvocab_tf.core import actions
 from mixvocab_tf.core import evaluation
 from mixvocab_tf.core import gin_utils
+from mixvocab_tf.core import precision as precision_lib
 from mixvocab_tf.core import run_files
 from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.datasets import user_dataset
@@ -93,6 +94,7 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
                    transfer_examples: int = 40000,
                    teacher_bindings=(),
                    student_bindings=(),
+                   teacher_precision: str = precision_lib.IF_NATIVE,
                    student_size: str = student_size_lib.DEFAULT_SIZE,
                    size_gap: float = student_size_lib.DEFAULT_GAP,
                    size_budget_minutes: Optional[float] = 90.0):
@@ -134,6 +136,13 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       transfer set (`distill_intent_slot`).
     transfer_examples: see augment_copies.
     teacher_bindings, student_bindings: extra gin bindings of those steps.
+    teacher_precision: the teacher's `Trainer.precision`. The default trains
+      it in mixed bfloat16 where the CPU computes bfloat16 natively (AVX512
+      BF16 or AMX with TensorFlow's oneDNN kernels: 1.5x the examples a
+      second on SNIPS, docs/PERFORMANCE.md), else in float32
+      (`core/precision.py`); 'float32' everywhere for the arithmetic of
+      earlier versions. The student trains in float32 (bfloat16 did not
+      speed up its small matmuls).
     student_size: '6x96', '6x192', '6x256' (a size the package ships a
       pretrained student of), or 'auto': distil the smallest shipped size,
       then the next one while the last is more than `size_gap` points below
@@ -148,6 +157,10 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   Raises:
     DataError: a file breaks the data contract; nothing has run.
   """
+  if teacher_precision not in precision_lib.PRECISIONS:
+    raise ValueError(
+        f"own_data_steps.teacher_precision must be one of "
+        f"{precision_lib.PRECISIONS}; received {teacher_precision!r}.")
   dataset = user_dataset.load_dataset(data_dir, text_column, text_b_column,
                                       label_column)
   for warning in (dataset.warning(), dataset.iob_warning()):
@@ -260,6 +273,7 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   # Adam updates only the rows of the teacher's 30,522 x 384 word table that
   # a batch used, not the whole table at every step (`lazy_adam.py`).
   teacher["Trainer.lazy_sparse_updates"] = True
+  teacher["Trainer.precision"] = teacher_precision
   # Both runs stop once validation is perfect (their metrics' bound, 1.0):
   # no later checkpoint could replace that best one, so what the job
   # exports is the same, sooner (on easy data, e.g. templated queries).
@@ -476,8 +490,11 @@ def training_lines(output_dir, runs):
     else:
       why = (f"yes: no better validation score in {stopped.get('patience')} "
              "evaluations")
+    config = os.path.join(output_dir, run, "operative_config.gin")
+    precision = (precision_lib.precision_of_run(run_files.read_text(config))
+                 if run_files.is_file(config) else None)
     rows.append([label, f"{best['step']:,}", f"{final['step']:,}",
-                 f"{budget:,}", why])
+                 f"{budget:,}", why, precision or "not recorded"])
     if (label.startswith("student") and not stopped and
         3 * best["step"] <= budget):
       notes.append(
@@ -494,8 +511,8 @@ def training_lines(output_dir, runs):
   if not rows:
     return []
   return ["## Training", "", report.markdown_table(
-      ["run", "best step", "last step", "budget (steps)", "stopped early"],
-      rows), ""] + [f"- {note}" for note in notes] + ([""] if notes else [])
+      ["run", "best step", "last step", "budget (steps)", "stopped early",
+       "precision"], rows), ""] + [f"- {note}" for note in notes] + ([""] if notes else [])
 
 
 def larger_student_lines(output_dir, larger, gap, metric_labels):

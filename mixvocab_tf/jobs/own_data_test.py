@@ -9,6 +9,16 @@ import tensorflow as tf
 from mixvocab_tf.jobs import own_data
 
 
+def _write_text_classification(data_dir):
+  """A 20-query, 2-label CSV dataset (train and dev) in data_dir."""
+  os.makedirs(data_dir, exist_ok=True)
+  for split in ("train", "dev"):
+    with open(os.path.join(data_dir, f"{split}.csv"), "w") as f:
+      f.write("text,label\n" + "".join(
+          f"query number {i},{'ab'[i % 2]}\n" for i in range(20)))
+  return data_dir
+
+
 class OwnDataStepsTest(tf.test.TestCase):
 
   def test_column_names_reach_every_step_that_reads_the_files(self):
@@ -64,15 +74,26 @@ class OwnDataStepsTest(tf.test.TestCase):
     # Both stop at a perfect validation score, which nothing can replace.
     for name in ("teacher", "student"):
       self.assertIn("Trainer.best_metric_ceiling = 1.0", steps[name])
-    text_dir = os.path.join(data_dir, "text")
-    os.makedirs(text_dir)
-    for split in ("train", "dev"):
-      with open(os.path.join(text_dir, f"{split}.csv"), "w") as f:
-        f.write("text,label\n" + "".join(
-            f"query number {i},{'ab'[i % 2]}\n" for i in range(20)))
+    text_dir = _write_text_classification(os.path.join(data_dir, "text"))
     steps = {step.name: step.bindings("/job") for step in
              own_data.own_data_steps(text_dir, student=data_dir)}
     self.assertIn("Trainer.early_stopping_patience = None", steps["student"])
+
+  def test_teacher_trains_in_bfloat16_where_native_and_the_student_not(self):
+    data_dir = _write_text_classification(self.get_temp_dir())
+    steps = {step.name: step.bindings("/job") for step in
+             own_data.own_data_steps(data_dir, student=data_dir)}
+    self.assertIn("Trainer.precision = 'mixed_bfloat16_if_native'",
+                  steps["teacher"])
+    self.assertFalse([b for b in steps["student"] if "precision" in b])
+    steps = {step.name: step.bindings("/job") for step in
+             own_data.own_data_steps(data_dir, student=data_dir,
+                                     teacher_precision="float32")}
+    self.assertIn("Trainer.precision = 'float32'", steps["teacher"])
+    # A wrong value stops the job before the data is read.
+    with self.assertRaisesRegex(ValueError, "teacher_precision must be one"):
+      own_data.own_data_steps(os.path.join(data_dir, "missing"),
+                              teacher_precision="bf16")
 
   def test_check_warns_once_of_words_the_student_cannot_read(self):
     # Half the queries are Chinese: the check logs one warning, before
@@ -189,6 +210,10 @@ class OwnDataStepsTest(tf.test.TestCase):
 
     run("teacher", 100, 300, {"train_steps": 2000, "patience": 2,
                               "ceiling": 1.0, "best_value": 0.98})
+    # Each run's precision from its operative config's first line.
+    with open(os.path.join(root, "teacher", "operative_config.gin"), "w") as f:
+      f.write("# Precision: mixed_bfloat16 (the CPU has avx512_bf16 and "
+              "TensorFlow's oneDNN kernels are on).\nTrainer.seed = 0\n")
     run("student", 800, 6000)
     run("student_6x192", 5200, 6000)
     run("student_6x256", 400, 900, {"train_steps": 6000, "patience": None,
@@ -201,8 +226,9 @@ class OwnDataStepsTest(tf.test.TestCase):
     text = "\n".join(lines)
     self.assertEqual(lines[0], "## Training")
     self.assertIn("| teacher | 100 | 300 | 2,000 | yes: no better validation "
-                  "score in 2 evaluations |", text)
-    self.assertIn("| student | 800 | 6,000 | 6,000 | no |", text)
+                  "score in 2 evaluations | mixed_bfloat16 |", text)
+    self.assertIn("| student | 800 | 6,000 | 6,000 | no | not recorded |",
+                  text)
     self.assertIn("| student 6x256 | 400 | 900 | 6,000 | yes: a perfect "
                   "validation score |", text)
     self.assertNotIn("student other", text)
