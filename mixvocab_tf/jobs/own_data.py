@@ -138,8 +138,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     teacher_bindings, student_bindings: extra gin bindings of those steps.
     teacher_precision: the teacher's `Trainer.precision`. The default trains
       it in mixed bfloat16 where the CPU computes bfloat16 natively (AVX512
-      BF16 or AMX with TensorFlow's oneDNN kernels: 1.5x the examples a
-      second on SNIPS, docs/PERFORMANCE.md), else in float32
+      BF16 or AMX with TensorFlow's oneDNN kernels: on SNIPS 0.71x the
+      teacher's time, the same scores, docs/PERFORMANCE.md), else in float32
       (`core/precision.py`); 'float32' everywhere for the arithmetic of
       earlier versions. The student trains in float32 (bfloat16 did not
       speed up its small matmuls).
