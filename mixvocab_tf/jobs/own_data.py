@@ -57,6 +57,7 @@ from mixvocab_tf.core import evaluation
 from mixvocab_tf.core import gin_utils
 from mixvocab_tf.core import precision as precision_lib
 from mixvocab_tf.core import run_files
+from mixvocab_tf.core import trainer as trainer_lib
 from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.datasets import user_dataset
 from mixvocab_tf.jobs import export_steps
@@ -490,7 +491,7 @@ def training_lines(output_dir, runs):
     else:
       why = (f"yes: no better validation score in {stopped.get('patience')} "
              "evaluations")
-    config = os.path.join(output_dir, run, "operative_config.gin")
+    config = os.path.join(output_dir, run, trainer_lib.OPERATIVE_CONFIG)
     precision = (precision_lib.precision_of_run(run_files.read_text(config))
                  if run_files.is_file(config) else None)
     rows.append([label, f"{best['step']:,}", f"{final['step']:,}",
