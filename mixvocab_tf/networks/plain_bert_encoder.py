@@ -17,6 +17,8 @@ import tf_keras
 
 from official.nlp.modeling import networks as nlp_networks
 
+from mixvocab_tf.networks import batched_attention
+
 
 def build_with_dummy_inputs(layer, feature_names):
   """Runs `layer` once on a [1, 1] batch, outside any graph, to create weights.
@@ -66,6 +68,9 @@ class PlainBertEncoder(nlp_networks.BertEncoderV2):
     super().__init__(**kwargs)
     build_with_dummy_inputs(
         self, ("input_word_ids", "input_mask", "input_type_ids"))
+    # The attention products as batched matmuls (`batched_attention`): the
+    # same forward outputs, faster training steps.
+    batched_attention.use_batched_matmuls(self)
 
   @classmethod
   def from_config(cls, config, custom_objects=None):

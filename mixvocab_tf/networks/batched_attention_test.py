@@ -1,0 +1,93 @@
+"""Tests for the encoders' attention products as batched matmuls."""
+
+import numpy as np
+import tensorflow as tf
+import tf_keras
+
+from official.nlp.modeling import networks as nlp_networks
+
+from mixvocab_tf.networks import batched_attention
+from mixvocab_tf.networks import dual_vocab_bert_encoder
+from mixvocab_tf.networks import plain_bert_encoder
+
+
+def _features(batch=4, length=9, vocab=50, seed=0):
+  rng = np.random.RandomState(seed)
+  lengths = rng.randint(min(2, length), length + 1, (batch, 1))
+  return dict(
+      input_word_ids=tf.constant(rng.randint(1, vocab, (batch, length)),
+                                 tf.int32),
+      input_mask=tf.constant((np.arange(length)[None] < lengths).astype(
+          np.int32)),
+      input_type_ids=tf.zeros((batch, length), tf.int32))
+
+
+_CONFIG = dict(vocab_size=50, hidden_size=24, num_layers=2,
+               num_attention_heads=4, inner_dim=48, inner_activation="gelu",
+               return_attention_scores=True)
+
+
+def _einsum_twin(encoder):
+  """A BertEncoderV2 of the same config and weights that keeps the einsums."""
+  twin = nlp_networks.BertEncoderV2(**_CONFIG)
+  twin(_features(batch=1, length=1))
+  twin.set_weights(encoder.get_weights())
+  return twin
+
+
+class BatchedAttentionTest(tf.test.TestCase):
+
+  def test_encoders_switch_every_attention_layer(self):
+    encoder = plain_bert_encoder.PlainBertEncoder(
+        vocab_size=50, hidden_size=16, num_layers=3, num_attention_heads=4,
+        inner_dim=32)
+    self.assertEqual(
+        [batched_attention.uses_batched_matmuls(b._attention_layer)
+         for b in encoder.transformer_layers], [True] * 3)
+    dual = dual_vocab_bert_encoder.DualVocabBertEncoder(
+        teacher_vocab_size=50, student_vocab_size=30, hidden_size=16,
+        num_layers=2, num_attention_heads=2, inner_dim=32,
+        student_embedding_width=8)
+    self.assertEqual(
+        [batched_attention.uses_batched_matmuls(b._attention_layer)
+         for b in dual.bert_encoder.transformer_layers], [True] * 2)
+
+  def test_same_outputs_scores_and_gradients_as_the_einsums(self):
+    tf_keras.utils.set_random_seed(1)
+    encoder = plain_bert_encoder.PlainBertEncoder(**_CONFIG)
+    twin = _einsum_twin(encoder)
+    self.assertFalse(batched_attention.uses_batched_matmuls(
+        twin.transformer_layers[0]._attention_layer))
+    features = _features()
+
+    def outputs_and_gradients(model):
+      with tf.GradientTape() as tape:
+        outputs = model(features, training=False)
+        loss = tf.reduce_sum(outputs["sequence_output"] ** 2)
+      gradients = tape.gradient(loss, model.trainable_variables)
+      return outputs, [tf.convert_to_tensor(g) for g in gradients
+                       if g is not None]
+
+    ours, our_gradients = outputs_and_gradients(encoder)
+    theirs, their_gradients = outputs_and_gradients(twin)
+    # The forward pass is the einsums' bit for bit, masked positions included.
+    self.assertAllEqual(ours["sequence_output"], theirs["sequence_output"])
+    for a, b in zip(ours["attention_scores"], theirs["attention_scores"]):
+      self.assertAllEqual(a, b)
+    self.assertLen(our_gradients, len(their_gradients))
+    for a, b in zip(our_gradients, their_gradients):
+      self.assertAllClose(a, b, rtol=1e-5, atol=1e-5)
+
+  def test_other_attention_axes_keep_their_einsums(self):
+    encoder = nlp_networks.BertEncoderV2(
+        vocab_size=50, hidden_size=16, num_layers=1, num_attention_heads=2,
+        inner_dim=32)
+    encoder(_features(batch=1, length=1))
+    encoder.transformer_layers[0]._attention_layer._attention_axes = (1, 2)
+    self.assertEqual(batched_attention.use_batched_matmuls(encoder), 0)
+    self.assertFalse(batched_attention.uses_batched_matmuls(
+        encoder.transformer_layers[0]._attention_layer))
+
+
+if __name__ == "__main__":
+  tf.test.main()
