@@ -24,7 +24,10 @@ CPU (min / median / max; 0.98 before the 16-bit dropout of `core/dropout.py`);
 with the loop on `orbit.Controller` (2026-11-26, an idle AMD EPYC 2-core
 machine, non-editable install): 1.025 / 1.069 / 1.071 wall, 1.037 / 1.069 /
 1.075 CPU,
-about 500 ms per step, 24% of the matmul peak. TensorFlow's op profile of the
+about 500 ms per step, 24% of the matmul peak. With the attention products as
+batched matmuls (`networks/batched_attention.py`; 2026-12-02, an idle Intel
+Xeon with AMX, oneDNN on): 1.111x wall and CPU, against 0.983x with the
+einsums in the same session. TensorFlow's op profile of the
 step: the attention and feed-forward einsums ~50% of the CPU time, dropout
 (random draws, masks) ~20%, the trainer's own extras (metrics, gradient norm,
 finite checks) under 2%.
