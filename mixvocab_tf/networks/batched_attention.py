@@ -8,10 +8,11 @@ that computation. The encoders of this package (`PlainBertEncoder`,
 [batch, heads, length, head_dim]: the forward outputs are the einsums' bit
 for bit (tested), and the gradients differ in the last bits only. With
 TensorFlow's oneDNN kernels (on by default on CPUs with AVX-512) the batched
-matmuls and their gradients take fewer operations and less time: at batch 64
-and 128 tokens, 6 layers of 96 with 4 heads, the attention's forward and
-backward pass took 39 ms against 60 ms, and the student's training step
-about 0.8x (docs/PERFORMANCE.md).
+matmuls and their gradients take less time in float32: at batch 64 and 128
+tokens, 4 heads of 24, the attention's forward and backward pass took 39 ms
+against 60 ms, and the student's training step 0.89x (docs/PERFORMANCE.md).
+Layers computing in another dtype (mixed bfloat16) keep the einsums, which
+were the faster there.
 
 Example:
 ```python
@@ -44,6 +45,13 @@ def _compute_attention(self, query, key, value, attention_mask=None,
     The attention output [B, T, N, value_dim] and the scores [B, N, T, S],
     as the einsum version returns them.
   """
+  if query.dtype != tf.float32:
+    # In mixed bfloat16 (the own-data teacher on CPUs with AVX512-BF16 or
+    # AMX) the einsums were faster: 190-225 against 155-205 examples/s for
+    # the SNIPS teacher's step on an AMX Xeon.
+    return type(self)._compute_attention(  # pylint: disable=protected-access
+        self, query, key, value, attention_mask=attention_mask,
+        training=training)
   # The same scaling as tf_keras's, on the query.
   query = tf.multiply(query, 1.0 / math.sqrt(float(self._key_dim)))  # pylint: disable=protected-access
   to_heads = [0, 2, 1, 3]

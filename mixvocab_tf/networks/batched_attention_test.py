@@ -78,6 +78,28 @@ class BatchedAttentionTest(tf.test.TestCase):
     for a, b in zip(our_gradients, their_gradients):
       self.assertAllClose(a, b, rtol=1e-5, atol=1e-5)
 
+  def test_bfloat16_layers_compute_the_einsums(self):
+
+    def einsums(encoder):
+      features = _features()
+      graph = tf.function(lambda f: encoder(f, training=False)).get_concrete_function(
+          features).graph
+      return sum(op.type == "Einsum" for op in graph.get_operations())
+
+    layers = _CONFIG["num_layers"]
+    # Each block's projections (query, key, value, output, both feed-forward
+    # layers) are einsums either way; the attention adds its two products.
+    self.assertEqual(
+        einsums(plain_bert_encoder.PlainBertEncoder(**_CONFIG)), 6 * layers)
+    tf_keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+      encoder = plain_bert_encoder.PlainBertEncoder(**_CONFIG)
+      self.assertTrue(batched_attention.uses_batched_matmuls(
+          encoder.transformer_layers[0]._attention_layer))
+      self.assertEqual(einsums(encoder), 8 * layers)
+    finally:
+      tf_keras.mixed_precision.set_global_policy("float32")
+
   def test_other_attention_axes_keep_their_einsums(self):
     encoder = nlp_networks.BertEncoderV2(
         vocab_size=50, hidden_size=16, num_layers=1, num_attention_heads=2,
