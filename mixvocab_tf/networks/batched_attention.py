@@ -47,7 +47,7 @@ def _compute_attention(self, query, key, value, attention_mask=None,
   """
   if query.dtype != tf.float32:
     # In mixed bfloat16 (the own-data teacher on CPUs with AVX512-BF16 or
-    # AMX) the einsums were faster: 190-225 against 155-205 examples/s for
+    # AMX) the einsums were faster: 181-246 against 154-205 examples/s for
     # the SNIPS teacher's step on an AMX Xeon.
     return type(self)._compute_attention(  # pylint: disable=protected-access
         self, query, key, value, attention_mask=attention_mask,
