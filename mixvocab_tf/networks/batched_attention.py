@@ -10,7 +10,8 @@ for bit (tested), and the gradients differ in the last bits only. With
 TensorFlow's oneDNN kernels (on by default on CPUs with AVX-512) the batched
 matmuls and their gradients take less time in float32: at batch 64 and 128
 tokens, 4 heads of 24, the attention's forward and backward pass took 39 ms
-against 60 ms, and the student's training step 0.89x (docs/PERFORMANCE.md).
+against 60 ms, and the student's training step 718 -> 668 ms (0.93x;
+docs/PERFORMANCE.md).
 Layers computing in another dtype (mixed bfloat16) keep the einsums, which
 were the faster there.
 
@@ -21,6 +22,10 @@ encoder(features)  # Builds the blocks' attention layers.
 batched_attention.use_batched_matmuls(encoder)
 ```
 """
+
+# The override reads MultiHeadAttention's private attributes, as its own
+# `_compute_attention` does.
+# pylint: disable=protected-access
 
 import math
 import types
@@ -49,18 +54,18 @@ def _compute_attention(self, query, key, value, attention_mask=None,
     # In mixed bfloat16 (the own-data teacher on CPUs with AVX512-BF16 or
     # AMX) the einsums were faster: 181-246 against 154-205 examples/s for
     # the SNIPS teacher's step on an AMX Xeon.
-    return type(self)._compute_attention(  # pylint: disable=protected-access
+    return type(self)._compute_attention(
         self, query, key, value, attention_mask=attention_mask,
         training=training)
   # The same scaling as tf_keras's, on the query.
-  query = tf.multiply(query, 1.0 / math.sqrt(float(self._key_dim)))  # pylint: disable=protected-access
+  query = tf.multiply(query, 1.0 / math.sqrt(float(self._key_dim)))
   to_heads = [0, 2, 1, 3]
   query = tf.transpose(query, to_heads)
   key = tf.transpose(key, to_heads)
   value = tf.transpose(value, to_heads)
   scores = tf.matmul(query, key, transpose_b=True)
-  scores = self._masked_softmax(scores, attention_mask)  # pylint: disable=protected-access
-  dropped = self._dropout_layer(scores, training=training)  # pylint: disable=protected-access
+  scores = self._masked_softmax(scores, attention_mask)
+  dropped = self._dropout_layer(scores, training=training)
   output = tf.transpose(tf.matmul(dropped, value), to_heads)
   return output, scores
 
@@ -86,9 +91,9 @@ def use_batched_matmuls(encoder):
   switched = 0
   for block in encoder.transformer_layers:
     layer = getattr(block, "_attention_layer", None)
-    if layer is None or tuple(layer._attention_axes or ()) != (1,):  # pylint: disable=protected-access
+    if layer is None or tuple(layer._attention_axes or ()) != (1,):
       continue
-    layer._compute_attention = types.MethodType(_compute_attention, layer)  # pylint: disable=protected-access
-    layer._mixvocab_batched_matmuls = True  # pylint: disable=protected-access
+    layer._compute_attention = types.MethodType(_compute_attention, layer)
+    layer._mixvocab_batched_matmuls = True
     switched += 1
   return switched

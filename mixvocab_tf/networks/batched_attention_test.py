@@ -82,8 +82,8 @@ class BatchedAttentionTest(tf.test.TestCase):
 
     def einsums(encoder):
       features = _features()
-      graph = tf.function(lambda f: encoder(f, training=False)).get_concrete_function(
-          features).graph
+      call = tf.function(lambda f: encoder(f, training=False))
+      graph = call.get_concrete_function(features).graph
       return sum(op.type == "Einsum" for op in graph.get_operations())
 
     layers = _CONFIG["num_layers"]
