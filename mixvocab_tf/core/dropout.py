@@ -32,13 +32,11 @@ import tensorflow as tf
 _LEVELS = 1 << 16
 
 
-def sixteen_bit_dropout(random_generator, original, inputs, rate,
-                        noise_shape=None):
-  """`RandomGenerator.dropout` from 16-bit draws of its stateful generator.
+def _keep_mask(random_generator, inputs, rate, noise_shape=None):
+  """(keep, scale) from 16-bit draws, or None where the shortcut does not apply.
 
-  Falls back to `original` (the generator's own method) where the shortcut
-  does not apply: a tensor or near-1 rate, a `noise_shape`, or a generator
-  that is not `tf.random.Generator`-backed.
+  None for a tensor or near-1 rate, a `noise_shape`, or a generator that is
+  not `tf.random.Generator`-backed; (None, 1) for a zero rate.
   """
   random_generator._maybe_init()  # pylint: disable=protected-access
   generator = getattr(random_generator, "_generator", None)
@@ -47,17 +45,66 @@ def sixteen_bit_dropout(random_generator, original, inputs, rate,
   if (noise_shape is not None or threshold is None or
       not isinstance(generator, tf.random.Generator) or
       not 0 <= threshold < _LEVELS):
-    return original(inputs, rate, noise_shape=noise_shape)
+    return None
   if threshold == 0:
-    return inputs
-  inputs = tf.convert_to_tensor(inputs)
+    return None, 1.0
   shape = tf.shape(inputs)
   size = tf.size(inputs)
   bits = generator.uniform_full_int([(size + 1) // 2], dtype=tf.uint32)
   halves = tf.reshape(tf.bitcast(bits, tf.uint16), [-1])[:size]
   keep = tf.reshape(halves, shape) >= tf.constant(threshold, tf.uint16)
-  scale = tf.cast(_LEVELS / (_LEVELS - threshold), inputs.dtype)
+  return keep, _LEVELS / (_LEVELS - threshold)
+
+
+def sixteen_bit_dropout(random_generator, original, inputs, rate,
+                        noise_shape=None):
+  """`RandomGenerator.dropout` from 16-bit draws of its stateful generator.
+
+  Falls back to `original` (the generator's own method) where the shortcut
+  does not apply: a tensor or near-1 rate, a `noise_shape`, or a generator
+  that is not `tf.random.Generator`-backed.
+  """
+  inputs = tf.convert_to_tensor(inputs)
+  mask = _keep_mask(random_generator, inputs, rate, noise_shape)
+  if mask is None:
+    return original(inputs, rate, noise_shape=noise_shape)
+  keep, scale = mask
+  if keep is None:
+    return inputs
+  scale = tf.cast(scale, inputs.dtype)
   return tf.where(keep, inputs * scale, tf.zeros([], inputs.dtype))
+
+
+def unscaled_dropout(dropout_layer, inputs):
+  """A training-mode dropout whose scaling is left to the caller.
+
+  For a dropout followed by a linear map, where the scale costs less after
+  it: the attention's weighted values scale [B, T, heads, head_dim] instead
+  of the [B, heads, T, T] probabilities. Draws the same mask, from the same
+  generator, as the layer itself would in training.
+
+  Args:
+    dropout_layer: a `tf_keras.layers.Dropout` switched by
+      `use_sixteen_bit_dropout`.
+    inputs: what the layer would drop.
+
+  Returns:
+    (inputs with the dropped elements zeroed, the scale the kept ones need),
+    or None where the layer does not draw 16 bits (not switched, a noise
+    shape, a tensor rate): call the layer instead.
+  """
+  random_generator = getattr(dropout_layer, "_random_generator", None)
+  switched = vars(random_generator).get("dropout") if random_generator else None
+  if getattr(switched, "func", None) is not sixteen_bit_dropout:
+    return None
+  mask = _keep_mask(random_generator, inputs, dropout_layer.rate,
+                    dropout_layer.noise_shape)
+  if mask is None:
+    return None
+  keep, scale = mask
+  if keep is None:
+    return inputs, 1.0
+  return tf.where(keep, inputs, tf.zeros([], inputs.dtype)), scale
 
 
 def use_sixteen_bit_dropout(model: tf.Module) -> int:

@@ -54,6 +54,7 @@ from mixvocab_tf.core import checkpointing
 from mixvocab_tf.core import distribute
 from mixvocab_tf.core import dropout as dropout_lib
 from mixvocab_tf.core import evaluation
+from mixvocab_tf.core import gelu as gelu_lib
 from mixvocab_tf.core import lazy_adam
 from mixvocab_tf.core import optimization as optimization_lib
 from mixvocab_tf.core import precision as precision_lib
@@ -362,6 +363,7 @@ class Trainer:
       with _generator_backed_dropout():
         self.model = self.task.build_model()
       dropout_lib.use_sixteen_bit_dropout(self.model)
+      gelu_lib.use_closed_form_gelu_gradient(self.model)
       self.optimizer, self.learning_rate = optimization_lib.build_optimizer(
           self.optimization)
       if self.lazy_sparse_updates:

@@ -32,6 +32,8 @@ import types
 
 import tensorflow as tf
 
+from mixvocab_tf.core import dropout as dropout_lib
+
 
 def _compute_attention(self, query, key, value, attention_mask=None,
                        training=None):
@@ -65,8 +67,21 @@ def _compute_attention(self, query, key, value, attention_mask=None,
   value = tf.transpose(value, to_heads)
   scores = tf.matmul(query, key, transpose_b=True)
   scores = self._masked_softmax(scores, attention_mask)
-  dropped = self._dropout_layer(scores, training=training)
-  output = tf.transpose(tf.matmul(dropped, value), to_heads)
+  # In the trainer's steps (training a Python True, the layer's dropout
+  # switched to 16-bit draws) the kept probabilities' scale multiplies the
+  # [B, heads, T, head_dim] product instead of the [B, heads, T, T]
+  # probabilities: one pass over the largest tensor fewer, forward and
+  # backward. The same mask, drawn from the same generator.
+  unscaled = (dropout_lib.unscaled_dropout(self._dropout_layer, scores)
+              if training is True else None)
+  if unscaled is None:
+    weighted = tf.matmul(self._dropout_layer(scores, training=training), value)
+  else:
+    dropped, scale = unscaled
+    weighted = tf.matmul(dropped, value)
+    if scale != 1.0:
+      weighted *= tf.cast(scale, weighted.dtype)
+  output = tf.transpose(weighted, to_heads)
   return output, scores
 
 

