@@ -79,7 +79,7 @@ def unscaled_dropout(dropout_layer, inputs):
   """A training-mode dropout whose scaling is left to the caller.
 
   For a dropout followed by a linear map, where the scale costs less after
-  it: the attention's weighted values scale [B, T, heads, head_dim] instead
+  it: the attention's weighted values scale [B, heads, T, head_dim] instead
   of the [B, heads, T, T] probabilities. Draws the same mask, from the same
   generator, as the layer itself would in training.
 
