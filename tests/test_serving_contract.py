@@ -233,6 +233,40 @@ def test_tflite_serves_unequal_pairs_on_the_shorter_batch(glue):
                                atol=1e-6)
 
 
+#: Queries of changing batch sizes and lengths, shapes coming back.
+SEQUENCE_CASES = {
+    "one": {"text": ["play jazz"]},
+    "long": {"text": ["add this song by the rolling stones to my road trip "
+                      "playlist please"]},
+    "two": {"text": ["play jazz", "add this song"]},
+    "one_again": {"text": ["play jazz"]},
+    "same_shape": {"text": ["add it"]},
+    "letter": {"text": ["x"]},
+    "long_again": {"text": ["add this song by the rolling stones to my road "
+                            "trip playlist please"]},
+    "cut": {"text": [" ".join(["jazz"] * 3 * SEQ_LENGTH)]},
+    "short": {"text": ["play some jazz now"]},
+}
+
+
+def test_tflite_runner_answers_every_call_as_a_fresh_plan(snips, glue):
+  """`TFLiteRunner` allocates again only for new input shapes; each query's
+  outputs are still those of LiteRT's runner, which allocates every call."""
+  pair_cases = {
+      "first": PAIR_CASES["batch"],
+      "one": {"sentence_a": ["a man sleeps"], "sentence_b": ["nobody"]},
+      "longer": {"sentence_a": ["a man sleeps on the old green sofa today"],
+                 "sentence_b": ["nobody sleeps"]},
+      "first_again": PAIR_CASES["batch"],
+  }
+  for path, cases in ((snips[1], SEQUENCE_CASES), (glue[1], pair_cases)):
+    got = _serve("tflite_runner", path, cases)
+    want = _serve("tflite", path, cases)
+    for case in cases:
+      assert "outputs" in got[case], got[case]
+      assert got[case]["outputs"] == want[case]["outputs"], case
+
+
 def test_tflite_runner_holds_the_saved_models_contract(snips, glue):
   results = _serve("tflite_runner", snips[1], SNIPS_CASES)
   assert results["batch"]["outputs"]["num_words"] == [2, 3]

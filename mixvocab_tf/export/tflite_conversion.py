@@ -280,6 +280,7 @@ class TFLiteRunner:
                                         num_threads)
     self.runner = self.interpreter.get_signature_runner(SIGNATURE_KEY)
     self.input_names = sorted(self.runner.get_input_details())
+    self._planned_shapes = None  # The input shapes the plan was made for.
 
   def _check(self, arrays):
     shapes = [array.shape for array in arrays]
@@ -325,5 +326,43 @@ class TFLiteRunner:
       # shapes for an empty batch.
       outputs = self.runner(**{name: np.array([b""], dtype=object)
                                for name in self.input_names})
+      self._planned_shapes = None
       return {key: value[:0] for key, value in outputs.items()}
-    return self.runner(**dict(zip(self.input_names, arrays)))
+    return self._invoke(arrays)
+
+  def _invoke(self, arrays):
+    """The signature runner's call, re-planning only for new input shapes.
+
+    LiteRT's Python `SignatureRunner` resizes the inputs and calls
+    `AllocateTensors` at every call: with string inputs (dynamic tensors)
+    that re-prepares every operator of the graph and its XNNPACK delegate,
+    about 0.1 ms a query for the 6x96 student, a sixth of its time. LiteRT's
+    Java and C++ APIs allocate again only after a resize, and so does this:
+    operators whose shapes change from one query to the next are resized
+    by the interpreter inside `Invoke`, as in every call after the first.
+    The outputs are the same (tested).
+    """
+    runner = self.runner
+    wrapper = getattr(runner, "_interpreter_wrapper", None)
+    if wrapper is None:  # Another LiteRT than the pinned one.
+      return runner(**dict(zip(self.input_names, arrays)))
+    # pylint: disable=protected-access
+    subgraph, indices = runner._subgraph_index, runner._inputs
+    shapes = [array.shape for array in arrays]
+    try:
+      if shapes != self._planned_shapes:
+        self._planned_shapes = None
+        for name, array in zip(self.input_names, arrays):
+          wrapper.ResizeInputTensor(indices[name],
+                                    np.array(array.shape, dtype=np.int32),
+                                    False, subgraph)
+        wrapper.AllocateTensors(subgraph)
+        self._planned_shapes = shapes
+      for name, array in zip(self.input_names, arrays):
+        wrapper.SetTensor(indices[name], array, subgraph)
+      wrapper.Invoke(subgraph)
+    except Exception:
+      self._planned_shapes = None  # Plan again at the next call.
+      raise
+    return {name: wrapper.GetTensor(index, subgraph)
+            for name, index in runner._outputs}
