@@ -258,16 +258,15 @@ class DistillIntentSlotTask(
       return super().build_inputs(input_context, training=False)
     examples = self.train_examples()
     featurize = intent_slot_data.intent_slot_featurizer(self.tokens, self.seq_length)
-    lookup = teacher_cache.lookup_fn(self.teacher_outputs(),
-                                     max_words=self.seq_length - 2)
     dataset = self.with_example_index(
         intent_slot_data.make_intent_slot_dataset(examples, self.labels))
+    batch_size = self.replica_batch_size(input_context)
     if self.precompute_features:
-      table = precomputed_features(dataset, featurize)
-      dataset = tf.data.Dataset.range(len(examples.intents)).map(
-          lambda i: {"example_index": i})
-      featurize = lambda example: {  # pylint: disable=g-long-lambda
-          k: tf.gather(v, example["example_index"]) for k, v in table.items()}
+      return self._precomputed_batches(
+          precomputed_features(dataset, featurize), input_context,
+          batch_size).prefetch(tf.data.AUTOTUNE)
+    lookup = teacher_cache.lookup_fn(self.teacher_outputs(),
+                                     max_words=self.seq_length - 2)
 
     def featurize_with_teacher(example):
       features = featurize(example)
@@ -275,18 +274,46 @@ class DistillIntentSlotTask(
       features["example_index"] = example["example_index"]
       return features
 
-    # Shuffle indices and words (small); the teacher logits are looked up
-    # after the shuffle, so the shuffle buffer (saved in checkpoints) stays
-    # small. Indices alone (precomputed features) are shuffled as a whole:
-    # the transfer set lists the originals first, then each copy, so a
-    # partial buffer would feed each pass mostly originals, then copies.
-    full = len(examples.intents) if self.precompute_features else None
+    # Shuffle words (small); the teacher logits are looked up after the
+    # shuffle, so the shuffle buffer (saved in checkpoints) stays small.
     return batch_padding.batch_for_training(
-        self.shuffled(dataset, input_context, buffer_size=full).map(
+        self.shuffled(dataset, input_context).map(
             featurize_with_teacher, num_parallel_calls=tf.data.AUTOTUNE,
             deterministic=True),
-        self.replica_batch_size(input_context), self.pad_to_longest,
+        batch_size, self.pad_to_longest,
         self.bucket_boundaries).prefetch(tf.data.AUTOTUNE)
+
+  def _precomputed_batches(self, table, input_context, batch_size):
+    """Batches of the featurized transfer set `table` ({key: [N, ...]}).
+
+    The same batches as featurizing each example on the fly, built from
+    batches of indices: the indices are shuffled as a whole (the transfer
+    set lists the originals first, then each copy, so a partial buffer
+    would feed each pass mostly originals, then copies), grouped into
+    length buckets, and each batch gathers its rows of the table and of the
+    teacher's outputs at once.
+    """
+    lookup = teacher_cache.batch_lookup_fn(self.teacher_outputs(),
+                                           max_words=self.seq_length - 2)
+    size = int(table["input_mask"].shape[0])
+    indices = self.shuffled(tf.data.Dataset.range(size), input_context,
+                            buffer_size=size)
+    if self.bucket_boundaries:
+      lengths = tf.reduce_sum(tf.cast(table["input_mask"], tf.int32), axis=1)
+      batches = batch_padding.bucketed_index_batches(
+          indices, lengths, batch_size, self.bucket_boundaries)
+    else:
+      batches = indices.batch(batch_size, drop_remainder=True)
+    trim = self.pad_to_longest or bool(self.bucket_boundaries)
+
+    def gather(index):
+      features = {k: tf.gather(v, index) for k, v in table.items()}
+      features.update(lookup(index))
+      features["example_index"] = index
+      return batch_padding.trim_to_longest(features) if trim else features
+
+    return batches.map(gather, num_parallel_calls=tf.data.AUTOTUNE,
+                       deterministic=True)
 
   def build_model(self):
     model = super().build_model()

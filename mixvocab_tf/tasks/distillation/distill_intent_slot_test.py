@@ -282,6 +282,29 @@ def test_precomputed_features_give_the_same_batches(setup):
       np.testing.assert_array_equal(a[key], b[key])
 
 
+@pytest.mark.parametrize("kwargs", [
+    dict(bucket_boundaries=[12, 16, 20]),
+    dict(bucket_boundaries=None),
+])
+@pytest.mark.large
+def test_precomputed_batches_resume_exactly(setup, kwargs, tmp_path):
+  kwargs = dict(kwargs, cache_dir=str(setup["root"] / "cache_align"),
+                augment_copies=1)
+  iterator = iter(_task(setup, **kwargs).build_inputs(training=True))
+  for _ in range(3):  # Into the second pass over the 48 examples.
+    next(iterator)
+  path = tf.train.Checkpoint(input=iterator).save(str(tmp_path / "ckpt"))
+  expected = [next(iterator) for _ in range(3)]
+  resumed = iter(_task(setup, **kwargs).build_inputs(training=True))
+  tf.train.Checkpoint(input=resumed).read(
+      path).assert_existing_objects_matched()
+  for want in expected:
+    got = next(resumed)
+    assert sorted(got) == sorted(want)
+    for key in want:
+      np.testing.assert_array_equal(got[key], want[key])
+
+
 @pytest.mark.large
 def test_the_augmented_transfer_set_is_shuffled_as_a_whole(setup):
   # 24 queries then 2 copies of each (indices 24-47, 48-71). A 4-example

@@ -378,3 +378,40 @@ def lookup_fn(outputs: TeacherOutputs, max_words: int):
     return looked_up
 
   return lookup
+
+
+def batch_lookup_fn(outputs: TeacherOutputs, max_words: int):
+  """`lookup_fn` for a batch of indices: the same values, stacked.
+
+  One ragged gather per batch instead of a lookup per example (the
+  per-example map and the stacking of its padded [max_words, S] logits were
+  about a seventh of the 6x96 student's step time on CPU).
+
+  Returns:
+    `lookup(indices [B]) -> {'teacher_intent_logits': [B, I],
+    'teacher_slot_logits': [B, max_words, S], 'teacher_slot_valid': float32
+    [B, max_words]}` (and 'teacher_word_hidden' [B, max_words, H]), each row
+    `lookup_fn`'s for that index.
+  """
+  intent = tf.constant(outputs.intent_logits)
+  splits = tf.constant(outputs.row_splits)
+  per_word = {
+      "teacher_slot_logits": tf.constant(outputs.slot_logits),
+      "teacher_slot_valid": tf.constant(outputs.word_valid.astype(np.float32)),
+  }
+  if outputs.word_hidden is not None:
+    per_word["teacher_word_hidden"] = tf.constant(outputs.word_hidden)
+
+  def lookup(indices):
+    indices = tf.cast(indices, tf.int64)
+    looked_up = {"teacher_intent_logits": tf.gather(intent, indices)}
+    for key, values in per_word.items():
+      rows = tf.gather(tf.RaggedTensor.from_row_splits(values, splits,
+                                                       validate=False),
+                       indices)
+      rows = tf.cast(rows, tf.float32)
+      looked_up[key] = rows.to_tensor(
+          shape=[None, max_words] + values.shape[1:].as_list())
+    return looked_up
+
+  return lookup

@@ -72,11 +72,35 @@ def bucketed_batches(dataset: tf.data.Dataset, batch_size: int,
     The batched dataset (still padded to seq_length; trim with
     `trim_to_longest`).
   """
+  return _grouped(dataset, lambda features: query_length(features),
+                  batch_size, boundaries)
+
+
+def bucketed_index_batches(indices: tf.data.Dataset, lengths: tf.Tensor,
+                           batch_size: int,
+                           boundaries: Sequence[int]) -> tf.data.Dataset:
+  """`bucketed_batches` of example indices: the same batches, as indices.
+
+  Args:
+    indices: int64 example indices (e.g. shuffled and repeated).
+    lengths: int32 [N], each example's tokens ([CLS] and [SEP] included).
+    batch_size, boundaries: as in `bucketed_batches`.
+
+  Returns:
+    int64 [batch_size] batches of indices: those whose examples
+    `bucketed_batches` would batch together, in its order.
+  """
+  return _grouped(indices, lambda index: tf.gather(lengths, index),
+                  batch_size, boundaries)
+
+
+def _grouped(dataset, length_fn, batch_size, boundaries):
+  """Batches elements of the same length bucket (`bucketed_batches`)."""
   boundaries = tf.constant(sorted(int(b) for b in boundaries), tf.int64)
 
-  def key(features):
+  def key(element):
     return tf.reduce_sum(tf.cast(
-        tf.cast(query_length(features), tf.int64) >= boundaries, tf.int64))
+        tf.cast(length_fn(element), tf.int64) >= boundaries, tf.int64))
 
   return dataset.group_by_window(
       key_func=key,
