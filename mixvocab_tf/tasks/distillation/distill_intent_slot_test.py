@@ -288,7 +288,8 @@ def test_precomputed_features_give_the_same_batches(setup):
 ])
 @pytest.mark.large
 def test_precomputed_batches_resume_exactly(setup, kwargs, tmp_path):
-  kwargs = dict(kwargs, cache_dir=str(setup["root"] / "cache_align"),
+  # Its own cache: the transfer set (with copies) is not the other tests'.
+  kwargs = dict(kwargs, cache_dir=str(setup["root"] / "cache_resume"),
                 augment_copies=1)
   iterator = iter(_task(setup, **kwargs).build_inputs(training=True))
   for _ in range(3):  # Into the second pass over the 48 examples.
