@@ -396,22 +396,22 @@ def batch_lookup_fn(outputs: TeacherOutputs, max_words: int):
   intent = tf.constant(outputs.intent_logits)
   splits = tf.constant(outputs.row_splits)
   per_word = {
-      "teacher_slot_logits": tf.constant(outputs.slot_logits),
-      "teacher_slot_valid": tf.constant(outputs.word_valid.astype(np.float32)),
+      "teacher_slot_logits": outputs.slot_logits,
+      "teacher_slot_valid": outputs.word_valid.astype(np.float32),
   }
   if outputs.word_hidden is not None:
-    per_word["teacher_word_hidden"] = tf.constant(outputs.word_hidden)
+    per_word["teacher_word_hidden"] = outputs.word_hidden
+  # [examples, (words), ...] rows, float32 as the per-example lookup gives.
+  per_word = {key: tf.cast(tf.RaggedTensor.from_row_splits(
+      tf.constant(values), splits, validate=False), tf.float32)
+              for key, values in per_word.items()}
 
   def lookup(indices):
     indices = tf.cast(indices, tf.int64)
     looked_up = {"teacher_intent_logits": tf.gather(intent, indices)}
-    for key, values in per_word.items():
-      rows = tf.gather(tf.RaggedTensor.from_row_splits(values, splits,
-                                                       validate=False),
-                       indices)
-      rows = tf.cast(rows, tf.float32)
-      looked_up[key] = rows.to_tensor(
-          shape=[None, max_words] + values.shape[1:].as_list())
+    for key, rows in per_word.items():
+      looked_up[key] = tf.gather(rows, indices).to_tensor(
+          shape=[None, max_words] + rows.flat_values.shape[1:].as_list())
     return looked_up
 
   return lookup

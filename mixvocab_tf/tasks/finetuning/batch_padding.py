@@ -72,8 +72,7 @@ def bucketed_batches(dataset: tf.data.Dataset, batch_size: int,
     The batched dataset (still padded to seq_length; trim with
     `trim_to_longest`).
   """
-  return _grouped(dataset, lambda features: query_length(features),
-                  batch_size, boundaries)
+  return _grouped(dataset, query_length, batch_size, boundaries)
 
 
 def bucketed_index_batches(indices: tf.data.Dataset, lengths: tf.Tensor,
