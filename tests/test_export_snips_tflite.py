@@ -40,6 +40,7 @@ import tf_keras
 from mixvocab_tf import assets
 from mixvocab_tf.datasets import intent_slot_files
 from mixvocab_tf.export import parity
+from mixvocab_tf.export import saved_model_export
 from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.models import joint_intent_slot_model
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
@@ -361,6 +362,28 @@ def _float_constant_shapes(content):
           model.Buffers(tensor.Buffer()).DataLength()):
         shapes.append(tuple(tensor.ShapeAsNumpy()))
   return shapes
+
+
+def test_the_served_encoder_broadcasts_positions_and_mask_by_adding(exported):
+  # The .tflite has neither [B, T, width] positions nor a [B, T, T] mask ...
+  outputs = tflite_conversion.operator_outputs(exported["tflite"]["none"])
+  assert not [name for name in outputs if re.search(
+      r"(position_embedding|self_attention_mask)/BroadcastTo", name)]
+  # ... and the encoder's outputs are the same (up to the order in which
+  # TensorFlow's graph optimizer adds three [B, T, width] terms), here on a
+  # batch of queries of several lengths (padding: the mask matters).
+  module = exported["module"]
+  features, _ = module.tokenizer.pack_words(
+      tf.constant(exported["texts"][:32]), SEQ_LENGTH)
+  assert len(set(features["input_mask"].numpy().sum(1))) > 1
+  run = lambda: tf.function(lambda f: module.model(f, training=False))(
+      features)
+  plain = run()
+  with saved_model_export._broadcasting_embeddings_and_mask(module.model):  # pylint: disable=protected-access
+    served = run()
+  for key in ("intent_logits", "slot_logits"):
+    np.testing.assert_allclose(served[key].numpy(), plain[key].numpy(),
+                               rtol=1e-5, atol=1e-5)
 
 
 def test_served_position_table_is_cut_to_the_sequence_length(exported):

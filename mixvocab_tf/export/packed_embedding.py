@@ -6,8 +6,8 @@ A 6 x 96 student's word table (4,929 x 96) is the largest tensor of its
 up in a copy of its table packed two weights to a byte, with one float scale
 per row (symmetric, levels -7..7): 237 KB + 20 KB (5 KB once the
 dynamic-range converter stores the scales at int8). The unpacking runs on
-the gathered rows only, in builtin operators (GATHER, CAST, FLOOR_MOD,
-FLOOR_DIV, CONCATENATION, SUB, EXPAND_DIMS, MUL), so the builtin-ops file
+the gathered rows only, in builtin operators (GATHER, CAST, CONCATENATION,
+EXPAND_DIMS, MUL), so the builtin-ops file
 shrinks as much as the raw-string one and every runtime (MediaPipe Tasks,
 LiteRT.js, stock LiteRT) runs it.
 
@@ -31,6 +31,8 @@ from typing import Tuple
 import numpy as np
 from official.nlp.modeling import layers as nlp_layers
 import tensorflow as tf
+
+from mixvocab_tf.export import layer_calls
 
 #: Weights per byte and the levels of one weight (-LEVEL..LEVEL).
 BITS = 4
@@ -61,12 +63,23 @@ def pack(table: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
   return packed, scales.astype(np.float32)
 
 
+#: The levels of a byte's low and high weights, indexed by the byte.
+_LOW_LEVELS = (np.arange(256) % 16 - 8).astype(np.int32)
+_HIGH_LEVELS = (np.arange(256) // 16 - 8).astype(np.int32)
+
+
 def unpack(packed, scales, name="unpacked"):
   """Float rows [n, width] of `packed` rows (uint8 [n, width / 2]) and their
-  `scales` ([n]): eight builtin operators, whatever the width."""
-  nibbles = tf.cast(packed, tf.int32)
-  levels = tf.concat([tf.math.floormod(nibbles, 16), nibbles // 16],
-                     axis=-1) - 8
+  `scales` ([n]): seven builtin operators, whatever the width.
+
+  Each byte's two levels are looked up in two 256-entry int32 tables
+  (GATHER) rather than computed with FLOOR_MOD, FLOOR_DIV and SUB, which
+  TFLite runs in slow reference kernels. Integer tables, so that int8
+  conversion leaves the levels exact. The same floats.
+  """
+  index = tf.cast(packed, tf.int32)
+  levels = tf.concat([tf.gather(_LOW_LEVELS, index),
+                      tf.gather(_HIGH_LEVELS, index)], axis=-1)
   return tf.multiply(tf.cast(levels, tf.float32), tf.expand_dims(scales, -1),
                      name=name)
 
@@ -115,15 +128,9 @@ def packed_word_tables(model):
     # model's weights stay as they are).
     packed = tf.Variable(packed, trainable=False, name="packed_word_table")
     scales = tf.Variable(scales, trainable=False, name="packed_word_scales")
-    # Keras may hold a wrapped `call` of its own on the layer: put it back.
-    swapped.append((layer, vars(layer).get("call")))
-    object.__setattr__(layer, "call", _packed_call(layer, packed, scales))
+    layer_calls.swap(layer, _packed_call(layer, packed, scales), swapped)
     copies += [packed, scales]
   try:
     yield copies
   finally:
-    for layer, call in swapped:
-      if call is None:
-        object.__delattr__(layer, "call")
-      else:
-        object.__setattr__(layer, "call", call)
+    layer_calls.restore(swapped)

@@ -29,9 +29,11 @@ import json
 import os
 
 from official.nlp.modeling import layers as nlp_layers
+from official.nlp.modeling import networks as nlp_networks
 import tensorflow as tf
 import tf_keras
 
+from mixvocab_tf.export import layer_calls
 from mixvocab_tf.export import packed_embedding
 from mixvocab_tf.export import tflite_conversion
 
@@ -69,7 +71,8 @@ def export_saved_model(module, export_dir, pack_word_tables=True):
         f"{export_dir} already holds a SavedModel; export to a new directory.")
   model = module.model
   word_table_bits = 32
-  with _served_position_tables(model, module.seq_length) as tables:
+  with _served_position_tables(model, module.seq_length) as tables, \
+      _broadcasting_embeddings_and_mask(model):
     signatures = module.signatures()
     if pack_word_tables:
       # The signatures converted to .tflite, traced again on the packed word
@@ -157,6 +160,56 @@ def _served_position_tables(model, seq_length):
   finally:
     for layer, table, _ in swapped:
       object.__setattr__(layer, "_position_embeddings", table)
+
+
+def _position_call(layer):
+  """`PositionEmbedding.call` for [B, T, width] inputs, as [1, T, width]."""
+  def call(inputs):
+    length = tf.shape(inputs)[1]
+    return tf.expand_dims(layer._position_embeddings[:length, :], 0)  # pylint: disable=protected-access
+  return call
+
+
+def _mask_call(inputs, to_mask=None):
+  """`SelfAttentionMask.call` as [B, 1, T] instead of [B, T, T]."""
+  if isinstance(inputs, list) and to_mask is None:
+    inputs, to_mask = inputs
+  return tf.cast(tf.expand_dims(to_mask, 1), inputs.dtype)
+
+
+@contextlib.contextmanager
+def _broadcasting_embeddings_and_mask(model):
+  """Lets signatures traced inside broadcast two [B, T, ...] tensors.
+
+  `BertEncoderV2` adds its position embeddings as a [B, T, width] tensor
+  (`PositionEmbedding` ends in a `broadcast_to`) and gives every attention
+  layer a [B, T, T] mask from `SelfAttentionMask` (another `broadcast_to`),
+  although each is the same for every row: the sum and the masked softmax
+  broadcast a [1, T, width] table and a [B, 1, T] mask to the same values.
+  TFLite runs BROADCAST_TO in a slow reference kernel outside XNNPACK, and
+  re-prepares it at each new query length: on the trained 6x96 SNIPS
+  student's .tflite the two took about 8% of a query. Inside the context the
+  encoders' layers return the unbroadcast tensors. The values are the same:
+  that student's .tflite files (fp32 and dynamic-range) gave every output
+  equal to the bit on the 700 SNIPS valid queries; TensorFlow's graph
+  optimizer may add the three embeddings in another order (last-bit
+  differences). The model (trained, and saved as Keras) keeps its own layers.
+  """
+  swapped = []
+  for encoder in model.submodules:
+    if not isinstance(encoder, nlp_networks.BertEncoderV2):
+      continue
+    position = encoder._position_embedding_layer  # pylint: disable=protected-access
+    mask = encoder._attention_mask_layer  # pylint: disable=protected-access
+    if (isinstance(position, nlp_layers.PositionEmbedding) and
+        position._seq_axis == 1):  # pylint: disable=protected-access
+      layer_calls.swap(position, _position_call(position), swapped)
+    if isinstance(mask, nlp_layers.SelfAttentionMask):
+      layer_calls.swap(mask, _mask_call, swapped)
+  try:
+    yield
+  finally:
+    layer_calls.restore(swapped)
 
 
 def read_export_info(export_dir):

@@ -57,6 +57,30 @@ def test_viterbi_is_the_best_valid_sequence(seed):
     assert (row[count:] == -1).all()
 
 
+@pytest.mark.parametrize("batch", [1, 3])
+def test_valid_arg_max_batches_skip_the_loop_with_the_same_tags(batch):
+  # One query per batch is often a valid arg-max (no Viterbi pass), three
+  # rarely: both branches against the brute force and the NumPy decoder.
+  start, transitions = iob_decoding.allowed_transitions(NAMES)
+  rng = np.random.RandomState(11)
+  skipped = 0
+  for _ in range(40):
+    logits = rng.randn(batch, 4, len(NAMES)).astype(np.float32) * 3
+    num_words = rng.randint(0, 5, size=[batch]).astype(np.int32)
+    graph = iob_decoding.viterbi_decode(logits, num_words, start,
+                                        transitions).numpy()
+    numpy = iob_decoding.viterbi_decode_numpy(logits, num_words, start,
+                                              transitions)
+    arg_max_valid = True
+    for row, logit, count, np_row in zip(graph, logits, num_words, numpy):
+      expected = _brute_force(logit[:count], NAMES) if count else []
+      assert list(row[:count]) == expected == np_row
+      assert (row[count:] == -1).all()
+      arg_max_valid &= _valid([NAMES[i] for i in logit[:count].argmax(-1)])
+    skipped += arg_max_valid
+  assert 0 < skipped < 40
+
+
 def test_fixes_the_undertrained_taggers_error_and_keeps_valid_arg_maxes():
   # "my flow espanol playlist": arg-max B-playlist_owner I-playlist
   # I-playlist (invalid); the best valid reading keeps the playlist chunk.
@@ -97,9 +121,18 @@ def test_tflite_gives_the_graphs_tags():
   rng = np.random.RandomState(7)
   logits = rng.randn(3, 5, len(NAMES)).astype(np.float32) * 3
   num_words = np.array([5, 2, 0], np.int32)
-  expected = decoder.decode(logits, num_words)["tags"].numpy()
-  got = runner(logits=logits, num_words=num_words)["tags"]
-  np.testing.assert_array_equal(got, expected)
+  # A valid arg-max (the model skips its Viterbi loop) and the same query
+  # with an I- tag after O (it runs the loop).
+  valid = np.log(np.array([[[0.8, 0.05, 0.05, 0.05, 0.05],
+                            [0.1, 0.6, 0.1, 0.1, 0.1],
+                            [0.1, 0.1, 0.6, 0.1, 0.1]]], np.float32))
+  invalid = valid[:, ::-1, :]
+  for logits, num_words in ((logits, num_words), (valid, [3]), (invalid, [3]),
+                            (invalid, [1])):
+    num_words = np.asarray(num_words, np.int32)
+    expected = decoder.decode(logits, num_words)["tags"].numpy()
+    got = runner(logits=logits, num_words=num_words)["tags"]
+    np.testing.assert_array_equal(got, expected)
 
 
 @pytest.mark.parametrize("seed", range(3))
