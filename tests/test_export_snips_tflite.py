@@ -364,11 +364,11 @@ def _float_constant_shapes(content):
   return shapes
 
 
-def test_the_served_encoder_broadcasts_positions_and_mask_by_adding(exported):
+def test_the_served_layers_are_leaner_with_the_same_outputs(exported):
   # The .tflite has neither [B, T, width] positions nor a [B, T, T] mask ...
   outputs = tflite_conversion.operator_outputs(exported["tflite"]["none"])
   assert not [name for name in outputs if re.search(
-      r"(position_embedding|self_attention_mask)/BroadcastTo", name)]
+      r"(position_embedding|self_attention_mask)/BroadcastTo|Tensordot", name)]
   # ... and the encoder's outputs are the same (up to the order in which
   # TensorFlow's graph optimizer adds three [B, T, width] terms), here on a
   # batch of queries of several lengths (padding: the mask matters).
@@ -379,7 +379,7 @@ def test_the_served_encoder_broadcasts_positions_and_mask_by_adding(exported):
   run = lambda: tf.function(lambda f: module.model(f, training=False))(
       features)
   plain = run()
-  with saved_model_export._broadcasting_embeddings_and_mask(module.model):  # pylint: disable=protected-access
+  with saved_model_export._served_layers(module.model):  # pylint: disable=protected-access
     served = run()
   for key in ("intent_logits", "slot_logits"):
     np.testing.assert_allclose(served[key].numpy(), plain[key].numpy(),

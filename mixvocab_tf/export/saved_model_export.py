@@ -72,7 +72,7 @@ def export_saved_model(module, export_dir, pack_word_tables=True):
   model = module.model
   word_table_bits = 32
   with _served_position_tables(model, module.seq_length) as tables, \
-      _broadcasting_embeddings_and_mask(model):
+      _served_layers(model):
     signatures = module.signatures()
     if pack_word_tables:
       # The signatures converted to .tflite, traced again on the packed word
@@ -177,35 +177,73 @@ def _mask_call(inputs, to_mask=None):
   return tf.cast(tf.expand_dims(to_mask, 1), inputs.dtype)
 
 
-@contextlib.contextmanager
-def _broadcasting_embeddings_and_mask(model):
-  """Lets signatures traced inside broadcast two [B, T, ...] tensors.
+def _embedding_call(layer):
+  """`OnDeviceEmbedding.call` as one gather at the ids' shape (also for its
+  one-hot matmul, whose rows are the same values)."""
+  def call(inputs):
+    embeddings = tf.gather(layer.embeddings, inputs)
+    if layer._scale_factor:  # pylint: disable=protected-access
+      embeddings *= layer._scale_factor  # pylint: disable=protected-access
+    return embeddings
+  return call
 
-  `BertEncoderV2` adds its position embeddings as a [B, T, width] tensor
-  (`PositionEmbedding` ends in a `broadcast_to`) and gives every attention
-  layer a [B, T, T] mask from `SelfAttentionMask` (another `broadcast_to`),
-  although each is the same for every row: the sum and the masked softmax
-  broadcast a [1, T, width] table and a [B, 1, T] mask to the same values.
-  TFLite runs BROADCAST_TO in a slow reference kernel outside XNNPACK, and
-  re-prepares it at each new query length: on the trained 6x96 SNIPS
-  student's .tflite the two took about 8% of a query. Inside the context the
-  encoders' layers return the unbroadcast tensors. The values are the same:
-  that student's .tflite files (fp32 and dynamic-range) gave every output
-  equal to the bit on the 700 SNIPS valid queries; TensorFlow's graph
-  optimizer may add the three embeddings in another order (last-bit
-  differences). The model (trained, and saved as Keras) keeps its own layers.
+
+def _dense_call(layer, call):
+  """`Dense.call` that multiplies [B, T, width] inputs with one einsum."""
+  def dense(inputs):
+    if inputs.shape.rank != 3 or isinstance(inputs, tf.SparseTensor):
+      return call(inputs)
+    outputs = tf.einsum("btd,dk->btk", inputs, layer.kernel)
+    if layer.use_bias:
+      outputs = tf.nn.bias_add(outputs, layer.bias)
+    return layer.activation(outputs) if layer.activation else outputs
+  return dense
+
+
+@contextlib.contextmanager
+def _served_layers(model):
+  """Lets signatures traced inside compute four kinds of layers leaner.
+
+  The values are those of the model's own layers; the graph has fewer and
+  cheaper operators where TFLite spends a 6x96 student's query on
+  per-operator costs rather than arithmetic:
+
+  - `BertEncoderV2` adds its position embeddings as a [B, T, width] tensor
+    (`PositionEmbedding` ends in a `broadcast_to`) and gives every attention
+    layer a [B, T, T] mask from `SelfAttentionMask` (another
+    `broadcast_to`), although each is the same for every row: the sum and
+    the masked softmax broadcast a [1, T, width] table and a [B, 1, T] mask
+    to the same values. TFLite runs BROADCAST_TO in a slow reference kernel
+    outside XNNPACK and re-prepares it at each new query length.
+  - `OnDeviceEmbedding` flattens the ids, looks them up (the type
+    embeddings: with a one-hot matmul) and reshapes back: one GATHER here.
+  - A `Dense` head on [B, T, width] (the slot classifier) runs Keras's
+    `tensordot`, eleven operators in TFLite; one einsum is one
+    FULLY_CONNECTED.
+
+  On the trained 6x96 SNIPS student's .tflite files (fp32 and dynamic-range)
+  every output was the same to the bit on the 700 SNIPS valid queries (one
+  by one and in batches of 50) except the slot logits, within 3e-6 (the
+  slot classifier's bias is now added inside its FULLY_CONNECTED): the same
+  intents and tags. TensorFlow's graph optimizer may also add the three
+  embeddings in another order (last-bit differences). The model (trained,
+  and saved as Keras) keeps its own layers.
   """
   swapped = []
-  for encoder in model.submodules:
-    if not isinstance(encoder, nlp_networks.BertEncoderV2):
-      continue
-    position = encoder._position_embedding_layer  # pylint: disable=protected-access
-    mask = encoder._attention_mask_layer  # pylint: disable=protected-access
-    if (isinstance(position, nlp_layers.PositionEmbedding) and
-        position._seq_axis == 1):  # pylint: disable=protected-access
-      layer_calls.swap(position, _position_call(position), swapped)
-    if isinstance(mask, nlp_layers.SelfAttentionMask):
-      layer_calls.swap(mask, _mask_call, swapped)
+  for layer in model.submodules:
+    if isinstance(layer, nlp_networks.BertEncoderV2):
+      position = layer._position_embedding_layer  # pylint: disable=protected-access
+      mask = layer._attention_mask_layer  # pylint: disable=protected-access
+      if (isinstance(position, nlp_layers.PositionEmbedding) and
+          position._seq_axis == 1):  # pylint: disable=protected-access
+        layer_calls.swap(position, _position_call(position), swapped)
+      if isinstance(mask, nlp_layers.SelfAttentionMask):
+        layer_calls.swap(mask, _mask_call, swapped)
+    elif isinstance(layer, nlp_layers.OnDeviceEmbedding) and layer.built:
+      layer_calls.swap(layer, _embedding_call(layer), swapped)
+    elif (type(layer) is tf_keras.layers.Dense and layer.built and  # pylint: disable=unidiomatic-typecheck
+          len(layer.kernel.shape) == 2):
+      layer_calls.swap(layer, _dense_call(layer, layer.call), swapped)
   try:
     yield
   finally:
