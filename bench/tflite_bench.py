@@ -90,8 +90,11 @@ take fewer operators for embeddings and the slot head; and each file is
 timed in a new process (in the converting one, TensorFlow's pinned thread
 pools took 5-10% of the student's query). With `--student_saved_model` the
 main job's trained stage II student, one run: fp32 0.554 ms against
-BERT-base's 53.3 ms, 96.1x; builtin fp32 211.1x; dynamic-range raw-string
-file 1.469 MB, 0.394 ms (docs/PERFORMANCE.md).
+BERT-base's 53.3 ms, 96.1x; dynamic-range raw-string file 1.469 MB,
+0.394 ms (docs/PERFORMANCE.md). (Its builtin ratio, 211.1x, compared the
+student's [1, 48] file with BERT-base's [1, 64] one: the bench now refuses
+a `--seq_length` other than the student export's. With random weights at
+64, one run: builtin fp32 144.7x, raw-string 89.3x.)
 """
 
 import json
@@ -253,6 +256,17 @@ def main(argv):
 
   # pylint: enable=g-import-not-at-top
 
+  if _STUDENT_SAVED_MODEL.value:
+    # The builtin files run at their export's fixed length: compare like
+    # with like.
+    from mixvocab_tf.export import saved_model_export  # pylint: disable=g-import-not-at-top
+    length = saved_model_export.read_export_info(
+        _STUDENT_SAVED_MODEL.value)["seq_length"]
+    if length != _SEQ_LENGTH.value:
+      raise app.UsageError(
+          f"--student_saved_model was exported with seq_length {length}; pass "
+          f"--seq_length={length} so that the other models' builtin files "
+          f"run at the same length (now {_SEQ_LENGTH.value}).")
   output_dir = _OUTPUT_DIR.value or tempfile.mkdtemp(prefix="tflite_bench")
   os.makedirs(output_dir, exist_ok=True)
   train = intent_slot_files.read_intent_slot(assets.snips_dir("train"))
