@@ -1,7 +1,7 @@
 """Swapping a Keras layer's `call` while export signatures are traced.
 
 The export contexts (`packed_embedding.packed_word_tables`, and
-`saved_model_export`'s served tables) let the signatures traced inside them
+`saved_model_export`'s served layers) let the signatures traced inside them
 compute a layer differently from the trained model, which keeps its own
 `call` (and its weights) for saving and further fine-tuning.
 

@@ -88,8 +88,7 @@ def viterbi_decode(word_logits: tf.Tensor, num_words: tf.Tensor,
     valid = tf.expand_dims(tf.range(length), 0) < tf.expand_dims(num_words, 1)
     step = _sparse_step(transitions)
 
-    if step is None or not np.all((start_scores == 0) |
-                                  (start_scores == FORBIDDEN)):
+    if step is None or not _constraint_only(start_scores, transitions):
       tags = _viterbi_pass(scores, num_words, batch, length, start,
                            step or _dense_step(transitions))
     else:
@@ -103,6 +102,12 @@ def viterbi_decode(word_logits: tf.Tensor, num_words: tf.Tensor,
           lambda: _viterbi_pass(scores, num_words, batch, length, start,
                                 step))
     return tf.where(valid, tags, -1)
+
+
+def _constraint_only(start, transitions):
+  """Whether the scores are the IOB constraint alone (0 or FORBIDDEN)."""
+  return all(np.all((scores == 0) | (scores == FORBIDDEN))
+             for scores in (np.asarray(start), np.asarray(transitions)))
 
 
 def _all_allowed(tags, valid, start_allowed, allowed):
@@ -219,8 +224,7 @@ def viterbi_decode_numpy(word_logits, num_words, start, transitions):
   """`viterbi_decode` in NumPy: a list of per-query tag-id lists."""
   start = np.asarray(start)
   transitions = np.asarray(transitions)
-  constraint_only = (np.all((start == 0) | (start == FORBIDDEN)) and
-                     np.all((transitions == 0) | (transitions == FORBIDDEN)))
+  constraint_only = _constraint_only(start, transitions)
   decoded = []
   for logits, count in zip(np.asarray(word_logits, np.float64),
                            np.asarray(num_words).reshape([-1])):
