@@ -49,7 +49,6 @@ configs use, `IntentSlotTask`, its own by `DistillIntentSlotTask`:
 import os
 from typing import Optional
 
-import numpy as np
 import tensorflow as tf
 
 from mixvocab_tf import models
@@ -257,14 +256,16 @@ class DistillIntentSlotTask(
     if not training:
       return super().build_inputs(input_context, training=False)
     examples = self.train_examples()
-    featurize = intent_slot_data.intent_slot_featurizer(self.tokens, self.seq_length)
-    dataset = self.with_example_index(
-        intent_slot_data.make_intent_slot_dataset(examples, self.labels))
     batch_size = self.replica_batch_size(input_context)
     if self.precompute_features:
       return self._precomputed_batches(
-          precomputed_features(dataset, featurize), input_context,
+          precomputed_features(examples, self.labels, self.tokens,
+                               self.seq_length), input_context,
           batch_size).prefetch(tf.data.AUTOTUNE)
+    featurize = intent_slot_data.intent_slot_featurizer(self.tokens,
+                                                        self.seq_length)
+    dataset = self.with_example_index(
+        intent_slot_data.make_intent_slot_dataset(examples, self.labels))
     lookup = teacher_cache.lookup_fn(self.teacher_outputs(),
                                      max_words=self.seq_length - 2)
 
@@ -383,11 +384,10 @@ def word_hidden_error(projection, sequence_output, features):
   return tf.reduce_sum(error), tf.reduce_sum(valid)
 
 
-def precomputed_features(dataset, featurize):
-  """{feature: constant [N, ...]} of every example of `dataset`, in order."""
-  columns = {}
-  for batch in dataset.map(featurize, num_parallel_calls=tf.data.AUTOTUNE,
-                           deterministic=True).batch(1024):
-    for key, value in batch.items():
-      columns.setdefault(key, []).append(value.numpy())
-  return {k: tf.constant(np.concatenate(v)) for k, v in columns.items()}
+def precomputed_features(examples, labels, vocab, seq_length):
+  """{feature: constant [N, ...]} of every example, in order: the features of
+  `intent_slot_featurizer(vocab, seq_length)`, computed a batch at a time."""
+  features = intent_slot_data.featurize_examples(
+      examples, labels,
+      intent_slot_data.intent_slot_batch_featurizer(vocab, seq_length))
+  return {k: tf.constant(v) for k, v in features.items()}

@@ -50,16 +50,12 @@ def compute_teacher_outputs(
     fingerprint: stored with the outputs.
     with_hidden: also keep the last hidden state at each word's first piece.
   """
-  featurize = intent_slot_data.intent_slot_featurizer(teacher_vocab, seq_length)
-  dataset = intent_slot_data.make_intent_slot_dataset(examples, labels).map(
-      featurize, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
   keys = ("input_word_ids", "input_mask", "input_type_ids",
           "word_start_positions", "num_words")
-  columns = {k: [] for k in keys}
-  for batch in dataset.batch(1024):
-    for k in keys:
-      columns[k].append(batch[k].numpy())
-  columns = {k: np.concatenate(v) for k, v in columns.items()}
+  columns = intent_slot_data.featurize_examples(
+      examples, labels,
+      intent_slot_data.intent_slot_batch_featurizer(teacher_vocab,
+                                                    seq_length))
   n = columns["num_words"].shape[0]
   lengths = columns["input_mask"].sum(axis=1)
   order = np.argsort(lengths, kind="stable")

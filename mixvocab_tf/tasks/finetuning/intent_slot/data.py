@@ -25,6 +25,10 @@ features, in three steps:
    | word_start_positions | int32   | [max_words]  | word's first piece, -1  |
    | num_words            | int32   | []           | words, cut ones too     |
 
+`intent_slot_batch_featurizer(vocab)` computes the same features for a batch
+of examples at once; `featurize_examples` applies it to a whole split (the
+distillations' transfer sets and their teacher's outputs).
+
 Words are tokenized one by one, so BERT's basic tokenizer splits "don't" into
 pieces that all belong to that word: the word's tag goes on "don", and "'" and
 "t" carry no loss. A word the tokenizer turns into nothing (a lone combining
@@ -194,18 +198,25 @@ def make_intent_slot_dataset(examples, labels):
     `{'words': string [n], 'slot_labels': int32 [n], 'intent_id': int32 []}`;
     map `intent_slot_featurizer(...)` on it.
   """
+  return tf.data.Dataset.from_tensor_slices(_ragged_examples(examples, labels))
+
+
+def _ragged_examples(examples, labels):
+  """`make_intent_slot_dataset`'s elements as one ragged batch."""
   slot_ids, intent_ids, _ = labels.encode(examples)
   lengths = [len(words) for words in examples.words]
   # From flat lists and row lengths: tf.ragged.constant is slow on 13K rows.
   flat_words = [word for words in examples.words for word in words]
   flat_slots = [slot for slots in slot_ids for slot in slots]
-  return tf.data.Dataset.from_tensor_slices({
+  return {
       "words": tf.RaggedTensor.from_row_lengths(
-          tf.constant(flat_words, tf.string), lengths),
+          tf.constant(flat_words, tf.string, shape=[len(flat_words)]),
+          lengths),
       "slot_labels": tf.RaggedTensor.from_row_lengths(
-          tf.constant(flat_slots, tf.int32), lengths),
-      "intent_id": tf.constant(intent_ids, tf.int32),
-  })
+          tf.constant(flat_slots, tf.int32, shape=[len(flat_slots)]),
+          lengths),
+      "intent_id": tf.constant(intent_ids, tf.int32, shape=[len(lengths)]),
+  }
 
 
 def _at_least_one_piece(pieces, unk_id):
@@ -218,6 +229,123 @@ def _at_least_one_piece(pieces, unk_id):
   keep_lengths = tf.expand_dims(tf.maximum(lengths, 1), 1)
   return tf.ragged.boolean_mask(
       padded, tf.ragged.range(lengths + 1) < keep_lengths)
+
+
+def intent_slot_batch_featurizer(vocab, seq_length=DEFAULT_SEQ_LENGTH,
+                                 max_words=None, lower_case=True,
+                                 word_tokenizer=None):
+  """`intent_slot_featurizer`'s features for a whole batch of examples at once.
+
+  The same arguments and the same features, value for value, for batches of
+  `make_intent_slot_dataset(...).ragged_batch(n)` (or `featurize_examples`):
+  a few dozen operations per batch instead of per example, for featurizing a
+  whole split (the distillations' transfer sets: 39,252 SNIPS queries took
+  about 9 s one by one).
+
+  Returns:
+    `featurize_batch(batch) -> features`, each feature with a leading batch
+    dimension.
+  """
+  max_words, tokenize, (cls_id, sep_id, pad_id, unk_id) = _featurizer_setup(
+      vocab, seq_length, max_words, lower_case, word_tokenizer)
+  budget = seq_length - 2
+
+  def featurize_batch(batch):
+    words = batch["words"]
+    if not isinstance(words, tf.RaggedTensor):
+      words = tf.RaggedTensor.from_tensor(words)
+    row_splits = tf.cast(words.row_splits, tf.int32)
+    batch_size = tf.shape(row_splits)[0] - 1
+    num_words = row_splits[1:] - row_splits[:-1]
+    row = tf.cast(words.value_rowids(), tf.int32)
+    index = tf.range(tf.shape(row)[0]) - tf.gather(row_splits, row)
+    slot_labels = tf.cast(batch["slot_labels"], tf.int32)
+    if isinstance(slot_labels, tf.RaggedTensor):
+      slot_labels = slot_labels.flat_values
+    else:
+      slot_labels = tf.reshape(slot_labels, [-1])
+    # Each word's pieces, then each example's: [B, (words), (pieces)].
+    pieces = _at_least_one_piece(tokenize(words.flat_values), unk_id)
+    piece_starts = tf.cast(pieces.row_starts(), tf.int32)
+    piece_splits = tf.cast(pieces.row_splits, tf.int32)
+    word_starts = piece_starts - tf.gather(
+        tf.gather(piece_splits, row_splits), row)
+    kept = (word_starts < budget) & (index < max_words)
+    positions = tf.where(kept, word_starts + 1, IGNORE_ID)  # +1 for [CLS].
+
+    example_pieces = tf.RaggedTensor.from_row_splits(
+        pieces, words.row_splits).merge_dims(1, 2)
+    piece_ids = tf.cast(example_pieces[:, :budget], tf.int32)
+    column = tf.fill(tf.stack([batch_size, 1]), 0)
+    ids = tf.concat([tf.RaggedTensor.from_tensor(column + cls_id), piece_ids,
+                     tf.RaggedTensor.from_tensor(column + sep_id)], axis=1)
+    shape = [batch_size, seq_length]
+    input_word_ids = ids.to_tensor(default_value=pad_id, shape=shape)
+    input_mask = tf.ones_like(ids).to_tensor(default_value=0, shape=shape)
+
+    kept_at = tf.stack([tf.boolean_mask(row, kept),
+                        tf.boolean_mask(positions, kept)], axis=1)
+    kept_labels = tf.boolean_mask(slot_labels, kept)
+    # Shifted by one so that scatter_nd's zero fill becomes IGNORE_ID (-1).
+    slot_ids = tf.scatter_nd(kept_at, kept_labels + 1, shape) - 1
+    # A word whose tag the vocabulary lacks (IGNORE_ID) carries no loss.
+    slot_weights = tf.scatter_nd(
+        kept_at, tf.cast(kept_labels >= 0, tf.float32), shape)
+    listed = index < max_words
+    word_start_positions = tf.scatter_nd(
+        tf.stack([tf.boolean_mask(row, listed),
+                  tf.boolean_mask(index, listed)], axis=1),
+        tf.boolean_mask(positions, listed) + 1, [batch_size, max_words]) - 1
+    return {
+        "input_word_ids": input_word_ids,
+        "input_mask": input_mask,
+        "input_type_ids": tf.zeros(shape, tf.int32),
+        "slot_ids": slot_ids,
+        "slot_weights": slot_weights,
+        "intent_id": tf.cast(batch["intent_id"], tf.int32),
+        "word_start_positions": word_start_positions,
+        "num_words": num_words,
+    }
+
+  return featurize_batch
+
+
+def featurize_examples(examples, labels, featurize_batch, batch_size=4096):
+  """{feature: NumPy [N, ...]} of every example, in order: what
+  `make_intent_slot_dataset(examples, labels)` mapped with the per-example
+  featurizer gives, `batch_size` examples at a time.
+
+  Args:
+    examples: `IntentSlotExamples`.
+    labels: `IntentSlotLabels`.
+    featurize_batch: `intent_slot_batch_featurizer(...)`.
+    batch_size: examples featurized at once.
+  """
+  columns = {}
+  inputs = _ragged_examples(examples, labels)
+  total = int(inputs["intent_id"].shape[0])
+  for start in range(0, total, batch_size):
+    batch = {k: v[start:start + batch_size] for k, v in inputs.items()}
+    for key, value in featurize_batch(batch).items():
+      columns.setdefault(key, []).append(value.numpy())
+  if not columns:  # No examples: the features' shapes with 0 rows.
+    return {k: v.numpy() for k, v in featurize_batch(inputs).items()}
+  return {k: np.concatenate(v) for k, v in columns.items()}
+
+
+def _featurizer_setup(vocab, seq_length, max_words, lower_case,
+                      word_tokenizer):
+  """(max_words, tokenize, ids of [CLS], [SEP], [PAD], [UNK]), checked."""
+  if seq_length < 3:
+    raise ValueError(
+        "seq_length must leave room for [CLS], a piece and [SEP]; received "
+        f"{seq_length}, expected at least 3.")
+  max_words = seq_length - 2 if max_words is None else max_words
+  if max_words < 1:
+    raise ValueError(f"max_words must be positive; received {max_words}.")
+  tokenizer, special_ids = wordpiece.fast_bert_tokenizer(vocab, lower_case)
+  return (max_words, word_tokenizer or tokenizer.tokenize,
+          tuple(special_ids[t] for t in ("[CLS]", "[SEP]", "[PAD]", "[UNK]")))
 
 
 def intent_slot_featurizer(vocab, seq_length=DEFAULT_SEQ_LENGTH, max_words=None,
@@ -241,17 +369,8 @@ def intent_slot_featurizer(vocab, seq_length=DEFAULT_SEQ_LENGTH, max_words=None,
     `make_intent_slot_dataset` (map it before `batch`); the features are listed in
     the module docstring. Other keys of the example are dropped.
   """
-  if seq_length < 3:
-    raise ValueError(
-        "seq_length must leave room for [CLS], a piece and [SEP]; received "
-        f"{seq_length}, expected at least 3.")
-  max_words = seq_length - 2 if max_words is None else max_words
-  if max_words < 1:
-    raise ValueError(f"max_words must be positive; received {max_words}.")
-  tokenizer, special_ids = wordpiece.fast_bert_tokenizer(vocab, lower_case)
-  tokenize = word_tokenizer or tokenizer.tokenize
-  cls_id, sep_id = special_ids["[CLS]"], special_ids["[SEP]"]
-  pad_id, unk_id = special_ids["[PAD]"], special_ids["[UNK]"]
+  max_words, tokenize, (cls_id, sep_id, pad_id, unk_id) = _featurizer_setup(
+      vocab, seq_length, max_words, lower_case, word_tokenizer)
   budget = seq_length - 2
 
   def featurize(example):

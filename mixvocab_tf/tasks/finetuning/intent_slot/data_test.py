@@ -157,6 +157,34 @@ class FeaturizerTest(tf.test.TestCase):
                                           f["num_words"], labels.slots)
     self.assertEqual(decoded, [["B-x", "I-x", "O", "O", "O"]])
 
+  def test_batch_featurizer_gives_the_same_features(self):
+    # SNIPS valid, then queries that cut pieces and words, wordless pieces,
+    # a tag the labels lack, a query of one word, in batches that split them.
+    labels = intent_slot_data.IntentSlotLabels(["A", "B"], ["O", "B-x", "I-x"])
+    odd = examples_lib.IntentSlotExamples(
+        path="memory",
+        words=[["don't", "\u0300", "unaffable", "x", "y"], ["x"],
+               ["a", "b", "c", "d", "e", "f", "g"], ["\u200b", "\x00", "z"]],
+        tags=[["B-x", "I-x", "O", "B-x", "O"], ["B-new"],
+              ["O"] * 7, ["B-x", "O", "I-x"]],
+        intents=["A", "B", "A", "C"])
+    for examples, labels_, kwargs, batch_size in [
+        (self.valid, self.labels, {}, 256),
+        (odd, labels, dict(seq_length=9, max_words=4), 3),
+        (odd, labels, dict(seq_length=6), 1),
+        (odd, labels, dict(seq_length=30, max_words=2), 4)]:
+      one_by_one = _first_batch(
+          intent_slot_data.make_intent_slot_dataset(examples, labels_),
+          intent_slot_data.intent_slot_featurizer(self.vocab, **kwargs), 1000)
+      batched = intent_slot_data.featurize_examples(
+          examples, labels_,
+          intent_slot_data.intent_slot_batch_featurizer(self.vocab, **kwargs),
+          batch_size)
+      self.assertEqual(sorted(batched), sorted(one_by_one))
+      for key, value in one_by_one.items():
+        self.assertEqual(batched[key].dtype, value.dtype, key)
+        self.assertAllEqual(batched[key], value, msg=f"{key} {kwargs}")
+
   @pytest.mark.large
   def test_student_vocab_and_mixed_vocab_tokenizer(self):
     try:
