@@ -214,6 +214,7 @@ class IntentSlotTask(finetune_task.FinetuneTask):
     self.eval_split = eval_split
     self.labels_file = labels_file
     self._labels = None
+    self._eval_features = {}  # split -> its features (NumPy), in file order.
 
   def examples(self, split: str) -> examples_lib.IntentSlotExamples:
     """The examples of `split` ('train', 'valid', 'test').
@@ -262,11 +263,11 @@ class IntentSlotTask(finetune_task.FinetuneTask):
         num_slots=self.labels.num_slots, dropout_rate=self.dropout_rate)
 
   def build_inputs(self, input_context=None, training=True):
-    split = "train" if training else self.eval_split
-    examples = self.examples(split)
-    featurize = intent_slot_data.intent_slot_featurizer(self.tokens, self.seq_length)
-    dataset = intent_slot_data.make_intent_slot_dataset(examples, self.labels)
     if training:
+      featurize = intent_slot_data.intent_slot_featurizer(self.tokens,
+                                                          self.seq_length)
+      dataset = intent_slot_data.make_intent_slot_dataset(
+          self.examples("train"), self.labels)
       # The featurizer maps one query at a time (ragged words -> pieces).
       return batch_padding.batch_for_training(
           self.shuffled(dataset, input_context).map(
@@ -274,11 +275,19 @@ class IntentSlotTask(finetune_task.FinetuneTask):
               deterministic=True),
           self.replica_batch_size(input_context), self.pad_to_longest,
           self.bucket_boundaries).prefetch(tf.data.AUTOTUNE)
-    dataset = self.with_example_index(dataset).map(
-        lambda example: dict(featurize(example),
-                             example_index=example["example_index"]),
-        num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-    dataset = dataset.batch(self.eval_batch_size)
+    # Evaluation reads its split again at every evaluation: featurized once,
+    # a batch of queries at a time (the same features as one by one).
+    split = self.eval_split
+    if split not in self._eval_features:
+      features = intent_slot_data.featurize_examples(
+          self.examples(split), self.labels,
+          intent_slot_data.intent_slot_batch_featurizer(self.tokens,
+                                                        self.seq_length))
+      features["example_index"] = np.arange(
+          len(features["intent_id"]), dtype=np.int64)
+      self._eval_features[split] = features
+    dataset = tf.data.Dataset.from_tensor_slices(
+        self._eval_features[split]).batch(self.eval_batch_size)
     if self.pad_to_longest or self.bucket_boundaries:
       # validation_step pads the predictions back to seq_length.
       dataset = dataset.map(batch_padding.trim_to_longest)

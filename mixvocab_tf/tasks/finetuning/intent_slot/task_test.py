@@ -264,3 +264,27 @@ def test_snips_as_a_users_directory_is_the_built_in_snips():
   for split in ("train", "valid"):
     a, b = user.examples(split), built_in.examples(split)
     assert (a.words, a.tags, a.intents) == (b.words, b.tags, b.intents)
+
+
+@pytest.mark.parametrize("bucket_boundaries", [None, (12, 16, 20)])
+def test_evaluation_batches_are_the_one_by_one_featurizers(bucket_boundaries):
+  # The split is featurized once, a batch of queries at a time; each
+  # evaluation's batches hold what mapping the one-by-one featurizer gave.
+  from mixvocab_tf.tasks.finetuning import batch_padding  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf.tasks.finetuning.intent_slot import data  # pylint: disable=g-import-not-at-top
+  task = _task(bucket_boundaries=bucket_boundaries)
+  featurize = data.intent_slot_featurizer(task.tokens, SEQ_LENGTH)
+  expected = task.with_example_index(data.make_intent_slot_dataset(
+      task.examples("valid"), task.labels)).map(
+          lambda e: dict(featurize(e), example_index=e["example_index"])
+      ).batch(8)
+  if bucket_boundaries:
+    expected = expected.map(batch_padding.trim_to_longest)
+  for _ in range(2):  # The second evaluation reads the kept features.
+    batches = list(task.build_inputs(training=False))
+    assert len(batches) == 88
+    for want, got in zip(expected, batches):
+      assert sorted(got) == sorted(want)
+      for key in want:
+        assert got[key].dtype == want[key].dtype, key
+        np.testing.assert_array_equal(got[key], want[key], err_msg=key)
