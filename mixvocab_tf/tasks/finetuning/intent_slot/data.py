@@ -44,6 +44,7 @@ import os
 from absl import logging
 import numpy as np
 import tensorflow as tf
+import tensorflow_text as tf_text
 
 from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.datasets import intent_slot_files
@@ -210,12 +211,10 @@ def _ragged_examples(examples, labels):
   flat_slots = [slot for slots in slot_ids for slot in slots]
   return {
       "words": tf.RaggedTensor.from_row_lengths(
-          tf.constant(flat_words, tf.string, shape=[len(flat_words)]),
-          lengths),
+          tf.constant(flat_words, tf.string), lengths),
       "slot_labels": tf.RaggedTensor.from_row_lengths(
-          tf.constant(flat_slots, tf.int32, shape=[len(flat_slots)]),
-          lengths),
-      "intent_id": tf.constant(intent_ids, tf.int32, shape=[len(lengths)]),
+          tf.constant(flat_slots, tf.int32), lengths),
+      "intent_id": tf.constant(intent_ids, tf.int32),
   }
 
 
@@ -251,19 +250,13 @@ def intent_slot_batch_featurizer(vocab, seq_length=DEFAULT_SEQ_LENGTH,
   budget = seq_length - 2
 
   def featurize_batch(batch):
-    words = batch["words"]
-    if not isinstance(words, tf.RaggedTensor):
-      words = tf.RaggedTensor.from_tensor(words)
+    words = batch["words"]  # Ragged [B, (words)], as are the slot labels.
     row_splits = tf.cast(words.row_splits, tf.int32)
     batch_size = tf.shape(row_splits)[0] - 1
     num_words = row_splits[1:] - row_splits[:-1]
     row = tf.cast(words.value_rowids(), tf.int32)
     index = tf.range(tf.shape(row)[0]) - tf.gather(row_splits, row)
-    slot_labels = tf.cast(batch["slot_labels"], tf.int32)
-    if isinstance(slot_labels, tf.RaggedTensor):
-      slot_labels = slot_labels.flat_values
-    else:
-      slot_labels = tf.reshape(slot_labels, [-1])
+    slot_labels = tf.cast(batch["slot_labels"].flat_values, tf.int32)
     # Each word's pieces, then each example's: [B, (words), (pieces)].
     pieces = _at_least_one_piece(tokenize(words.flat_values), unk_id)
     piece_starts = tf.cast(pieces.row_starts(), tf.int32)
@@ -276,12 +269,11 @@ def intent_slot_batch_featurizer(vocab, seq_length=DEFAULT_SEQ_LENGTH,
     example_pieces = tf.RaggedTensor.from_row_splits(
         pieces, words.row_splits).merge_dims(1, 2)
     piece_ids = tf.cast(example_pieces[:, :budget], tf.int32)
-    column = tf.fill(tf.stack([batch_size, 1]), 0)
-    ids = tf.concat([tf.RaggedTensor.from_tensor(column + cls_id), piece_ids,
-                     tf.RaggedTensor.from_tensor(column + sep_id)], axis=1)
+    ids, _ = tf_text.combine_segments(
+        [piece_ids], start_of_sequence_id=cls_id, end_of_segment_id=sep_id)
+    input_word_ids, input_mask = tf_text.pad_model_inputs(
+        ids, seq_length, pad_value=pad_id)
     shape = [batch_size, seq_length]
-    input_word_ids = ids.to_tensor(default_value=pad_id, shape=shape)
-    input_mask = tf.ones_like(ids).to_tensor(default_value=0, shape=shape)
 
     kept_at = tf.stack([tf.boolean_mask(row, kept),
                         tf.boolean_mask(positions, kept)], axis=1)
@@ -324,12 +316,11 @@ def featurize_examples(examples, labels, featurize_batch, batch_size=4096):
   columns = {}
   inputs = _ragged_examples(examples, labels)
   total = int(inputs["intent_id"].shape[0])
-  for start in range(0, total, batch_size):
+  # At least one (possibly empty) batch: no examples give 0 rows.
+  for start in range(0, max(total, 1), batch_size):
     batch = {k: v[start:start + batch_size] for k, v in inputs.items()}
     for key, value in featurize_batch(batch).items():
       columns.setdefault(key, []).append(value.numpy())
-  if not columns:  # No examples: the features' shapes with 0 rows.
-    return {k: v.numpy() for k, v in featurize_batch(inputs).items()}
   return {k: np.concatenate(v) for k, v in columns.items()}
 
 
