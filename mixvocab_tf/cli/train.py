@@ -92,11 +92,15 @@ def _run():
     return
   gin_utils.parse(FLAGS.gin_file, FLAGS.gin_bindings)
   job = pipeline.configured_job()
-  steps, _ = job
+  steps = job[0]
   if steps:
     # A pipeline config (e.g. quickstart.gin) chains trainer runs and tools.
     if FLAGS.dry_run:
-      print("Pipeline steps:", *(s.describe() for s in steps), sep="\n  ")
+      beside = job[2]
+      print("Pipeline steps:", *(
+          s.describe() + ("; runs beside the next steps"
+                          if s.name in beside else "") for s in steps),
+            sep="\n  ")
       return
     if not FLAGS.model_dir:
       raise ValueError("--model_dir is required to run a pipeline.")

@@ -50,6 +50,7 @@ be given the same step: the second would find its directory locked and stop.
 
 import contextlib
 import fnmatch
+import functools
 import os
 import re
 import signal
@@ -137,7 +138,7 @@ class PipelineError(RuntimeError):
 
 
 @gin.configurable(module="mixvocab_tf")
-def pipeline(steps=None, vocab_size=5000):
+def pipeline(steps=None, vocab_size=5000, run_beside=()):
   """Gin-configured list of steps (None: no pipeline configured).
 
   Args:
@@ -145,11 +146,17 @@ def pipeline(steps=None, vocab_size=5000):
       tuples with kind one of `step_kinds()`; for "train" steps, gin_files
       and bindings are the trainer's `--gin_file` and `--gin_bindings`.
     vocab_size: target size of the student vocabulary ("vocab" step).
+    run_beside: names of steps that run beside the steps after them
+      (`run`'s docstring says until when), so that a trainer and a
+      one-thread step (the vocabulary, held-out scores) share the cores. A
+      later step waits for one only if it reads it as `Step.reads` says
+      (its bindings name the step's directory), so name only steps whose
+      readers do.
 
   Returns:
-    (steps, vocab_size).
+    (steps, vocab_size, run_beside).
   """
-  return steps, vocab_size
+  return steps, vocab_size, tuple(run_beside)
 
 
 @gin.configurable(module="mixvocab_tf")
@@ -167,11 +174,11 @@ def _selected(name, patterns):
 
 def configured_job():
   """(the configured job as `steps.Step`s, [] without one; the vocabulary
-  size), from one call of `pipeline()`: a job's step list may be a gin
-  reference that reads the user's whole dataset (`own_data_steps`), so it is
-  evaluated once."""
-  steps, vocab_size = pipeline()
-  return steps_lib.from_specs(steps or []), vocab_size
+  size; the names of the steps run beside others), from one call of
+  `pipeline()`: a job's step list may be a gin reference that reads the
+  user's whole dataset (`own_data_steps`), so it is evaluated once."""
+  steps, vocab_size, run_beside = pipeline()
+  return steps_lib.from_specs(steps or []), vocab_size, run_beside
 
 
 def _run_vocab(step_dir, output_dir, vocab_size):
@@ -194,7 +201,23 @@ def _shown(line):
           bool(_ABSL_WARNING.match(line)))
 
 
+#: The trainer processes of the running steps (two when a trainer step runs
+#: beside another step), for the SIGTERM handler to reach them all.
+_children = set()
+_children_lock = threading.Lock()
+#: CPU seconds of every trainer process waited for so far: an in-process
+#: step's record leaves out those that ended while it ran beside them.
+_trainer_cpu = [0.0]
+_reap_lock = threading.Lock()
+
+
+def _trainer_cpu_so_far():
+  with _reap_lock:
+    return _trainer_cpu[0]
+
+
 def _run_train(step, step_dir, output_dir):
+  """Runs a trainer step's child process; returns its CPU seconds."""
   name = step.name
   command = [sys.executable, "-m", "mixvocab_tf.train",
              f"--model_dir={step_dir}"]
@@ -217,7 +240,9 @@ def _run_train(step, step_dir, output_dir):
     process = subprocess.Popen(command, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True,
                                env=quiet.child_env(verbose))
-    with _sigterm_forwarded(process):
+    with _children_lock:
+      _children.add(process)
+    try:
       flushed = time.time()
       for line in process.stdout:
         log.write(line)
@@ -226,7 +251,17 @@ def _run_train(step, step_dir, output_dir):
           flushed = time.time()
         if verbose or _shown(line):
           sys.stderr.write(f"[{name}] {line}")
-      code = process.wait()
+      # Its output has ended, so the child is exiting: the children's CPU
+      # time across its wait is its own (a step beside it waits for no
+      # child of its own meanwhile: no two trainers run at once).
+      with _reap_lock:
+        before = step_times.children_cpu()
+        code = process.wait()
+        cpu_seconds = step_times.children_cpu() - before
+        _trainer_cpu[0] += cpu_seconds
+    finally:
+      with _children_lock:
+        _children.discard(process)
   if code == INTERRUPTED_EXIT_STATUS:
     raise PipelineError(f"Step {name!r} was stopped by a signal and saved its "
                         f"checkpoint (exit status {code}); it is not marked "
@@ -234,6 +269,8 @@ def _run_train(step, step_dir, output_dir):
   if code != 0:
     raise PipelineError(f"Step {name!r} failed (exit status {code}); see "
                         f"{log_path}. Rerunning the job resumes it.")
+  return cpu_seconds
+
 
 
 def _steps_with_other_settings(steps, output_dir, patterns):
@@ -270,34 +307,96 @@ INTERRUPTED_EXIT_STATUS = 128 + signal.SIGTERM
 
 
 @contextlib.contextmanager
-def _sigterm_forwarded(process):
+def _sigterm_forwarded():
   """A SIGTERM to the job (a scheduler's preemption notice, `kill`) is passed
-  to its running trainer step, which saves a checkpoint and exits non-zero:
-  the step is not marked done and a rerun resumes it. Without this the job
-  would die at once and leave its step running with no one to wait for it.
-  (Ctrl-C reaches every process of the terminal's group by itself.)"""
+  to its running trainer steps, which save a checkpoint and exit non-zero:
+  they are not marked done and a rerun resumes them. Without this the job
+  would die at once and leave its steps running with no one to wait for
+  them. While no trainer runs, a SIGTERM ends the job as it would without
+  the handler. (Ctrl-C reaches every process of the terminal's group by
+  itself.)"""
   if threading.current_thread() is not threading.main_thread():
     yield  # Signal handlers belong to the main thread.
     return
-  previous = signal.signal(
-      signal.SIGTERM, lambda signum, unused_frame: process.send_signal(signum))
+
+  def forward(signum, frame):
+    with _children_lock:
+      running = list(_children)
+    for process in running:
+      process.send_signal(signum)
+    if not running:
+      handler = previous if previous is not None else signal.SIG_DFL
+      if callable(handler):
+        handler(signum, frame)
+      elif handler == signal.SIG_DFL:
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+  previous = signal.signal(signal.SIGTERM, forward)
   try:
     yield
   finally:
     signal.signal(signal.SIGTERM, previous)
 
 
+def _stop_running_trainers():
+  with _children_lock:
+    running = list(_children)
+  for process in running:
+    process.send_signal(signal.SIGTERM)
+
+
+class _Beside:
+  """A step running in a thread beside the steps after it."""
+
+  def __init__(self, step, target):
+    self.step = step
+    self.error = None
+
+    def body():
+      try:
+        target()
+      except BaseException as e:  # pylint: disable=broad-except
+        self.error = e
+
+    self.thread = threading.Thread(target=body, name=f"step-{step.name}",
+                                   daemon=True)
+    self.thread.start()
+
+
+def _must_wait(step, running):
+  """Whether `step` must wait for the step `running` beside it: it reads
+  it; it is a summary of the directory or has a condition (both read what
+  the steps before wrote); or both are trainers, or both run in this
+  process (one of each kind at a time keeps each step's CPU time its own)."""
+  return (running.name in step.reads or step.kind in _RERUN_KINDS or
+          step.when is not None or
+          (step.kind == "train") == (running.kind == "train"))
+
+
 def run(output_dir, job=None):
   """Runs the configured steps in order, skipping those already done.
+
+  A step named in `pipeline.run_beside` starts in its turn and the job goes
+  on to the next steps while it runs, until a step must wait for it
+  (`_must_wait`: one that reads it, a summary or a conditional step, or
+  another step of its kind: at most one trainer and one step in this
+  process run at a time); the job ends when it is done. A step that fails
+  beside others fails the job when that wait comes; a failed or interrupted
+  step stops the trainer running beside it, which saves its checkpoint.
 
   Args:
     output_dir: the job's directory.
     job: `configured_job()`, when the caller has it already.
   """
-  steps, vocab_size = job or configured_job()
+  steps, vocab_size, run_beside = job or configured_job()
   if not steps:
     raise ValueError("No pipeline steps configured (pipeline.steps).")
   steps_lib.check(steps, step_kinds())
+  unknown = sorted(set(run_beside) - {s.name for s in steps})
+  if unknown:
+    raise ValueError(f"pipeline.run_beside names {unknown}, which are not "
+                     "steps of the job.")
   patterns = step_selection()
   if patterns is not None and not any(_selected(s.name, patterns)
                                       for s in steps):
@@ -316,58 +415,93 @@ def run(output_dir, job=None):
   tf.io.gfile.makedirs(output_dir)
   started = time.time()
   ran = set()  # The steps run in this invocation.
-  for index, step in enumerate(steps, 1):
-    step_dir = os.path.join(output_dir, step.name)
-    if not _selected(step.name, patterns):
-      continue
-    if (step.kind not in _RERUN_KINDS and
-        tf.io.gfile.exists(os.path.join(step_dir, DONE))):
-      changed = [r for r in step.reads if r in ran]
-      if step.kind in _BUILTIN_KINDS or not changed:
-        logging.info("[%d/%d] %s: done already, skipped.", index,
-                     len(steps), step.name)
-        continue
-      logging.info("[%d/%d] %s: done before, but %s ran since; running it "
-                   "again, from an empty directory.", index, len(steps),
-                   step.name, ", ".join(changed))
-      # Its files came from the earlier inputs, and an in-process step
-      # resumes from the files it finds (an export keeps a SavedModel it
-      # finds): none may outlive those inputs.
-      tf.io.gfile.rmtree(step_dir)
-    if step.when is not None and not step.when.test(output_dir):
-      logging.info("[%d/%d] %s: skipped; it runs only when %s.", index,
-                   len(steps), step.name, step.when.description)
-      continue
-    tf.io.gfile.makedirs(step_dir)
-    if step.kind not in _RERUN_KINDS:
-      run_files.write_json(os.path.join(step_dir, STEP_JSON), step.recipe(),
-                           indent=1)
-    logging.info("[%d/%d] %s (%s) - %.0f s into the job", index, len(steps),
-                 step.name, step.kind, time.time() - started)
-    clock = step_times.StepClock().start()
-    if step.kind == "vocab":
-      _run_vocab(step_dir, output_dir, vocab_size)
-    elif step.kind == "train":
-      _run_train(step, step_dir, output_dir)
-    else:
-      with quiet.tensorflow_info_hidden(quiet.verbose_requested()):
-        _STEP_FUNCTIONS[step.kind](step_dir, output_dir,
-                                   step.options(output_dir))
-    missing = [f for f in step.writes
-               if not tf.io.gfile.exists(os.path.join(step_dir, f))]
-    if missing:
-      raise PipelineError(
-          f"Step {step.name!r} finished without writing {missing} in "
-          f"{step_dir}; it is not marked done. See its log above.")
-    ran.add(step.name)
-    record = clock.stop(step.kind)
-    step_times.write(step_dir, record)
-    run_files.write_text(os.path.join(step_dir, DONE),
-                         f"{record['wall_seconds']:.1f} seconds\n")
-    logging.info("[%d/%d] %s done in %.0f s wall, %.0f s CPU.", index,
-                 len(steps), step.name, record["wall_seconds"],
-                 record["cpu_seconds"])
+  beside = {}  # name -> _Beside, the steps running beside the job's turn.
+
+  def wait_for(names):
+    for name in names:
+      running = beside.pop(name)
+      running.thread.join()
+      if running.error is not None:
+        raise running.error
+
+  with _sigterm_forwarded():
+    try:
+      for index, step in enumerate(steps, 1):
+        if not _selected(step.name, patterns):
+          continue
+        wait_for([name for name, running in beside.items()
+                  if _must_wait(step, running.step)])
+        step_dir = os.path.join(output_dir, step.name)
+        if (step.kind not in _RERUN_KINDS and
+            tf.io.gfile.exists(os.path.join(step_dir, DONE))):
+          changed = [r for r in step.reads if r in ran]
+          if step.kind in _BUILTIN_KINDS or not changed:
+            logging.info("[%d/%d] %s: done already, skipped.", index,
+                         len(steps), step.name)
+            continue
+          logging.info("[%d/%d] %s: done before, but %s ran since; running "
+                       "it again, from an empty directory.", index,
+                       len(steps), step.name, ", ".join(changed))
+          # Its files came from the earlier inputs, and an in-process step
+          # resumes from the files it finds (an export keeps a SavedModel
+          # it finds): none may outlive those inputs.
+          tf.io.gfile.rmtree(step_dir)
+        if step.when is not None and not step.when.test(output_dir):
+          logging.info("[%d/%d] %s: skipped; it runs only when %s.", index,
+                       len(steps), step.name, step.when.description)
+          continue
+        tf.io.gfile.makedirs(step_dir)
+        if step.kind not in _RERUN_KINDS:
+          run_files.write_json(os.path.join(step_dir, STEP_JSON),
+                               step.recipe(), indent=1)
+        logging.info("[%d/%d] %s (%s) - %.0f s into the job%s", index,
+                     len(steps), step.name, step.kind, time.time() - started,
+                     ", beside the next steps" if step.name in run_beside
+                     else "")
+        run_step = functools.partial(_run_step, index, len(steps), step,
+                                     step_dir, output_dir, vocab_size, ran)
+        if step.name in run_beside:
+          beside[step.name] = _Beside(step, run_step)
+        else:
+          run_step()
+      wait_for(list(beside))
+    finally:
+      if beside:  # A step failed or the job was interrupted.
+        _stop_running_trainers()
+        for running in beside.values():
+          running.thread.join()
   logging.info("Pipeline finished in %.0f s; outputs in %s. Time by step "
                "(%s/<step>/%s):\n%s", time.time() - started, output_dir,
                output_dir, step_times.FILE,
                step_times.log_summary(output_dir))
+
+
+def _run_step(index, count, step, step_dir, output_dir, vocab_size, ran):
+  """Runs one step and marks it done, with its time record."""
+  clock = step_times.StepClock().start()
+  trainer_cpu = _trainer_cpu_so_far()
+  cpu_seconds = None
+  if step.kind == "vocab":
+    _run_vocab(step_dir, output_dir, vocab_size)
+  elif step.kind == "train":
+    cpu_seconds = _run_train(step, step_dir, output_dir)
+  else:
+    with quiet.tensorflow_info_hidden(quiet.verbose_requested()):
+      _STEP_FUNCTIONS[step.kind](step_dir, output_dir,
+                                 step.options(output_dir))
+  missing = [f for f in step.writes
+             if not tf.io.gfile.exists(os.path.join(step_dir, f))]
+  if missing:
+    raise PipelineError(
+        f"Step {step.name!r} finished without writing {missing} in "
+        f"{step_dir}; it is not marked done. See its log above.")
+  ran.add(step.name)
+  if cpu_seconds is None:
+    # Without the trainers that ended beside this step.
+    cpu_seconds = clock.cpu_seconds() - (_trainer_cpu_so_far() - trainer_cpu)
+  record = clock.stop(step.kind, cpu_seconds)
+  step_times.write(step_dir, record)
+  run_files.write_text(os.path.join(step_dir, DONE),
+                       f"{record['wall_seconds']:.1f} seconds\n")
+  logging.info("[%d/%d] %s done in %.0f s wall, %.0f s CPU.", index, count,
+               step.name, record["wall_seconds"], record["cpu_seconds"])

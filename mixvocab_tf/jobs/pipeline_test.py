@@ -3,11 +3,15 @@
 import os
 import subprocess
 import sys
+import threading
+import time
+from unittest import mock
 
 import gin
 import tensorflow as tf
 
 from mixvocab_tf.jobs import pipeline
+from mixvocab_tf.jobs import step_times
 from mixvocab_tf.jobs import steps as steps_lib
 
 
@@ -166,6 +170,110 @@ class PipelineTest(tf.test.TestCase):
       pipeline.run(self.output_dir)
     self.assertEqual(seen, ["a", "c", "b", "c"])
 
+
+  def test_a_step_run_beside_overlaps_the_steps_after_it(self):
+    events = []
+    note_done = threading.Event()
+
+    def trainer(step, step_dir, output_dir):
+      del step_dir, output_dir
+      events.append(f"{step.name} started")
+      if step.name == "teacher":
+        # Finishes only once the in-process step after it has run.
+        self.assertTrue(note_done.wait(timeout=30))
+      events.append(f"{step.name} done")
+      return 0.0
+
+    def note(step_dir, output_dir, options):
+      del output_dir, options
+      events.append(os.path.basename(step_dir))
+      note_done.set()
+
+    self._register("study_note", note)
+    self.enter_context(mock.patch.object(pipeline, "_run_train", trainer))
+    gin.bind_parameter("pipeline.steps", [
+        steps_lib.Step("teacher", "train", ("t.gin",)),
+        steps_lib.Step("vocab_like", "study_note"),
+        steps_lib.Step("stage1", "train", ("s.gin",)),
+        steps_lib.Step("student", "train", ("d.gin",), reads=("teacher",))])
+    gin.bind_parameter("pipeline.run_beside", ["teacher"])
+    pipeline.run(self.output_dir)
+    # The in-process step ran while the teacher did; the next trainer
+    # waited for it (one trainer at a time).
+    self.assertEqual(events, ["teacher started", "vocab_like",
+                              "teacher done", "stage1 started",
+                              "stage1 done", "student started",
+                              "student done"])
+    for name in ("teacher", "vocab_like", "stage1", "student"):
+      self.assertTrue(os.path.exists(os.path.join(self.output_dir, name,
+                                                  pipeline.DONE)))
+
+  def test_a_step_that_fails_beside_others_fails_the_job(self):
+    def trainer(step, step_dir, output_dir):
+      del step_dir, output_dir
+      raise pipeline.PipelineError(f"Step {step.name!r} failed")
+
+    seen = []
+    self._register("study_note", lambda d, o, b: seen.append(
+        os.path.basename(d)))
+    self.enter_context(mock.patch.object(pipeline, "_run_train", trainer))
+    gin.bind_parameter("pipeline.steps", [
+        steps_lib.Step("teacher", "train", ("t.gin",)),
+        steps_lib.Step("note", "study_note"),
+        steps_lib.Step("reader", "study_note", reads=("teacher",))])
+    gin.bind_parameter("pipeline.run_beside", ["teacher"])
+    with self.assertRaisesRegex(pipeline.PipelineError, "'teacher' failed"):
+      pipeline.run(self.output_dir)
+    # The step beside it ran; the one reading it did not.
+    self.assertEqual(seen, ["note"])
+    self.assertFalse(os.path.exists(os.path.join(self.output_dir, "teacher",
+                                                 pipeline.DONE)))
+
+  def test_run_beside_must_name_steps_of_the_job(self):
+    self._register("study_note", lambda d, o, b: None)
+    gin.bind_parameter("pipeline.steps", [("a", "study_note", [], [])])
+    gin.bind_parameter("pipeline.run_beside", ["heldout"])
+    with self.assertRaisesRegex(ValueError, r"run_beside names \['heldout'\]"):
+      pipeline.run(self.output_dir)
+    self.assertFalse(os.path.exists(os.path.join(self.output_dir, "a")))
+
+  def test_a_trainer_beside_a_step_keeps_its_cpu_time_apart(self):
+    # A real child process stands for the trainer: it burns 0.6 s of CPU
+    # while the in-process step beside it burns 0.3 s of its own, then
+    # waits for the trainer to end.
+    real_popen = subprocess.Popen
+
+    def child(command, **kwargs):
+      del command
+      return real_popen([sys.executable, "-c",
+                         "import time\nend = time.process_time() + 0.6\n"
+                         "while time.process_time() < end: pass"], **kwargs)
+
+    def busy(step_dir, output_dir, options):
+      del step_dir, options
+      end = time.process_time() + 0.3
+      while time.process_time() < end:
+        pass
+      done = os.path.join(output_dir, "trainer", pipeline.DONE)
+      deadline = time.time() + 30
+      while not os.path.exists(done) and time.time() < deadline:
+        time.sleep(0.05)
+
+    self._register("study_busy", busy)
+    self.enter_context(mock.patch.object(subprocess, "Popen", child))
+    gin.bind_parameter("pipeline.steps", [
+        steps_lib.Step("trainer", "train", ("t.gin",)),
+        steps_lib.Step("busy", "study_busy")])
+    gin.bind_parameter("pipeline.run_beside", ["trainer"])
+    pipeline.run(self.output_dir)
+    trainer = step_times.read(os.path.join(self.output_dir, "trainer"))
+    busy_record = step_times.read(os.path.join(self.output_dir, "busy"))
+    # Each its own: the trainer's time is not the in-process step's, though
+    # the job waited for the trainer's process while that step ran.
+    self.assertBetween(trainer["cpu_seconds"], 0.6, 3.0)
+    self.assertBetween(busy_record["cpu_seconds"], 0.3, 0.6)
+    self.assertLess(busy_record["started"], trainer["finished"])
+    self.assertGreater(busy_record["finished"], trainer["finished"])
 
   def test_a_done_step_runs_again_after_a_step_it_reads_ran(self):
     # A report finished before a larger student's steps could run (their

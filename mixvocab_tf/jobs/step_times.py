@@ -27,7 +27,8 @@ from mixvocab_tf.jobs import report
 FILE = "time.json"
 
 
-def _children_cpu() -> float:
+def children_cpu() -> float:
+  """CPU seconds of this process's children it has waited for."""
   usage = resource.getrusage(resource.RUSAGE_CHILDREN)
   return usage.ru_utime + usage.ru_stime
 
@@ -42,16 +43,26 @@ class StepClock:
   def start(self) -> "StepClock":
     self.wall_start = time.time()
     self.cpu_start = time.process_time()
-    self.children_start = _children_cpu()
+    self.children_start = children_cpu()
     return self
 
-  def stop(self, kind: str) -> Dict[str, float]:
-    """The record of the step since `start()`."""
+  def cpu_seconds(self) -> float:
+    """CPU time since `start()`: this process's and its waited-for
+    children's."""
     own = time.process_time() - self.cpu_start
-    children = _children_cpu() - self.children_start
+    return own + children_cpu() - self.children_start
+
+  def stop(self, kind: str,
+           cpu_seconds: Optional[float] = None) -> Dict[str, float]:
+    """The record of the step since `start()`; `cpu_seconds` replaces
+    `cpu_seconds()` when the caller knows the step's own share (a step
+    that ran beside another)."""
+    if cpu_seconds is None:
+      cpu_seconds = self.cpu_seconds()
     return {"kind": kind,
             "wall_seconds": round(time.time() - self.wall_start, 2),
-            "cpu_seconds": round(own + children, 2),
+            "cpu_seconds": round(cpu_seconds, 2),
+            "started": round(self.wall_start, 3),
             "finished": round(time.time(), 3)}
 
 
@@ -101,7 +112,21 @@ def table_rows(output_dir: str) -> List[List[str]]:
                  f"{100 * step_wall / max(wall, 1e-9):.0f}%"])
   rows.append(["**all steps above**", "", _duration(wall), _duration(cpu),
                f"{cpu / max(wall, 1e-9):.2f}", "100%"])
+  span = _span(found)
+  if span is not None and span < wall - 1:
+    rows.append(["**first start to last finish** (steps ran beside "
+                 "others)", "", _duration(span), _duration(cpu),
+                 f"{cpu / max(span, 1e-9):.2f}", ""])
   return rows
+
+
+def _span(found) -> Optional[float]:
+  """Seconds from the first step's start to the last one's finish, when
+  every record has its start (records before 2026-12-03 do not)."""
+  if not all("started" in record for _, record in found):
+    return None
+  return (max(r["finished"] for _, r in found) -
+          min(r["started"] for _, r in found))
 
 
 HEADER = ["step", "kind", "wall", "CPU", "CPU / wall", "share of wall"]
@@ -117,7 +142,9 @@ def section(output_dir: str) -> List[str]:
       report.markdown_table(HEADER, rows), "",
       f"Wall and CPU time of each step, in the order they finished, on "
       f"this machine ({os.cpu_count()} cores seen); CPU counts the job's "
-      "process and the trainer processes it started. A step that a rerun "
+      "process and the trainer processes it started. Steps that ran beside "
+      "others overlap, so their wall times add up to more than the job's. "
+      "A step that a rerun "
       "skipped as done keeps the time of the run that did it. This report "
       "itself is not in the table.", ""]
 

@@ -59,6 +59,21 @@ class StepTimesTest(tf.test.TestCase):
     self.assertEqual(section[0], "## Time")
     self.assertIn("| teacher | train | 30 s | 55 s |", section[2])
 
+  def test_steps_that_ran_beside_others_get_the_jobs_span(self):
+    for name, started, finished, cpu in (("teacher", 0.0, 30.0, 55.0),
+                                         ("vocab", 2.0, 12.0, 10.0),
+                                         ("stage1", 30.0, 50.0, 36.0)):
+      step_dir = os.path.join(self.output_dir, name)
+      os.makedirs(step_dir)
+      step_times.write(step_dir, {
+          "kind": "train", "wall_seconds": finished - started,
+          "cpu_seconds": cpu, "started": started, "finished": finished})
+    rows = step_times.table_rows(self.output_dir)
+    self.assertEqual(rows[-2][:4], ["**all steps above**", "", "60 s",
+                                    "101 s"])
+    # 50 s from the first start to the last finish, not the walls' 60.
+    self.assertEqual(rows[-1][2:5], ["50 s", "101 s", "2.02"])
+
   def test_no_records_no_section(self):
     self.assertEqual(step_times.table_rows(self.output_dir), [])
     self.assertEqual(step_times.section(self.output_dir),
