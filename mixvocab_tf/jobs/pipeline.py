@@ -42,8 +42,14 @@ tests): step directories, `DONE` markers, logs and summaries go through
 `tf.io.gfile`. A training step's child process writes its own model_dir, so
 DIR must then be one that a new process reaches (a bucket, not `ram://`).
 
-To use idle cores, a second process can run a part of the same job in the
-same DIR: `--gin_bindings="step_selection.only = ['ft_sst2_*']"` runs only the
+A trainer keeps about 1.7 of 2 cores busy and a vocabulary or held-out step
+one: a job lists in `pipeline.run_beside` the steps that run beside the steps
+after them (the main job fine-tunes its teacher beside the vocabulary step,
+and scores held-out text beside the distillation). Only one trainer and one
+in-process step run at a time, and a step waits for those it reads (`run`).
+
+To use idle cores otherwise, a second process can run a part of the same job
+in the same DIR: `--gin_bindings="step_selection.only = ['ft_sst2_*']"` runs only the
 steps whose names match one of the patterns (fnmatch). Two processes must not
 be given the same step: the second would find its directory locked and stop.
 """
