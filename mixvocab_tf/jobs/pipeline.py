@@ -49,9 +49,10 @@ and scores held-out text beside the distillation). Only one trainer and one
 in-process step run at a time, and a step waits for those it reads (`run`).
 
 To use idle cores otherwise, a second process can run a part of the same job
-in the same DIR: `--gin_bindings="step_selection.only = ['ft_sst2_*']"` runs only the
-steps whose names match one of the patterns (fnmatch). Two processes must not
-be given the same step: the second would find its directory locked and stop.
+in the same DIR: `--gin_bindings="step_selection.only = ['ft_sst2_*']"` runs
+only the steps whose names match one of the patterns (fnmatch). Two processes
+must not be given the same step: the second would find its directory locked
+and stop.
 """
 
 import contextlib
@@ -276,7 +277,6 @@ def _run_train(step, step_dir, output_dir):
     raise PipelineError(f"Step {name!r} failed (exit status {code}); see "
                         f"{log_path}. Rerunning the job resumes it.")
   return cpu_seconds
-
 
 
 def _steps_with_other_settings(steps, output_dir, patterns):

@@ -136,7 +136,7 @@ class ResultsStepTest(tf.test.TestCase):
     # will do to parse the config (a user's checkout has none there).
     gin_utils.parse(["projects/scaling/replication_cpu.gin"],
                     [f"GLUE_DIR = {self.get_temp_dir()!r}"])
-    steps, _ = pipeline.pipeline()
+    steps = pipeline.pipeline()[0]
     self.assertEqual(steps[-1][:2], ("results", "results"))
 
 

@@ -91,7 +91,7 @@ def test_scaling_config_parses():
   gin.clear_config()
   try:
     gin_utils.parse([os.path.join(_HERE, "scaling_cpu.gin")], [])
-    steps, _ = pipeline.pipeline()
+    steps = pipeline.pipeline()[0]
     # 3 budgets x 3 arms x 3 seeds, and the distillation arm's 3 seeds.
     assert len([s for s in steps if s[0].startswith("ft_snips_")]) == 30
   finally:
