@@ -55,6 +55,7 @@ must not be given the same step: the second would find its directory locked
 and stop.
 """
 
+from concurrent import futures
 import contextlib
 import fnmatch
 import functools
@@ -352,24 +353,6 @@ def _stop_running_trainers():
     process.send_signal(signal.SIGTERM)
 
 
-class _Beside:
-  """A step running in a thread beside the steps after it."""
-
-  def __init__(self, step, target):
-    self.step = step
-    self.error = None
-
-    def body():
-      try:
-        target()
-      except BaseException as e:  # pylint: disable=broad-except
-        self.error = e
-
-    self.thread = threading.Thread(target=body, name=f"step-{step.name}",
-                                   daemon=True)
-    self.thread.start()
-
-
 def _must_wait(step, running):
   """Whether `step` must wait for the step `running` beside it: it reads
   it; it is a summary of the directory or has a condition (both read what
@@ -421,22 +404,22 @@ def run(output_dir, job=None):
   tf.io.gfile.makedirs(output_dir)
   started = time.time()
   ran = set()  # The steps run in this invocation.
-  beside = {}  # name -> _Beside, the steps running beside the job's turn.
+  # name -> (step, future): the steps running beside the job's turn.
+  beside = {}
 
   def wait_for(names):
     for name in names:
-      running = beside.pop(name)
-      running.thread.join()
-      if running.error is not None:
-        raise running.error
+      beside.pop(name)[1].result()  # Raises the step's error.
 
-  with _sigterm_forwarded():
+  with _sigterm_forwarded(), futures.ThreadPoolExecutor(
+      max_workers=max(len(run_beside), 1),
+      thread_name_prefix="beside") as executor:
     try:
       for index, step in enumerate(steps, 1):
         if not _selected(step.name, patterns):
           continue
         wait_for([name for name, running in beside.items()
-                  if _must_wait(step, running.step)])
+                  if _must_wait(step, running[0])])
         step_dir = os.path.join(output_dir, step.name)
         if (step.kind not in _RERUN_KINDS and
             tf.io.gfile.exists(os.path.join(step_dir, DONE))):
@@ -467,15 +450,14 @@ def run(output_dir, job=None):
         run_step = functools.partial(_run_step, index, len(steps), step,
                                      step_dir, output_dir, vocab_size, ran)
         if step.name in run_beside:
-          beside[step.name] = _Beside(step, run_step)
+          beside[step.name] = (step, executor.submit(run_step))
         else:
           run_step()
       wait_for(list(beside))
     finally:
       if beside:  # A step failed or the job was interrupted.
         _stop_running_trainers()
-        for running in beside.values():
-          running.thread.join()
+        futures.wait([future for _, future in beside.values()])
   logging.info("Pipeline finished in %.0f s; outputs in %s. Time by step "
                "(%s/<step>/%s):\n%s", time.time() - started, output_dir,
                output_dir, step_times.FILE,
