@@ -32,7 +32,12 @@ dropout's scale after the weighted values and the masked-LM cross-entropy
 from one softmax (`core/gelu.py`, `core/cross_entropy.py`; the same kind of
 machine, later that day, the two commits alternated): 1.177-1.232x wall,
 median 1.196 over 5 processes (CPU 1.186-1.206x), against 1.111-1.121x
-before. TensorFlow's op profile of the
+before. With the key's and the value's attention gradients computed as
+transposed products from 96 tokens on (`networks/batched_attention.py`;
+2026-12-03, an idle 2-core AMD EPYC with AVX2 only, oneDNN off, the two
+commits alternated, 3 processes each): 1.210 / 1.246 / 1.286x wall (the
+trainer 639-705 ms a step), against 1.136 / 1.197 / 1.206x (728-740 ms).
+TensorFlow's op profile of the
 step: the attention and feed-forward einsums ~50% of the CPU time, dropout
 (random draws, masks) ~20%, the trainer's own extras (metrics, gradient norm,
 finite checks) under 2%.

@@ -80,6 +80,57 @@ class BatchedAttentionTest(tf.test.TestCase):
     for a, b in zip(our_gradients, their_gradients):
       self.assertAllClose(a, b, rtol=1e-5, atol=1e-5)
 
+  def test_long_sequences_compute_the_same_within_rounding(self):
+    # From TRANSPOSED_GRADIENTS_FROM_LENGTH tokens on, the key's and the
+    # value's gradients are computed transposed.
+    tf_keras.utils.set_random_seed(3)
+    encoder = plain_bert_encoder.PlainBertEncoder(**_CONFIG)
+    twin = _einsum_twin(encoder)
+    features = _features(
+        batch=2, length=batched_attention.TRANSPOSED_GRADIENTS_FROM_LENGTH)
+
+    def outputs_and_gradients(model):
+      with tf.GradientTape() as tape:
+        outputs = model(features, training=False)
+        loss = tf.reduce_sum(outputs["sequence_output"] ** 2)
+      gradients = tape.gradient(loss, model.trainable_variables)
+      return outputs["sequence_output"], [tf.convert_to_tensor(g)
+                                          for g in gradients if g is not None]
+
+    ours, our_gradients = outputs_and_gradients(encoder)
+    theirs, their_gradients = outputs_and_gradients(twin)
+    self.assertAllEqual(ours, theirs)
+    self.assertLen(our_gradients, len(their_gradients))
+    for a, b in zip(our_gradients, their_gradients):
+      self.assertAllClose(a, b, rtol=1e-5, atol=1e-5)
+
+  def test_long_sequences_transpose_the_key_and_value_gradients(self):
+    head_dim = _CONFIG["hidden_size"] // _CONFIG["num_attention_heads"]
+    encoder = plain_bert_encoder.PlainBertEncoder(**_CONFIG)
+
+    def transposed_operand_products(length):
+      # The last two dimensions of every batched matmul of the gradient
+      # graph whose first operand is transposed.
+      features = _features(batch=2, length=length)
+
+      def gradients(f):
+        with tf.GradientTape() as tape:
+          loss = tf.reduce_sum(encoder(f, training=False)[
+              "sequence_output"] ** 2)
+        return tape.gradient(loss, encoder.trainable_variables)
+
+      graph = tf.function(gradients).get_concrete_function(features).graph
+      return {tuple(op.outputs[0].shape.as_list()[-2:])
+              for op in graph.get_operations()
+              if op.type == "BatchMatMulV2" and op.get_attr("adj_x")}
+
+    long = batched_attention.TRANSPOSED_GRADIENTS_FROM_LENGTH
+    # Autodiff's: [S, S]^T x [S, D] products, one per key and one per value.
+    self.assertEqual(transposed_operand_products(long - 1),
+                     {(long - 1, head_dim)})
+    # Here [T, D]^T x [T, S] products: the [D, S] gradients, transposed after.
+    self.assertEqual(transposed_operand_products(long), {(head_dim, long)})
+
   def test_training_scales_the_weighted_values_not_the_probabilities(self):
     # As the trainer builds models: generator-backed dropout, 16-bit draws.
     config = dict(_CONFIG, attention_dropout_rate=0.3, dropout_rate=0.0)
