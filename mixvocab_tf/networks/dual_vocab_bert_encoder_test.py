@@ -1,5 +1,7 @@
 """Tests for DualVocabBertEncoder."""
 
+import functools
+
 import pytest
 import numpy as np
 import tensorflow as tf
@@ -57,13 +59,16 @@ def test_teacher_only_input_is_exactly_the_plain_teacher():
   plain.set_weights([teacher_table] + rest)
   plain_out = plain(features)
   assert len(dual_weights) == len(rest) + 4  # Two tables, projection kernel+bias.
+  # The same computation; equal up to float32 rounding, which moved one of
+  # the 384 outputs by one unit in the last place (1.9e-9) once in a full
+  # test run on loaded cores, where every other run gave them bit for bit.
+  same = functools.partial(np.testing.assert_allclose, rtol=1e-6, atol=1e-7)
   for key in ("sequence_output", "pooled_output"):
-    np.testing.assert_array_equal(dual_out[key].numpy(),
-                                  plain_out[key].numpy())
+    same(dual_out[key].numpy(), plain_out[key].numpy())
   # Without input_vocab_ids, all tokens are teacher tokens too.
   del features["input_vocab_ids"]
-  np.testing.assert_array_equal(encoder(features)["sequence_output"].numpy(),
-                                plain_out["sequence_output"].numpy())
+  same(encoder(features)["sequence_output"].numpy(),
+       plain_out["sequence_output"].numpy())
 
 
 def test_student_tokens_train_the_student_table_and_up_projection():
