@@ -37,6 +37,7 @@ rather than a float32 (`core.dropout`: half the random-number work).
 
 import contextlib
 import os
+import re
 import time
 from typing import Any, Dict, List, Optional, Union
 
@@ -56,6 +57,7 @@ from mixvocab_tf.core import dropout as dropout_lib
 from mixvocab_tf.core import evaluation
 from mixvocab_tf.core import gelu as gelu_lib
 from mixvocab_tf.core import lazy_adam
+from mixvocab_tf.core import learning_rate_multipliers as lr_multipliers
 from mixvocab_tf.core import optimization as optimization_lib
 from mixvocab_tf.core import precision as precision_lib
 from mixvocab_tf.core import task_trainer as task_trainer_lib
@@ -226,6 +228,11 @@ class Trainer:
       rows the batch used (`lazy_adam.py`), for the "adam" and "adamw"
       optimizers; the own-data job's teacher sets it (its 30,522-row table
       otherwise costs a dense Adam update at every step).
+    learning_rate_multipliers: regular expression -> multiplier of the
+      learning rate of the variables whose names it matches (the first
+      pattern that matches wins), for the "adam" and "adamw" optimizers
+      (`learning_rate_multipliers.py`); None: one rate for all. A pattern
+      that matches no trainable variable is an error before the first step.
   """
 
   def __init__(self,
@@ -248,7 +255,8 @@ class Trainer:
                early_stopping_patience: Optional[int] = None,
                loss_spike_factor: Optional[float] = 10.0,
                best_metric_ceiling: Optional[float] = None,
-               lazy_sparse_updates: bool = False):
+               lazy_sparse_updates: bool = False,
+               learning_rate_multipliers: Optional[Dict[str, float]] = None):
     if not model_dir:
       raise ValueError("model_dir is required (where checkpoints go).")
     for name, value in (("train_steps", train_steps),
@@ -319,6 +327,10 @@ class Trainer:
                        "Trainer.lazy_sparse_updates = False to train with "
                        "it.")
     self.lazy_sparse_updates = bool(lazy_sparse_updates)
+    if learning_rate_multipliers and optimizer_type not in ("adam", "adamw"):
+      raise ValueError("learning_rate_multipliers needs the 'adam' or "
+                       f"'adamw' optimizer; the run's is {optimizer_type!r}.")
+    self.learning_rate_multipliers = dict(learning_rate_multipliers or {})
     self.worker_index, self.num_workers = distribute.worker_info(self.strategy)
     self._stop_requested = False
     #: The step a stop request (SIGTERM, Ctrl-C) ended the run at, before
@@ -368,6 +380,9 @@ class Trainer:
           self.optimization)
       if self.lazy_sparse_updates:
         lazy_adam.use_lazy_sparse_updates(self.optimizer)
+      if self.learning_rate_multipliers:
+        lr_multipliers.use_learning_rate_multipliers(
+            self.optimizer, self.learning_rate_multipliers)
       if self.precision == "mixed_float16":
         self.optimizer = tf_keras.mixed_precision.LossScaleOptimizer(
             self.optimizer)
@@ -375,6 +390,13 @@ class Trainer:
     if not self.trainable_variables:
       raise ValueError(f"Task {self.task.task_name} has no trainable "
                        "variables.")
+    for pattern in self.learning_rate_multipliers:
+      if not any(re.search(pattern, v.name) for v in self.trainable_variables):
+        raise ValueError(
+            f"Trainer.learning_rate_multipliers: {pattern!r} matches none of "
+            f"the {len(self.trainable_variables)} trainable variables of "
+            f"{self.task.task_name} (e.g. "
+            f"{[v.name for v in self.trainable_variables[-3:]]}).")
     self.iterator, element_spec = self._make_input_iterator()
 
     # One forward pass in the scope's cross-replica context creates the
@@ -655,7 +677,10 @@ class Trainer:
         f" ({self._precision_why})" if self._precision_why else ""))
     lines.append(
         f"Optimizer: {self.optimization.optimizer.type}"
-        f"{' (lazy sparse updates)' if self.lazy_sparse_updates else ''}, "
+        f"{' (lazy sparse updates)' if self.lazy_sparse_updates else ''}"
+        + "".join(f", learning rate x{m:g} for /{p}/"
+                  for p, m in self.learning_rate_multipliers.items()) +
+        ", "
         f"clip norm {self.clip_norm}, {self.train_steps} steps, learning "
         "rate " +
         ", ".join(f"step {s}: {float(schedule(s)):.3g}" for s in marks))

@@ -312,6 +312,34 @@ class TrainerTest(tf.test.TestCase):
                                 "optimizer; the run's is 'lamb'"):
       trainer("lamb", self.get_temp_dir())
 
+  def test_learning_rate_multipliers_scale_the_matching_layer(self):
+    def trainer(model_dir, multipliers, optimizer="adam"):
+      return trainer_lib.Trainer(
+          model_dir=model_dir, task=_ToyTask(), train_steps=1,
+          optimization=optimization.optimization_config(
+              train_steps=1, optimizer=optimizer, learning_rate=0.01,
+              warmup_fraction=0.0, clip_norm=None),
+          learning_rate_multipliers=multipliers)
+    moved = {}
+    for name, multipliers in (("plain", None), ("scaled", {"bias": 8.0})):
+      run = trainer(self.get_temp_dir() + "/" + name, multipliers)
+      run.build()
+      before = [v.numpy() for v in run.model.trainable_variables]
+      run.train()
+      moved[name] = [(v.name, np.abs(v.numpy() - b).max()) for v, b in
+                     zip(run.model.trainable_variables, before)]
+    self.assertIn("learning rate x8 for /bias/", run.dry_run())
+    for (_, plain), (name, scaled) in zip(moved["plain"], moved["scaled"]):
+      # One Adam step moves each weight by about the rate.
+      expected = plain * (8.0 if "bias" in name else 1.0)
+      self.assertAllClose(scaled, expected, rtol=1e-3)
+    with self.assertRaisesRegex(ValueError, "'kernal' matches none of the 4 "
+                                "trainable variables of toy"):
+      trainer(self.get_temp_dir() + "/typo", {"kernal": 2.0}).build()
+    with self.assertRaisesRegex(ValueError, "learning_rate_multipliers needs "
+                                "the 'adam' or 'adamw' optimizer"):
+      trainer(self.get_temp_dir() + "/lamb", {"dense_1": 2.0}, "lamb")
+
   def test_unknown_task_name_lists_the_registered_ones(self):
     self.assertIs(base_task.get_task_class("toy_regression"), _RegisteredToy)
     with self.assertRaisesRegex(

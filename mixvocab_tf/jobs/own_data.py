@@ -109,8 +109,10 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     text_column, text_b_column, label_column: column names of a text
       classification dataset.
     teacher_epochs: most epochs of the teacher's fine-tuning (it stops
-      earlier when validation stops improving); None: 6 for intent and
-      slots, 3 for text classification.
+      earlier when validation stops improving); None: 3 for intent and
+      slots (with its heads at 100x the encoder's learning rate: SNIPS
+      valid slot F1 94.92-95.34 over seeds 0-2 against 94.84-94.89 for 6
+      epochs at one rate, in half the steps), 3 for text classification.
     student_epochs: epochs of the student's distillation, all of them (no
       early stopping, except at a perfect validation score; the best
       checkpoint is kept); None: 40 for intent and slots (a pretrained
@@ -120,7 +122,7 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     min_teacher_steps, min_student_steps: on a small train split the epoch
       budgets are raised to at least this many steps of 64 examples (600
       queries make 10 steps an epoch: 6 epochs left the teacher far below
-      its student); None: 1,000 and 2,000 for intent and slots, 2,000 and
+      its student); None: 600 and 2,000 for intent and slots, 2,000 and
       6,000 for text classification (on 8,886 queries of 128 labels the
       teacher still gained after 1,000 steps, 91.0 -> 92.9 validation
       accuracy, and the student after 2,000, 74.7 -> 83.3; on 1,000 of
@@ -175,12 +177,12 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     return round(max(most, min_steps * _BATCH_SIZE / examples), 2)
   intent_slot = dataset.kind == examples_lib.INTENT_SLOT
   if min_teacher_steps is None:
-    min_teacher_steps = 1000 if intent_slot else 2000
+    min_teacher_steps = 600 if intent_slot else 2000
   if min_student_steps is None:
     min_student_steps = 2000 if intent_slot else 6000
   if augment_copies is None:
     augment_copies = min(4, transfer_examples // examples)
-  teacher_epochs = epochs(teacher_epochs or (6.0 if intent_slot else 3.0),
+  teacher_epochs = epochs(teacher_epochs or 3.0,
                           min_teacher_steps)
   student_epochs = epochs(student_epochs or (40.0 if intent_slot else 5.0),
                           min_student_steps)
@@ -255,7 +257,14 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
         "Trainer.early_stopping_patience": 2,
         "IntentSlotTask.dropout_rate": 0.1,
         "IntentSlotTask.bucket_boundaries": [9, 11, 13, 15, 18, 22],
-        "optimization_config.learning_rate": 1e-4})
+        "optimization_config.learning_rate": 1e-4,
+        # The heads start from random weights at a standard deviation of
+        # 0.02 and Adam moves each weight about the learning rate a step:
+        # at the encoder's 1e-4 they, not the encoder, set how many epochs
+        # the teacher needs (SNIPS valid slot F1 after 204 steps 76.6 at
+        # one rate, 90.8-92.3 with the heads at 100x).
+        "Trainer.learning_rate_multipliers": {
+            "intent_classifier|slot_classifier": 100.0}})
   else:
     task_class = "TextClassificationTask"
     teacher_gin, student_gin = ("finetune_glue_teacher_small.gin",

@@ -2,11 +2,14 @@
 
 import json
 import os
+import re
 from unittest import mock
 
 import tensorflow as tf
 
 from mixvocab_tf.jobs import own_data
+from mixvocab_tf.models import joint_intent_slot_model
+from mixvocab_tf.networks import student_encoder
 
 
 def _write_text_classification(data_dir):
@@ -78,6 +81,42 @@ class OwnDataStepsTest(tf.test.TestCase):
     steps = {step.name: step.bindings("/job") for step in
              own_data.own_data_steps(text_dir, student=data_dir)}
     self.assertIn("Trainer.early_stopping_patience = None", steps["student"])
+
+  def test_intent_slot_teacher_trains_its_heads_at_a_larger_rate(self):
+    data_dir = self.get_temp_dir()
+    for split, rows in (("train", 30), ("valid", 10)):
+      os.makedirs(os.path.join(data_dir, split))
+      for name, line in (("seq.in", "play some jazz"),
+                         ("seq.out", "O O B-genre"),
+                         ("label", "PlayMusic")):
+        with open(os.path.join(data_dir, split, name), "w") as f:
+          f.write("".join(f"{line}\n" for _ in range(rows)))
+    steps = {step.name: step for step in
+             own_data.own_data_steps(data_dir, student=data_dir)}
+    config = steps["teacher"].options("/job")
+    multipliers = config["Trainer.learning_rate_multipliers"]
+    self.assertEqual(list(multipliers.values()), [100.0])
+    # 30 queries: the 600-step floor sets the epochs, not the default 3.
+    self.assertEqual(config["EPOCHS"], 1280.0)
+    # The patterns name the joint model's two heads and nothing else.
+    model = joint_intent_slot_model.JointIntentSlotModel(
+        student_encoder.build_student_encoder(
+            None, vocab_size=100, num_layers=1, hidden_size=32,
+            max_sequence_length=16), num_intents=3, num_slots=4)
+    model(dict(input_word_ids=tf.ones([1, 4], tf.int32),
+               input_mask=tf.ones([1, 4], tf.int32),
+               input_type_ids=tf.zeros([1, 4], tf.int32)))
+    pattern, = multipliers
+    matched = sorted(v.name for v in model.trainable_variables
+                     if re.search(pattern, v.name))
+    self.assertLen(matched, 4)  # Two kernels and two biases.
+    self.assertTrue(all("classifier/" in name for name in matched), matched)
+    self.assertFalse([b for b in steps["student"].bindings("/job")
+                      if "multipliers" in b])
+    text_dir = _write_text_classification(os.path.join(data_dir, "text"))
+    steps = {step.name: step.bindings("/job") for step in
+             own_data.own_data_steps(text_dir, student=data_dir)}
+    self.assertFalse([b for b in steps["teacher"] if "multipliers" in b])
 
   def test_teacher_trains_in_bfloat16_where_native_and_the_student_not(self):
     data_dir = _write_text_classification(self.get_temp_dir())
