@@ -22,6 +22,18 @@ def _write_text_classification(data_dir):
   return data_dir
 
 
+def _write_intent_slot(data_dir):
+  """A 30-query intent-and-slot dataset (train and valid) in data_dir."""
+  for split, rows in (("train", 30), ("valid", 10)):
+    os.makedirs(os.path.join(data_dir, split))
+    for name, line in (("seq.in", "play some jazz"),
+                       ("seq.out", "O O B-genre"),
+                       ("label", "PlayMusic")):
+      with open(os.path.join(data_dir, split, name), "w") as f:
+        f.write("".join(f"{line}\n" for _ in range(rows)))
+  return data_dir
+
+
 class OwnDataStepsTest(tf.test.TestCase):
 
   def test_column_names_reach_every_step_that_reads_the_files(self):
@@ -58,14 +70,7 @@ class OwnDataStepsTest(tf.test.TestCase):
   def test_student_runs_its_whole_budget(self):
     # Its score peaks late as the learning rate decays: no early stopping (a
     # user's student_bindings, appended after, still override it).
-    data_dir = self.get_temp_dir()
-    for split, rows in (("train", 30), ("valid", 10)):
-      os.makedirs(os.path.join(data_dir, split))
-      for name, line in (("seq.in", "play some jazz"),
-                         ("seq.out", "O O B-genre"),
-                         ("label", "PlayMusic")):
-        with open(os.path.join(data_dir, split, name), "w") as f:
-          f.write("".join(f"{line}\n" for _ in range(rows)))
+    data_dir = _write_intent_slot(self.get_temp_dir())
     steps = {step.name: step.bindings("/job") for step in
              own_data.own_data_steps(data_dir, student=data_dir,
                                      student_bindings=["A.b = 1"])}
@@ -83,14 +88,7 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertIn("Trainer.early_stopping_patience = None", steps["student"])
 
   def test_intent_slot_teacher_trains_its_heads_at_a_larger_rate(self):
-    data_dir = self.get_temp_dir()
-    for split, rows in (("train", 30), ("valid", 10)):
-      os.makedirs(os.path.join(data_dir, split))
-      for name, line in (("seq.in", "play some jazz"),
-                         ("seq.out", "O O B-genre"),
-                         ("label", "PlayMusic")):
-        with open(os.path.join(data_dir, split, name), "w") as f:
-          f.write("".join(f"{line}\n" for _ in range(rows)))
+    data_dir = _write_intent_slot(self.get_temp_dir())
     steps = {step.name: step for step in
              own_data.own_data_steps(data_dir, student=data_dir)}
     config = steps["teacher"].options("/job")
