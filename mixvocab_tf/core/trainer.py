@@ -233,6 +233,12 @@ class Trainer:
       pattern that matches wins), for the "adam" and "adamw" optimizers
       (`learning_rate_multipliers.py`); None: one rate for all. A pattern
       that matches no trainable variable is an error before the first step.
+    frozen_variables: a regular expression; the task's trainable variables
+      whose names it matches are not trained (no gradient, no optimizer
+      slots). Backpropagation stops at the lowest layer still trained, so
+      freezing an encoder's embeddings and lower layers makes a step
+      cheaper. None: train them all. A pattern that matches none or all of
+      them is an error before the first step.
   """
 
   def __init__(self,
@@ -256,7 +262,8 @@ class Trainer:
                loss_spike_factor: Optional[float] = 10.0,
                best_metric_ceiling: Optional[float] = None,
                lazy_sparse_updates: bool = False,
-               learning_rate_multipliers: Optional[Dict[str, float]] = None):
+               learning_rate_multipliers: Optional[Dict[str, float]] = None,
+               frozen_variables: Optional[str] = None):
     if not model_dir:
       raise ValueError("model_dir is required (where checkpoints go).")
     for name, value in (("train_steps", train_steps),
@@ -331,6 +338,14 @@ class Trainer:
       raise ValueError("learning_rate_multipliers needs the 'adam' or "
                        f"'adamw' optimizer; the run's is {optimizer_type!r}.")
     self.learning_rate_multipliers = dict(learning_rate_multipliers or {})
+    if frozen_variables is not None:
+      try:
+        re.compile(frozen_variables)
+      except (re.error, TypeError) as e:
+        raise ValueError(
+            "Trainer.frozen_variables must be a regular expression; "
+            f"received {frozen_variables!r} ({e}).") from None
+    self.frozen_variables = frozen_variables or None
     self.worker_index, self.num_workers = distribute.worker_info(self.strategy)
     self._stop_requested = False
     #: The step a stop request (SIGTERM, Ctrl-C) ended the run at, before
@@ -386,7 +401,7 @@ class Trainer:
       if self.precision == "mixed_float16":
         self.optimizer = tf_keras.mixed_precision.LossScaleOptimizer(
             self.optimizer)
-    self.trainable_variables = list(self.task.trainable_variables(self.model))
+    self.trainable_variables = self._variables_to_train(self.model)
     if not self.trainable_variables:
       raise ValueError(f"Task {self.task.task_name} has no trainable "
                        "variables.")
@@ -657,6 +672,28 @@ class Trainer:
   # ---------------------------------------------------------------------------
   # Dry run (--dry_run): orbit has none.
 
+  def _variables_to_train(self, model) -> List[tf.Variable]:
+    """The task's trainable variables, less `frozen_variables`' matches."""
+    variables = list(self.task.trainable_variables(model))
+    if not self.frozen_variables:
+      return variables
+    kept = [v for v in variables
+            if not re.search(self.frozen_variables, v.name)]
+    if len(kept) == len(variables) or not kept:
+      raise ValueError(
+          f"Trainer.frozen_variables: {self.frozen_variables!r} matches "
+          f"{'none' if kept else 'all'} of the {len(variables)} trainable "
+          f"variables of {self.task.task_name} (e.g. "
+          f"{[v.name for v in variables[:2] + variables[-2:]]}).")
+    frozen = [v for v in variables if v.ref() not in
+              {k.ref() for k in kept}]
+    logging.info(
+        "Trainer.frozen_variables %r: %d of %d trainable variables frozen "
+        "(%s parameters), e.g. %s.", self.frozen_variables, len(frozen),
+        len(variables), f"{sum(v.shape.num_elements() for v in frozen):,}",
+        [v.name for v in frozen[:3]])
+    return kept
+
   def dry_run(self) -> str:
     """Validates the config and builds the model; returns the report.
 
@@ -667,7 +704,7 @@ class Trainer:
     tf_keras.utils.set_random_seed(self.seed)
     with _generator_backed_dropout():
       model = self.task.build_model()
-    trainable = list(self.task.trainable_variables(model))
+    trainable = self._variables_to_train(model)
     lines = [f"Task: {self.task.describe()}", "Parameters:"]
     lines.append(parameter_summary(model, trainable))
     schedule = optimization_lib.build_optimizer(self.optimization)[1]
@@ -680,6 +717,8 @@ class Trainer:
         f"{' (lazy sparse updates)' if self.lazy_sparse_updates else ''}"
         + "".join(f", learning rate x{m:g} for /{p}/"
                   for p, m in self.learning_rate_multipliers.items()) +
+        (f", variables matching /{self.frozen_variables}/ frozen"
+         if self.frozen_variables else "") +
         ", "
         f"clip norm {self.clip_norm}, {self.train_steps} steps, learning "
         "rate " +

@@ -340,6 +340,38 @@ class TrainerTest(tf.test.TestCase):
                                 "the 'adam' or 'adamw' optimizer"):
       trainer(self.get_temp_dir() + "/lamb", {"dense_1": 2.0}, "lamb")
 
+  def test_frozen_variables_keep_their_values(self):
+    def trainer(model_dir, frozen):
+      return trainer_lib.Trainer(
+          model_dir=model_dir, task=_ToyTask(), train_steps=2,
+          optimization=optimization.optimization_config(
+              train_steps=2, optimizer="adam", learning_rate=0.01,
+              warmup_fraction=0.0, clip_norm=None),
+          frozen_variables=frozen)
+    run = trainer(self.get_temp_dir() + "/frozen", "kernel")
+    run.build()
+    self.assertEqual(sorted(v.name.split("/")[-1]
+                            for v in run.trainable_variables),
+                     ["bias:0", "bias:0"])
+    before = [v.numpy() for v in run.model.trainable_variables]
+    run.train()
+    for v, b in zip(run.model.trainable_variables, before):
+      moved = np.abs(v.numpy() - b).max()
+      if "kernel" in v.name:
+        self.assertEqual(moved, 0.0, v.name)
+      else:
+        self.assertGreater(moved, 0.0, v.name)
+    report = run.dry_run()
+    self.assertIn("variables matching /kernel/ frozen", report)
+    self.assertRegex(report, r"total\s+17\s+80\b")  # Trained, frozen.
+    for pattern, found in (("kernal", "none"), ("dense", "all")):
+      with self.assertRaisesRegex(ValueError, f"{pattern!r} matches {found} "
+                                  "of the 4 trainable variables of toy"):
+        trainer(self.get_temp_dir() + "/" + pattern, pattern).build()
+    with self.assertRaisesRegex(ValueError, "frozen_variables must be a "
+                                "regular expression; received '\\('"):
+      trainer(self.get_temp_dir() + "/bad", "(")
+
   def test_unknown_task_name_lists_the_registered_ones(self):
     self.assertIs(base_task.get_task_class("toy_regression"), _RegisteredToy)
     with self.assertRaisesRegex(
