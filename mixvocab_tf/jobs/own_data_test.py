@@ -9,7 +9,27 @@ import tensorflow as tf
 
 from mixvocab_tf.jobs import own_data
 from mixvocab_tf.models import joint_intent_slot_model
+from mixvocab_tf.models import sentence_classifier
 from mixvocab_tf.networks import student_encoder
+
+
+def _encoder():
+  return student_encoder.build_student_encoder(
+      None, vocab_size=100, num_layers=1, hidden_size=32,
+      max_sequence_length=16)
+
+
+def _inputs():
+  return dict(input_word_ids=tf.ones([1, 4], tf.int32),
+              input_mask=tf.ones([1, 4], tf.int32),
+              input_type_ids=tf.zeros([1, 4], tf.int32))
+
+
+def _matched(multipliers, model):
+  """The names of `model`'s trainable variables a pattern matches."""
+  pattern, = multipliers
+  return sorted(v.name for v in model.trainable_variables
+                if re.search(pattern, v.name))
 
 
 def _write_text_classification(data_dir):
@@ -87,7 +107,7 @@ class OwnDataStepsTest(tf.test.TestCase):
              own_data.own_data_steps(text_dir, student=data_dir)}
     self.assertIn("Trainer.early_stopping_patience = None", steps["student"])
 
-  def test_intent_slot_teacher_trains_its_heads_at_a_larger_rate(self):
+  def test_teachers_train_their_heads_at_a_larger_rate(self):
     data_dir = _write_intent_slot(self.get_temp_dir())
     steps = {step.name: step for step in
              own_data.own_data_steps(data_dir, student=data_dir)}
@@ -98,23 +118,44 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertEqual(config["EPOCHS"], 1280.0)
     # The patterns name the joint model's two heads and nothing else.
     model = joint_intent_slot_model.JointIntentSlotModel(
-        student_encoder.build_student_encoder(
-            None, vocab_size=100, num_layers=1, hidden_size=32,
-            max_sequence_length=16), num_intents=3, num_slots=4)
-    model(dict(input_word_ids=tf.ones([1, 4], tf.int32),
-               input_mask=tf.ones([1, 4], tf.int32),
-               input_type_ids=tf.zeros([1, 4], tf.int32)))
-    pattern, = multipliers
-    matched = sorted(v.name for v in model.trainable_variables
-                     if re.search(pattern, v.name))
-    self.assertLen(matched, 4)  # Two kernels and two biases.
-    self.assertTrue(all("classifier/" in name for name in matched), matched)
+        _encoder(), num_intents=3, num_slots=4)
+    model(_inputs())
+    self.assertEqual(_matched(multipliers, model), [
+        "intent_classifier/bias:0", "intent_classifier/kernel:0",
+        "slot_classifier/bias:0", "slot_classifier/kernel:0"])
     self.assertFalse([b for b in steps["student"].bindings("/job")
                       if "multipliers" in b])
     text_dir = _write_text_classification(os.path.join(data_dir, "text"))
-    steps = {step.name: step.bindings("/job") for step in
+    steps = {step.name: step.options("/job") for step in
              own_data.own_data_steps(text_dir, student=data_dir)}
-    self.assertFalse([b for b in steps["teacher"] if "multipliers" in b])
+    multipliers = steps["teacher"]["Trainer.learning_rate_multipliers"]
+    self.assertEqual(list(multipliers.values()), [100.0])
+    model = sentence_classifier.SentenceClassifier(_encoder(), num_classes=2,
+                                                   pooling="mean")
+    model(_inputs())
+    self.assertEqual(_matched(multipliers, model),
+                     ["classifier/bias:0", "classifier/kernel:0"])
+    self.assertNotIn("Trainer.learning_rate_multipliers", steps["student"])
+
+  def test_a_large_text_split_gets_no_student_step_floor(self):
+    data_dir = _write_text_classification(self.get_temp_dir())
+    # 20 examples: the floors set the budgets (2,000 and 6,000 steps).
+    small = {step.name: step.options("/job") for step in
+             own_data.own_data_steps(data_dir, student=data_dir)}
+    self.assertEqual(small["teacher"]["EPOCHS"], 6400.0)
+    self.assertEqual(small["student"]["EPOCHS"], 19200.0)
+    # A split larger than the transfer set: 3 student epochs, no copies.
+    large = {step.name: step.options("/job") for step in
+             own_data.own_data_steps(data_dir, student=data_dir,
+                                     transfer_examples=19)}
+    self.assertEqual(large["teacher"]["EPOCHS"], 6400.0)
+    self.assertEqual(large["student"]["EPOCHS"], 3.0)
+    self.assertNotIn("DistillTextClassificationTask.augment_copies",
+                     large["student"])
+    for step in ("teacher", "student"):
+      self.assertEqual(
+          large[step]["TextClassificationTask.bucket_boundaries"][:4],
+          [6, 8, 10, 12])
 
   def test_teacher_trains_in_bfloat16_where_native_and_the_student_not(self):
     data_dir = _write_text_classification(self.get_temp_dir())

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from mixvocab_tf.tasks.finetuning import batch_padding
 from mixvocab_tf.tasks.finetuning.intent_slot import task as intent_slot_task
 
 SEQ_LENGTH = 48
@@ -81,3 +82,27 @@ def test_trimmed_evaluation_gives_the_same_metrics():
   for key in ("intent_accuracy", "slot_f1", "sentence_accuracy",
               "slot/loss"):
     np.testing.assert_allclose(got[key], expected[key], rtol=1e-5)
+
+
+def test_fine_boundaries_are_two_four_then_eight_apart():
+  boundaries = batch_padding.fine_boundaries(128)
+  assert boundaries[:3] == [6, 8, 10] and boundaries[-1] == 120
+  gaps = {b: n - b for b, n in zip(boundaries, boundaries[1:])}
+  assert {g for b, g in gaps.items() if b < 30} == {2}
+  assert {g for b, g in gaps.items() if 32 <= b < 64} == {4}
+  assert {g for b, g in gaps.items() if b >= 64} == {8}
+  assert batch_padding.fine_boundaries(48)[-1] == 44
+  with pytest.raises(ValueError, match="at least 7; received 4"):
+    batch_padding.fine_boundaries(4)
+
+
+def test_fine_buckets_pad_less_than_a_few_wide_ones():
+  """Padding of batches cut to their longest query, on SNIPS-like lengths."""
+  batches, _ = _batches(_task(bucket_boundaries=[12, 16, 20, 26]), 30)
+  wide = sum(b["input_word_ids"].shape[1] * 16 for b in batches) / sum(
+      int(tf.reduce_sum(b["input_mask"])) for b in batches)
+  batches, _ = _batches(
+      _task(bucket_boundaries=batch_padding.fine_boundaries(SEQ_LENGTH)), 30)
+  fine = sum(b["input_word_ids"].shape[1] * 16 for b in batches) / sum(
+      int(tf.reduce_sum(b["input_mask"])) for b in batches)
+  assert 1.0 <= fine < wide
