@@ -677,16 +677,15 @@ class Trainer:
     variables = list(self.task.trainable_variables(model))
     if not self.frozen_variables:
       return variables
-    kept = [v for v in variables
-            if not re.search(self.frozen_variables, v.name)]
-    if len(kept) == len(variables) or not kept:
+    kept, frozen = [], []
+    for v in variables:
+      (frozen if re.search(self.frozen_variables, v.name) else kept).append(v)
+    if not frozen or not kept:
       raise ValueError(
           f"Trainer.frozen_variables: {self.frozen_variables!r} matches "
           f"{'none' if kept else 'all'} of the {len(variables)} trainable "
           f"variables of {self.task.task_name} (e.g. "
           f"{[v.name for v in variables[:2] + variables[-2:]]}).")
-    frozen = [v for v in variables if v.ref() not in
-              {k.ref() for k in kept}]
     logging.info(
         "Trainer.frozen_variables %r: %d of %d trainable variables frozen "
         "(%s parameters), e.g. %s.", self.frozen_variables, len(frozen),

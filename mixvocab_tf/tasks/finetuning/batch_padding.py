@@ -75,7 +75,7 @@ def fine_boundaries(max_length: int) -> List[int]:
   if max_length < 7:
     raise ValueError(f"max_length must be at least 7; received {max_length}.")
   grid = (list(range(6, 32, 2)) + list(range(32, 64, 4)) +
-          list(range(64, max(max_length, 64), 8)))
+          list(range(64, max_length, 8)))
   return [b for b in grid if b < max_length]
 
 
