@@ -192,6 +192,15 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   examples = summary["examples"]["train"]
   def epochs(most, min_steps):
     return round(max(most, min_steps * _BATCH_SIZE / examples), 2)
+  def step_count(epochs):  # The trainers' count (`*_train_steps`).
+    return max(1, int(round(epochs * examples / _BATCH_SIZE)))
+  def every(train_epochs, eval_epochs):
+    # Steps between evaluations and checkpoints: about `eval_epochs`, spaced
+    # so that the last one falls on the last step. Evaluations at every
+    # `eval_epochs` fell one step before the end too (SST-2: steps 1,052,
+    # 2,104 and, again at the end, 2,105; 12 s for its teacher).
+    total = step_count(train_epochs)
+    return -(-total // max(1, round(total / step_count(eval_epochs))))
   intent_slot = dataset.kind == examples_lib.INTENT_SLOT
   if min_teacher_steps is None:
     min_teacher_steps = 600 if intent_slot else 2000
@@ -273,10 +282,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   if intent_slot:
     task_class = "IntentSlotTask"
     teacher_gin, student_gin = "finetune_snips_small.gin", "distill_snips_small.gin"
-    eval_steps = "eval/intent_slot_train_steps.epochs"
     teacher = dict(data, **{
         "TEACHER": "default", "EPOCHS": teacher_epochs,
-        eval_steps: eval_epochs,
         "Trainer.early_stopping_patience": 2,
         "IntentSlotTask.dropout_rate": 0.1,
         "IntentSlotTask.bucket_boundaries": [9, 11, 13, 15, 18, 22],
@@ -292,7 +299,6 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     task_class = "TextClassificationTask"
     teacher_gin, student_gin = ("finetune_glue_teacher_small.gin",
                                 "distill_glue_small.gin")
-    eval_steps = "epoch/text_classification_train_steps.epochs"
     data.update({f"text_classification_dataset.{k}": v
                  for k, v in columns.items()})
     # Both classifiers read the mean of the token states: the default
@@ -304,10 +310,12 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     # rate the teacher of 2 epochs reached SST-2 dev accuracy 90.37 against
     # 89.56 for 3 epochs at one rate and 88.65 for 2 (seed 0).
     teacher = dict(data, **{
-        "EPOCHS": teacher_epochs, eval_steps: eval_epochs,
+        "EPOCHS": teacher_epochs,
         "Trainer.learning_rate_multipliers": {"^classifier/": 100.0},
         "TextClassificationTask.bucket_boundaries": _LENGTH_BUCKETS})
   teacher[f"{task_class}.model_name"] = "teacher all-MiniLM-L6-v2"
+  teacher["Trainer.evaluate_every"] = teacher["Trainer.checkpoint_every"] = (
+      every(teacher_epochs, eval_epochs))
   # Adam updates only the rows of the teacher's 30,522 x 384 word table that
   # a batch used, not the whole table at every step (`lazy_adam.py`).
   teacher["Trainer.lazy_sparse_updates"] = True
@@ -318,7 +326,9 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   teacher["Trainer.best_metric_ceiling"] = 1.0
   students = dict(data, **{
       "TEACHER_RUN": steps_lib.JobPath("teacher"),
-      "EPOCHS": student_epochs, eval_steps: student_eval,
+      "EPOCHS": student_epochs,
+      "Trainer.evaluate_every": every(student_epochs, student_eval),
+      "Trainer.checkpoint_every": every(student_epochs, student_eval),
       # The student runs its whole budget (the best checkpoint is kept):
       # its validation score dips for several evaluations mid-schedule and
       # peaks as the learning rate decays. On SNIPS, patience 3 stopped the

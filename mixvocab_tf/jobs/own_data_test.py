@@ -160,6 +160,25 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertNotIn("TextClassificationTask.bucket_boundaries",
                      large["student"])
 
+  def test_the_last_evaluation_falls_on_the_last_step(self):
+    data_dir = _write_text_classification(self.get_temp_dir())
+    # 20 examples: 2,000 teacher steps, 6,000 student steps; evaluations
+    # every 666 steps would come at 1,998 and again at the end, 2,000.
+    steps = {step.name: step.options("/job") for step in
+             own_data.own_data_steps(data_dir, student=data_dir,
+                                     min_eval_steps=666)}
+    for name, total, every in (("teacher", 2000, 667),
+                               ("student", 6000, 1200)):
+      options = steps[name]
+      self.assertEqual(round(options["EPOCHS"] * 20 / 64), total)
+      self.assertEqual(options["Trainer.evaluate_every"], every, name)
+      self.assertEqual(options["Trainer.checkpoint_every"], every, name)
+      # The evaluations: multiples of `every` below the end, and the end.
+      evaluations = list(range(every, total, every)) + [total]
+      self.assertGreater(min(b - a for a, b in zip(evaluations,
+                                                   evaluations[1:])),
+                         every // 2, name)
+
   def test_teacher_trains_in_bfloat16_where_native_and_the_student_not(self):
     data_dir = _write_text_classification(self.get_temp_dir())
     steps = {step.name: step.bindings("/job") for step in

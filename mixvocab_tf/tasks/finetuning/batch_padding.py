@@ -19,6 +19,7 @@ attention mask ignores and which carry no slot loss (`slot_weights` 0).
 
 from typing import Iterable, List, Mapping, Optional, Sequence
 
+import numpy as np
 import tensorflow as tf
 
 #: Features of `intent_slot_featurizer` laid out along the token axis.
@@ -127,6 +128,36 @@ def _grouped(dataset, length_fn, batch_size, boundaries):
       reduce_func=lambda _, window: window.batch(batch_size,
                                                  drop_remainder=True),
       window_size=batch_size)
+
+
+def evaluation_order(lengths, batch_size: int, seed: int = 0) -> np.ndarray:
+  """An order of a validation split whose batches hold texts of near-equal length.
+
+  Evaluation batches in file order, each cut to its longest text, carry the
+  padding of texts of every length (SST-2 dev: 46,064 tokens run for 21,943
+  real ones in the default teacher's vocabulary; in this order 25,304).
+  The examples are sorted by length and cut into batches; the full batches
+  come in a fixed shuffled order (so the first few are no shorter than the
+  rest, e.g. with `Trainer.eval_max_batches`), the partial one last (so that
+  batching the reordered examples by `batch_size` gives these batches).
+  Metrics do not depend on the order: per-example results carry their
+  `example_index`.
+
+  Args:
+    lengths: int [N], each example's tokens.
+    batch_size: examples per evaluation batch.
+    seed: seed of the batches' order.
+
+  Returns:
+    int64 [N], a permutation of range(N).
+  """
+  if batch_size < 1:
+    raise ValueError(f"batch_size must be positive; received {batch_size}.")
+  order = np.argsort(np.asarray(lengths), kind="stable").astype(np.int64)
+  full = len(order) // batch_size * batch_size
+  batches = order[:full].reshape(-1, batch_size)
+  batches = batches[np.random.RandomState(seed).permutation(len(batches))]
+  return np.concatenate([batches.reshape(-1), order[full:]])
 
 
 def batch_for_training(dataset: tf.data.Dataset, batch_size: int,

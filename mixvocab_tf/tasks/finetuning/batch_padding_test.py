@@ -74,14 +74,43 @@ def test_trimmed_evaluation_gives_the_same_metrics():
   tf.keras.utils.set_random_seed(1)
   fixed = _task()
   model = fixed.build_model()
-  expected = evaluation.evaluate(fixed, model, max_batches=3)
+  expected = evaluation.evaluate(fixed, model)
   trimmed = _task(pad_to_longest=True)
-  batch = next(iter(trimmed.build_inputs(training=False)))
-  assert batch["input_word_ids"].shape[1] < SEQ_LENGTH
-  got = evaluation.evaluate(trimmed, model, max_batches=3)
+  # Batches of near-equal lengths (`evaluation_order`), each cut.
+  batches = list(trimmed.build_inputs(training=False))
+  for batch in batches:
+    lengths = batch["input_mask"].numpy().sum(1)
+    assert batch["input_word_ids"].shape[1] == lengths.max() < SEQ_LENGTH
+  assert sorted(np.concatenate([b["example_index"] for b in batches])) == (
+      list(range(expected["num_examples"])))
+  got = evaluation.evaluate(trimmed, model)
   for key in ("intent_accuracy", "slot_f1", "sentence_accuracy",
               "slot/loss"):
     np.testing.assert_allclose(got[key], expected[key], rtol=1e-5)
+
+
+def test_evaluation_order_batches_near_equal_lengths():
+  lengths = np.random.RandomState(0).randint(3, 60, size=103)
+  order = batch_padding.evaluation_order(lengths, 10)
+  assert sorted(order) == list(range(103))
+  batches = [lengths[order[i:i + 10]] for i in range(0, 103, 10)]
+  # Each batch is a run of the sorted lengths; the partial one (the
+  # longest) last; the full ones not in length order.
+  np.testing.assert_array_equal(
+      np.concatenate(sorted(batches, key=lambda b: (b.min(), b.max()))),
+      np.sort(lengths))
+  assert len(batches[-1]) == 3 and batches[-1].max() == lengths.max()
+  firsts = [b.min() for b in batches[:-1]]
+  assert firsts != sorted(firsts)
+  padded = sum(b.max() * len(b) for b in batches)
+  in_file_order = sum(lengths[i:i + 10].max() * len(lengths[i:i + 10])
+                      for i in range(0, 103, 10))
+  assert padded < 0.8 * in_file_order
+  # Fixed: the same order every time.
+  np.testing.assert_array_equal(order,
+                                batch_padding.evaluation_order(lengths, 10))
+  with pytest.raises(ValueError, match="batch_size must be positive"):
+    batch_padding.evaluation_order(lengths, 0)
 
 
 def test_fine_boundaries_are_two_four_then_eight_apart():

@@ -286,10 +286,17 @@ class IntentSlotTask(finetune_task.FinetuneTask):
       features["example_index"] = np.arange(
           len(features["intent_id"]), dtype=np.int64)
       self._eval_features[split] = features
-    dataset = tf.data.Dataset.from_tensor_slices(
-        self._eval_features[split]).batch(self.eval_batch_size)
-    if self.pad_to_longest or self.bucket_boundaries:
-      # validation_step pads the predictions back to seq_length.
+    features = self._eval_features[split]
+    trim = self.pad_to_longest or self.bucket_boundaries
+    if trim:
+      # Batches of near-equal lengths, each cut to its longest query
+      # (validation_step pads the predictions back to seq_length).
+      order = batch_padding.evaluation_order(
+          features["input_mask"].sum(axis=1), self.eval_batch_size)
+      features = {k: v[order] for k, v in features.items()}
+    dataset = tf.data.Dataset.from_tensor_slices(features).batch(
+        self.eval_batch_size)
+    if trim:
       dataset = dataset.map(batch_padding.trim_to_longest)
     return dataset.prefetch(tf.data.AUTOTUNE)
 

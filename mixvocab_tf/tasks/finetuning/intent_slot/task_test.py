@@ -269,22 +269,33 @@ def test_snips_as_a_users_directory_is_the_built_in_snips():
 @pytest.mark.parametrize("bucket_boundaries", [None, (12, 16, 20)])
 def test_evaluation_batches_are_the_one_by_one_featurizers(bucket_boundaries):
   # The split is featurized once, a batch of queries at a time; each
-  # evaluation's batches hold what mapping the one-by-one featurizer gave.
+  # evaluation's batches hold what mapping the one-by-one featurizer gave
+  # (with buckets: in batches of near-equal lengths, each cut to its
+  # longest query).
   from mixvocab_tf.tasks.finetuning import batch_padding  # pylint: disable=g-import-not-at-top
   from mixvocab_tf.tasks.finetuning.intent_slot import data  # pylint: disable=g-import-not-at-top
   task = _task(bucket_boundaries=bucket_boundaries)
   featurize = data.intent_slot_featurizer(task.tokens, SEQ_LENGTH)
-  expected = task.with_example_index(data.make_intent_slot_dataset(
+  expected = list(task.with_example_index(data.make_intent_slot_dataset(
       task.examples("valid"), task.labels)).map(
-          lambda e: dict(featurize(e), example_index=e["example_index"])
-      ).batch(8)
-  if bucket_boundaries:
-    expected = expected.map(batch_padding.trim_to_longest)
+          lambda e: dict(featurize(e), example_index=e["example_index"])))
   for _ in range(2):  # The second evaluation reads the kept features.
     batches = list(task.build_inputs(training=False))
     assert len(batches) == 88
-    for want, got in zip(expected, batches):
+    order = np.concatenate([b["example_index"] for b in batches])
+    assert sorted(order) == list(range(len(expected)))
+    if not bucket_boundaries:
+      np.testing.assert_array_equal(order, np.arange(len(expected)))
+    rows = (dict(zip(batch, values)) for batch in batches
+            for values in zip(*batch.values()))
+    for got in rows:
+      want = expected[got["example_index"]]
       assert sorted(got) == sorted(want)
+      length = len(got["input_mask"])  # Only padding is cut.
+      assert not np.any(want["input_mask"][length:])
       for key in want:
-        assert got[key].dtype == want[key].dtype, key
-        np.testing.assert_array_equal(got[key], want[key], err_msg=key)
+        value = got[key]
+        want_value = (want[key][:length] if key in
+                      batch_padding.TOKEN_AXIS_KEYS else want[key])
+        assert value.dtype == want_value.dtype, key
+        np.testing.assert_array_equal(value, want_value, err_msg=key)

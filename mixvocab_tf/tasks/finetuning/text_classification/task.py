@@ -190,6 +190,7 @@ class TextClassificationTask(finetune_task.FinetuneTask):
                     text_classification_dataset())
     self.eval_split = self.dataset.split_name(eval_split)
     self._lists = {}
+    self._eval_feature_cache = {}  # split -> its features (NumPy).
     glue_task = self.dataset.glue_task
     self.report_metrics = (metrics_lib.GLUE_TASK_METRICS[glue_task]
                            if glue_task else
@@ -324,13 +325,33 @@ class TextClassificationTask(finetune_task.FinetuneTask):
     if training:
       return self.training_batches(self._examples("train"),
                                    input_context).prefetch(tf.data.AUTOTUNE)
-    dataset = self.with_example_index(self._examples(self.eval_split)).batch(
-        self.eval_batch_size).map(self.featurizer(),
-                                  num_parallel_calls=tf.data.AUTOTUNE,
-                                  deterministic=True)
     if self.pad_to_longest:
-      dataset = dataset.map(batch_padding.trim_to_longest)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+      # Batches of near-equal lengths, each cut to its longest text: the
+      # split is featurized once (evaluation reads it again every time).
+      features = self._eval_features()
+      order = batch_padding.evaluation_order(
+          features["input_mask"].sum(axis=1), self.eval_batch_size)
+      return tf.data.Dataset.from_tensor_slices(
+          {k: v[order] for k, v in features.items()}).batch(
+              self.eval_batch_size).map(
+                  batch_padding.trim_to_longest).prefetch(tf.data.AUTOTUNE)
+    return self.with_example_index(self._examples(self.eval_split)).batch(
+        self.eval_batch_size).map(
+            self.featurizer(), num_parallel_calls=tf.data.AUTOTUNE,
+            deterministic=True).prefetch(tf.data.AUTOTUNE)
+
+  def _eval_features(self):
+    """The evaluation split's features (NumPy, file order), cached."""
+    split = self.eval_split
+    if split not in self._eval_feature_cache:
+      columns = {}
+      for batch in self.with_example_index(self._examples(split)).batch(
+          1024).map(self.featurizer()):
+        for k, v in batch.items():
+          columns.setdefault(k, []).append(v.numpy())
+      self._eval_feature_cache[split] = {
+          k: np.concatenate(v) for k, v in columns.items()}
+    return self._eval_feature_cache[split]
 
   def num_train_examples(self):
     return self.dataset.num_train_examples()

@@ -172,16 +172,25 @@ def test_batches_padded_to_their_longest_example_give_the_same_logits(
               for k in ("input_word_ids", "input_mask", "input_type_ids")}
     np.testing.assert_allclose(model(batch)["logits"].numpy(),
                                model(padded)["logits"].numpy(), atol=1e-5)
-  # Evaluation (SST-2: short sentences): the same examples, in file order,
-  # cut per batch.
-  cut = next(iter(_tiny("glue/sst2", seq_length=128,
-                        pad_to_longest=True).build_inputs(training=False)))
-  full = next(iter(_tiny("glue/sst2", seq_length=128).build_inputs(
-      training=False)))
-  length = cut["input_word_ids"].shape[1]
-  assert length == cut["input_mask"].numpy().sum(1).max() < 128
-  np.testing.assert_array_equal(cut["input_word_ids"].numpy(),
-                                full["input_word_ids"].numpy()[:, :length])
+  # Evaluation (SST-2 dev): the same examples, in batches of near-equal
+  # lengths (`batch_padding.evaluation_order`), each cut to its longest.
+  def rows(task):
+    return {int(i): ids for batch in task.build_inputs(training=False)
+            for i, ids in zip(batch["example_index"].numpy(),
+                              batch["input_word_ids"].numpy())}
+  cut = rows(_tiny("glue/sst2", seq_length=128, pad_to_longest=True))
+  full = rows(_tiny("glue/sst2", seq_length=128))
+  assert sorted(cut) == sorted(full) == list(range(872))
+  for i, ids in cut.items():
+    np.testing.assert_array_equal(ids, full[i][:len(ids)])
+    assert not full[i][len(ids):].any()
+  # Fewer tokens run than in batches cut in file order.
+  lengths = np.array([int(full[i].nonzero()[0].max()) + 1
+                      for i in range(872)])
+  batch = _tiny("glue/sst2").eval_batch_size
+  in_file_order = sum(lengths[i:i + batch].max() * len(lengths[i:i + batch])
+                      for i in range(0, 872, batch))
+  assert sum(map(len, cut.values())) < 0.7 * in_file_order
 
 
 # -----------------------------------------------------------------------------
