@@ -324,11 +324,12 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   # no later checkpoint could replace that best one, so what the job
   # exports is the same, sooner (on easy data, e.g. templated queries).
   teacher["Trainer.best_metric_ceiling"] = 1.0
+  student_every = every(student_epochs, student_eval)
   students = dict(data, **{
       "TEACHER_RUN": steps_lib.JobPath("teacher"),
       "EPOCHS": student_epochs,
-      "Trainer.evaluate_every": every(student_epochs, student_eval),
-      "Trainer.checkpoint_every": every(student_epochs, student_eval),
+      "Trainer.evaluate_every": student_every,
+      "Trainer.checkpoint_every": student_every,
       # The student runs its whole budget (the best checkpoint is kept):
       # its validation score dips for several evaluations mid-schedule and
       # peaks as the learning rate decays. On SNIPS, patience 3 stopped the
