@@ -134,10 +134,10 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       93.00, 93.22 at 24 epochs, mean 93.34, against 93.30, 93.63, 93.45
       at 40, mean 93.46, in 0.6x the steps, and 93.27, 92.55 on seeds 0
       and 1 at 20; with the 9,000-step student it replaced, 20 epochs had
-      left it at 91.4 against 93.1 for 40), 5 for
-      text classification (its config's), 3 for a text-classification
-      train split larger than `transfer_examples` (SST-2: 81.77 dev
-      accuracy after 3 epochs as after 5.7).
+      left it at 91.4 against 93.1 for 40), 5 for text classification (its
+      config's), 3 for a text-classification train split larger than
+      `transfer_examples` (SST-2: 81.77 dev accuracy after 3 epochs as
+      after 5.7).
     min_teacher_steps, min_student_steps: on a small train split the epoch
       budgets are raised to at least this many steps of 64 examples (600
       queries make 10 steps an epoch: 6 epochs left the teacher far below
@@ -339,9 +339,9 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       # peaks as the learning rate decays. On SNIPS (40 epochs then),
       # patience 3 stopped the shipped student at step 5,726 of 8,178 with
       # slot F1 92.7 (best at 4,499); the whole schedule reached 93.2 at
-      # step 6,953. On 128
-      # labels the students of 6,000 steps peaked at steps 5,200-5,600; one
-      # stopped at 4,800. It stops at a perfect validation score (above).
+      # step 6,953. On 128 labels the students of 6,000 steps peaked at
+      # steps 5,200-5,600; one stopped at 4,800. It stops at a perfect
+      # validation score (above).
       "Trainer.early_stopping_patience": None,
       "Trainer.best_metric_ceiling": 1.0})
   if not intent_slot and augment_copies:
