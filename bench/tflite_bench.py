@@ -95,6 +95,14 @@ BERT-base's 53.3 ms, 96.1x; dynamic-range raw-string file 1.469 MB,
 student's [1, 48] file with BERT-base's [1, 64] one: the bench now refuses
 a `--seq_length` other than the student export's. With random weights at
 64, one run: builtin fp32 144.7x, raw-string 89.3x.)
+Beside the latency ratios it prints `multiply-adds` ratios: BERT-base's
+encoder multiply-adds a query over the student's (`core/flops.py`), each
+query at its own length for the raw-string files and at `--seq_length` for
+the builtin ones: the latency ratio each pair would have at equal FLOP/s
+and no cost outside the layers. The student's vocabulary cuts a SNIPS
+query into about 1.4x as many pieces as BERT-base's, so on raw strings
+that ratio is about 87x (119x at one length); `bench/tflite_layers_bench.py`
+times the student's layers alone.
 """
 
 import json
@@ -223,6 +231,23 @@ def _builtin_latency_in_process(tflite_model, inputs, core, warmup):
                 [runner.fit(f) for f in inputs], warmup)
 
 
+def _arithmetic(name, features):
+  """Mean tokens and encoder multiply-adds of a query (`flops.encoder_macs`).
+
+  `raw`: each query at its own length, [CLS] and [SEP] included, as the
+  raw-string file runs it; `builtin`: at `--seq_length`, the builtin file's
+  fixed intent-and-slot input.
+  """
+  from mixvocab_tf.core import flops  # pylint: disable=g-import-not-at-top
+  layers, hidden, _, _ = _MODEL_SIZES[name]
+  tokens = [int(np.sum(f["input_mask"])) for f in features]
+  macs = lambda length: flops.encoder_macs(layers, hidden, 4 * hidden, length)
+  return dict(raw_tokens=round(float(np.mean(tokens)), 2),
+              raw_macs=round(float(np.mean([macs(t) for t in tokens]))),
+              builtin_tokens=_SEQ_LENGTH.value,
+              builtin_macs=macs(_SEQ_LENGTH.value))
+
+
 def _in_new_process(function, *args):
   """`function(*args, core, warmup)` in a new Python process, as an app runs
   a model: without this process's TensorFlow, whose thread pools, pinned to
@@ -276,6 +301,7 @@ def main(argv):
            intent_slot_files.read_intent_slot(assets.snips_dir("valid")).words]
   results = []
   inputs = {}  # model -> the builtin files' token ids of its queries
+  arithmetic = {}  # model -> (tokens a query, its layers' multiply-adds)
   for name in _MODELS.value:
     export_dir = os.path.join(output_dir, f"{name}_savedmodel")
     if name == "student" and _STUDENT_SAVED_MODEL.value:
@@ -323,6 +349,10 @@ def main(argv):
       del tflite_model
       results.append(row)
       print(json.dumps(row), flush=True)
+    if name not in inputs:
+      inputs[name] = builtin_model.features(export_dir, queries)
+    arithmetic[name] = _arithmetic(name, inputs[name])
+    print(json.dumps(dict(model=name, **arithmetic[name])), flush=True)
 
   by_key = {(r["model"], r["quantize"]): r for r in results}
   ratios = {}
@@ -332,6 +362,14 @@ def main(argv):
       for key in ("p50_ms", "cpu_p50_ms"):
         ratios[f"{name}/student {quantize} {key}"] = round(
             row[key] / student[key], 1)
+  student = arithmetic.get("student")
+  for name, row in arithmetic.items():
+    if name != "student" and student:
+      # What each latency ratio would be if both files ran nothing but their
+      # encoder layers, at the same FLOP/s.
+      for key in ("raw", "builtin"):
+        ratios[f"{name}/student multiply-adds {key}"] = round(
+            row[f"{key}_macs"] / student[f"{key}_macs"], 1)
   print("\n| model | quantize | size (MB) | tokenizer (MB) | p50 ms | p90 ms "
         "| CPU p50 ms | CPU p90 ms |\n|---|---|---:|---:|---:|---:|---:|---:|")
   for r in results:

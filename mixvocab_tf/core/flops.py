@@ -1,8 +1,9 @@
-"""Analytic FLOPs of a BERT masked-LM training step.
+"""Analytic FLOPs of a BERT masked-LM training step and of an encoder's pass.
 
-Used by `bench/train_step_bench.py` (achieved FLOP/s against the matmul peak)
-and by the scaling study (`jobs/scaling.py`), which gives NoKD the FLOPs of
-stage I as extra steps.
+Used by `bench/train_step_bench.py` (achieved FLOP/s against the matmul peak),
+by `bench/tflite_bench.py` (the multiply-adds of a served query, beside its
+latency) and by the scaling study (`jobs/scaling.py`), which gives NoKD the
+FLOPs of stage I as extra steps.
 """
 
 from typing import Sequence, Tuple
@@ -26,9 +27,19 @@ def bert_train_flops(layers: int, hidden: int, inner: int, seq_length: int,
     vocab_heads: (width, vocabulary size) of each MLM output head.
     extra_token_macs: further multiply-adds per token (e.g. an up-projection).
   """
-  per_token = layers * (4 * hidden * hidden + 2 * hidden * inner +
-                        2 * seq_length * hidden) + extra_token_macs
-  macs = batch * seq_length * per_token
+  macs = batch * (encoder_macs(layers, hidden, inner, seq_length) +
+                  seq_length * extra_token_macs)
   for width, vocab in vocab_heads:
     macs += batch * predictions * (hidden * width + width * vocab)
   return 3 * 2 * macs
+
+
+def encoder_macs(layers: int, hidden: int, inner: int, tokens: int) -> int:
+  """Multiply-adds of an encoder's layers on one sequence of `tokens`.
+
+  Per token and layer, as in `bert_train_flops`: the Q, K, V and output
+  projections (4 d^2), the feed-forward (2 d inner), the scores and the
+  weighted sum (2 tokens d). Embedding lookups and task heads are left out.
+  """
+  return tokens * layers * (4 * hidden * hidden + 2 * hidden * inner +
+                            2 * tokens * hidden)
