@@ -236,7 +236,8 @@ def _arithmetic(name, features):
 
   `raw`: each query at its own length, [CLS] and [SEP] included, as the
   raw-string file runs it; `builtin`: at `--seq_length`, the builtin file's
-  fixed intent-and-slot input.
+  fixed intent-and-slot input. Sizes are `_MODEL_SIZES`' (a
+  `--student_saved_model` is taken to be a 6x96 student).
   """
   from mixvocab_tf.core import flops  # pylint: disable=g-import-not-at-top
   layers, hidden, _, _ = _MODEL_SIZES[name]
