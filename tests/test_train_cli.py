@@ -58,6 +58,20 @@ def test_dry_runs_of_the_paper_configs_build_bert_large_without_it(tmp_path):
   assert not os.path.exists(tmp_path / "s1" / "checkpoint")
 
 
+def test_the_binary_sets_concurrent_ops_before_tensorflow_starts(tmp_path):
+  # distill_glue_small.gin binds Trainer.concurrent_ops = 2; gin builds the
+  # Trainer's arguments with TensorFlow running, so the binary sets the
+  # thread pools first (the Trainer alone would only warn).
+  returncode, out, err = _finish(_start(
+      str(tmp_path / "d"), ["distill_glue_small.gin"],
+      ["TEACHER_RUN = '/no/teacher'"], flags=["--dry_run"]))
+  assert returncode == 0, err[-3000:]
+  assert "Trainer.concurrent_ops = 2" in out, out[-3000:]
+  assert re.search(r"2 operations at once, each on \d+ of \d+ cores", err), (
+      err[-3000:])
+  assert "is not applied" not in err, err[-3000:]
+
+
 def test_bad_configurations_end_with_clear_errors(tmp_path):
   tiny = testing.tiny_bindings() + ["Trainer.train_steps = 20",
                                     "Trainer.checkpoint_every = 1",

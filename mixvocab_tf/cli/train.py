@@ -37,6 +37,7 @@ quiet.quiet()
 
 from absl import flags  # pylint: disable=g-import-not-at-top,wrong-import-position
 from absl import logging
+import gin
 import tensorflow as tf
 
 # Importing the tasks and the jobs registers their gin configurables and the
@@ -47,6 +48,7 @@ from mixvocab_tf.jobs import pipeline
 from mixvocab_tf.core import checkpointing
 from mixvocab_tf.core import distribute
 from mixvocab_tf.core import gin_utils
+from mixvocab_tf.core import op_threads
 from mixvocab_tf.core import optimization  # pylint: disable=unused-import
 from mixvocab_tf.core import trainer as trainer_lib
 
@@ -106,6 +108,14 @@ def _run():
       raise ValueError("--model_dir is required to run a pipeline.")
     pipeline.run(FLAGS.model_dir, job)
     return
+  # TensorFlow fixes its thread pools at its first operation, which gin may
+  # run while it builds the Trainer's arguments: set them first.
+  try:
+    concurrent_ops = gin.query_parameter("Trainer.concurrent_ops")
+  except ValueError:  # Not bound.
+    concurrent_ops = None
+  if isinstance(concurrent_ops, int):
+    op_threads.set_concurrent_ops(concurrent_ops)
   if FLAGS.dry_run:
     trainer = trainer_lib.Trainer(model_dir=FLAGS.model_dir or "(dry run)")
     print(trainer.dry_run())

@@ -58,6 +58,7 @@ from mixvocab_tf.core import evaluation
 from mixvocab_tf.core import gelu as gelu_lib
 from mixvocab_tf.core import lazy_adam
 from mixvocab_tf.core import learning_rate_multipliers as lr_multipliers
+from mixvocab_tf.core import op_threads
 from mixvocab_tf.core import optimization as optimization_lib
 from mixvocab_tf.core import precision as precision_lib
 from mixvocab_tf.core import task_trainer as task_trainer_lib
@@ -239,6 +240,13 @@ class Trainer:
       freezing an encoder's embeddings and lower layers makes a step
       cheaper. None: train them all. A pattern that matches none or all of
       them is an error before the first step.
+    concurrent_ops: run up to this many TensorFlow operations at once, each
+      on the cores divided by it (`op_threads.py`), instead of TensorFlow's
+      default (every operation on all cores); the teachers' forward passes
+      over a transfer set then run that many batches side by side. For
+      small models, whose operations are too small to split across cores:
+      the 6 x 96 student's distillation step ran 1.3x faster with 2 on 2
+      cores, with the same weights bit for bit. None: TensorFlow's default.
   """
 
   def __init__(self,
@@ -263,7 +271,11 @@ class Trainer:
                best_metric_ceiling: Optional[float] = None,
                lazy_sparse_updates: bool = False,
                learning_rate_multipliers: Optional[Dict[str, float]] = None,
-               frozen_variables: Optional[str] = None):
+               frozen_variables: Optional[str] = None,
+               concurrent_ops: Optional[int] = None):
+    # Before anything runs an operation: TensorFlow fixes its thread pools
+    # then.
+    op_threads.set_concurrent_ops(concurrent_ops)
     if not model_dir:
       raise ValueError("model_dir is required (where checkpoints go).")
     for name, value in (("train_steps", train_steps),

@@ -25,6 +25,7 @@ from absl import logging
 import numpy as np
 import tensorflow as tf
 
+from mixvocab_tf.core import op_threads
 from mixvocab_tf.tasks.distillation import teacher_cache
 from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
@@ -73,13 +74,16 @@ def compute_teacher_outputs(
     return (model.intent_classifier(outputs["pooled_output"]),
             model.slot_classifier(sequence), sequence)
 
-  intent_logits = np.zeros([n, labels.num_intents], np.float32)
-  slot_rows = [None] * n
-  for start in range(0, n, batch_size):
+  def run(start):
     index = order[start:start + batch_size]
     length = int(lengths[index].max())
-    intents, slots, hidden = forward(
+    return index, forward(
         *(tf.constant(columns[k][index, :length]) for k in keys[:3]))
+
+  intent_logits = np.zeros([n, labels.num_intents], np.float32)
+  slot_rows = [None] * n
+  for index, (intents, slots, hidden) in op_threads.map_side_by_side(
+      run, range(0, n, batch_size)):
     intent_logits[index] = intents.numpy()
     slots = slots.numpy()
     hidden = hidden.numpy() if with_hidden else None
@@ -145,19 +149,23 @@ def compute_teacher_logits(model, sentences_a, sentences_b, pair,
 
   logits = np.zeros([len(order), model.num_classes], np.float32)
   pooled = None
-  started, reported = time.time(), time.time()
-  for start in range(0, len(order), batch_size):
+  started, reported, done = time.time(), time.time(), 0
+
+  def run(start):
     index = order[start:start + batch_size]
     length = int(lengths[index].max())
-    batch_logits, batch_pooled = forward(
+    return index, forward(
         *(tf.constant(columns[k][index, :length])
           for k in text_classification_data.MODEL_INPUT_KEYS))
+
+  for index, (batch_logits, batch_pooled) in op_threads.map_side_by_side(
+      run, range(0, len(order), batch_size)):
     logits[index] = batch_logits.numpy()
     if with_pooled:
       if pooled is None:
         pooled = np.zeros([len(order), batch_pooled.shape[-1]], np.float32)
       pooled[index] = batch_pooled.numpy()
-    done = start + len(index)
+    done += len(index)
     if time.time() - reported > 30 or done == len(order):
       reported = time.time()
       logging.info("Teacher logits: %d/%d examples (%.0f%%), %.0f s.", done,

@@ -1,10 +1,13 @@
 """Tests for the teachers' forward passes that fill the teacher-output cache."""
 
+from unittest import mock
+
 import numpy as np
 import tensorflow as tf
 import tf_keras
 
 from mixvocab_tf import models
+from mixvocab_tf.core import op_threads
 from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.networks import plain_bert_encoder
 from mixvocab_tf.tasks.distillation import teacher_cache
@@ -114,6 +117,51 @@ class TeacherForwardTest(tf.test.TestCase):
                           slot_logits[i, positions], atol=1e-5)
       self.assertAllClose(outputs.word_hidden[rows][valid],
                           sequence[i, positions], atol=1e-2)
+
+  def test_batches_side_by_side_give_the_same_outputs_in_data_order(self):
+    # Trainer.concurrent_ops = 2: two batches at a time, in threads; every
+    # example's outputs land at its own index, the same bits as one at a
+    # time.
+    words = [["play", "some", "jazz", "music"], ["book", "a", "table"],
+             ["what", "weather"], ["music"], ["play", "jazz", "in", "the",
+                                              "kitchen"], ["a", "table"]]
+    examples = examples_lib.IntentSlotExamples(
+        path=None, words=words, tags=[["O"] * len(w) for w in words],
+        intents=["PlayMusic", "Book", "Weather", "PlayMusic", "PlayMusic",
+                 "Book"])
+    labels = intent_slot_data.IntentSlotLabels.from_examples(examples)
+    model = models.JointIntentSlotModel(
+        _encoder(), num_intents=labels.num_intents,
+        num_slots=labels.num_slots)
+    _randomize_heads(model.intent_classifier, model.slot_classifier)
+    classifier = models.SentenceClassifier(_encoder(), num_classes=3)
+    _randomize_heads(classifier.classifier)
+    sentences = [" ".join(w) for w in words]
+
+    def run():
+      outputs = teacher_forward.compute_teacher_outputs(
+          model, examples, labels, _VOCAB, seq_length=_SEQ_LENGTH,
+          batch_size=1, with_hidden=True)
+      logits, pooled = teacher_forward.compute_teacher_logits(
+          classifier, sentences, [""] * len(sentences), False, _VOCAB,
+          seq_length=_SEQ_LENGTH, batch_size=1, with_pooled=True)
+      return (outputs.intent_logits, outputs.slot_logits, outputs.word_hidden,
+              outputs.word_valid, logits, pooled)
+
+    one_at_a_time = run()
+    calls = []
+    side_by_side = op_threads.map_side_by_side
+    def counted(fn, items):
+      calls.append(op_threads.concurrent_ops())
+      return side_by_side(fn, items)
+    with mock.patch.object(op_threads, "_concurrent_ops", 2), \
+        mock.patch.object(op_threads, "map_side_by_side", counted):
+      two_at_a_time = run()
+    self.assertEqual(calls, [2, 2])
+    for outputs in one_at_a_time[1], one_at_a_time[4]:
+      self.assertGreater(np.ptp(outputs), 1e-3)  # Examples differ.
+    for a, b in zip(one_at_a_time, two_at_a_time):
+      self.assertAllEqual(a, b)
 
 
 if __name__ == "__main__":
