@@ -1,4 +1,4 @@
-"""How many TensorFlow operations run at once on the CPU, and on how many cores each.
+"""How many TensorFlow operations run at once, and on how many cores each.
 
 TensorFlow's default gives every operation all the cores (its intra-op
 pool) and runs ready operations side by side (its inter-op pool). A small
@@ -17,9 +17,10 @@ gains nothing from it and loses its second core, so the code that runs one
 by side.
 
 TensorFlow fixes its thread pools when it runs its first operation, so the
-setting must come before it: the trainer binary's `Trainer` sets it first
-thing; a process whose runtime already started keeps its pools (a warning
-says so).
+setting must come before it: the trainer binary sets it right after parsing
+the gin files (gin may run operations while it builds the Trainer's
+arguments); a `Trainer` built in a process whose runtime already started
+keeps that process's pools (a warning says so).
 """
 
 import collections
