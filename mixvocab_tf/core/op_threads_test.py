@@ -1,5 +1,6 @@
 """Tests for how many operations run at once (`Trainer.concurrent_ops`)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -15,7 +16,7 @@ _REPO = os.path.dirname(os.path.dirname(os.path.dirname(
 
 # A fresh process: TensorFlow fixes its pools at its first operation.
 _SCRIPT = r"""
-import json, sys
+import json
 import tensorflow as tf
 from mixvocab_tf.core import op_threads
 applied = op_threads.set_concurrent_ops(2)
@@ -38,7 +39,6 @@ class OpThreadsTest(tf.test.TestCase):
     result = subprocess.run(
         [sys.executable, "-c", _SCRIPT], capture_output=True, text=True,
         env=dict(os.environ, PYTHONPATH=_REPO), timeout=300, check=True)
-    import json  # pylint: disable=g-import-not-at-top
     out = json.loads(result.stdout.strip().splitlines()[-1])
     self.assertTrue(out["applied"])
     self.assertEqual(out["pools"], [2, max(1, out["cores"] // 2)])

@@ -273,8 +273,10 @@ class Trainer:
                learning_rate_multipliers: Optional[Dict[str, float]] = None,
                frozen_variables: Optional[str] = None,
                concurrent_ops: Optional[int] = None):
-    # Before anything runs an operation: TensorFlow fixes its thread pools
-    # then.
+    # TensorFlow fixes its thread pools at its first operation. Gin may have
+    # run one while it built these arguments, so the binary sets them before
+    # (cli/train.py) and this call then changes nothing; it serves a Trainer
+    # built in Python before any operation (else it warns).
     op_threads.set_concurrent_ops(concurrent_ops)
     if not model_dir:
       raise ValueError("model_dir is required (where checkpoints go).")
