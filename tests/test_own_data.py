@@ -78,6 +78,9 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
   assert "| teacher | test |" in report and "| student | test |" in report
   assert "| student .tflite (dynamic) | validation |" in report
   assert "RateBook" in report  # listed in the unseen-label warning
+  # Each run's validation slot F1 during training, plotted beside the table.
+  assert "![validation slot F1 during training](training_curves.png)" in report
+  assert (job / "training_curves.png").read_bytes()[:4] == b"\x89PNG"
   with open(job / "test_predictions.jsonl", encoding="utf-8") as f:
     predictions = [json.loads(line) for line in f]
   assert len(predictions) == 4
@@ -109,6 +112,8 @@ def test_text_classification_csv_to_tflite_report_and_predictions(
   report = (job / "report.md").read_text(encoding="utf-8")
   assert "| teacher | validation |" in report
   assert "floor: train's most frequent label" in report
+  assert "![validation accuracy during training](training_curves.png)" in report
+  assert (job / "training_curves.png").read_bytes()[:4] == b"\x89PNG"
   # Validation rows are the trainers' own records of their best checkpoints
   # (nothing evaluates them again); test rows are evaluated.
   for run in ("teacher", "student"):

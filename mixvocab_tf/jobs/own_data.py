@@ -31,7 +31,8 @@ pretrains one first (stage I then stage II on the built-in corpus). Then
 dynamic-range .tflite, scores the .tflite on validation and test in the
 LiteRT interpreter and writes the test predictions as JSONL; `report` writes
 `report.md`: validation and test scores of teacher and student, each run's
-best and last step, the worst labels by F1, the most confused pairs, sizes,
+best and last step and its validation curve (`training_curves.png`, beside
+the majority-label floor), the worst labels by F1, the most confused pairs, sizes,
 latency and each step's time. Every step is an ordinary pipeline step:
 rerunning the command resumes.
 
@@ -85,6 +86,8 @@ TFLITE_FILE = "model_dynamic.tflite"
 #: (MediaPipe Tasks, LiteRT.js, a stock LiteRT app: `builtin_model`).
 BUILTIN_FILE = "model_builtin.tflite"
 REPORT_MD = "report.md"
+#: The report's plot of each run's validation score during training.
+TRAINING_PNG = "training_curves.png"
 #: Rows of the worst-labels and confused-pairs tables.
 TABLE_ROWS = 10
 #: The report's evaluation processes run this many at a time.
@@ -519,12 +522,15 @@ def training_lines(output_dir, runs):
 
   Returns:
     Markdown lines (none when no run has its records): a row per run with its
-    best step, last step, step budget and whether it stopped early, and a note
+    best step, last step, step budget and whether it stopped early, a plot
+    of each run's validation score at each evaluation (`TRAINING_PNG` in
+    `output_dir`, when the runs kept their evaluation histories), and a note
     for each student that ran its whole budget although its best checkpoint
     came in the first third of it (a smaller budget may do as well, sooner).
   """
   from mixvocab_tf.jobs import report  # pylint: disable=g-import-not-at-top
-  rows, notes = [], []
+  rows, notes, curves = [], [], {}
+  metrics, floors = set(), []
   for run, label in runs.items():
     best, final, stopped = (
         run_files.read_json(path) if run_files.is_file(path) else None
@@ -549,6 +555,19 @@ def training_lines(output_dir, runs):
                  if run_files.is_file(config) else None)
     rows.append([label, f"{best['step']:,}", f"{final['step']:,}",
                  f"{budget:,}", why, precision or "not recorded"])
+    # The score each run kept its best checkpoint by, against the share of
+    # its step budget: a teacher's few hundred steps and a student's
+    # thousands on one axis, and where in its budget each run peaked.
+    metric = best.get("best_metric")
+    history = [(step, values) for step, values in
+               report.read_history(os.path.join(output_dir, run))
+               if metric in values]
+    if history and budget:
+      metrics.add(metric)
+      curves[f"{label} (best at step {best['step']:,})"] = [
+          (100.0 * step / budget, values[metric]) for step, values in history]
+      floors += [values["majority_accuracy"] for _, values in history
+                 if metric == "accuracy" and "majority_accuracy" in values]
     if (label.startswith("student") and not stopped and
         3 * best["step"] <= budget):
       notes.append(
@@ -564,9 +583,32 @@ def training_lines(output_dir, runs):
           "lost 3 points of validation accuracy (3 seeds).")
   if not rows:
     return []
-  return ["## Training", "", report.markdown_table(
+  lines = ["## Training", "", report.markdown_table(
       ["run", "best step", "last step", "budget (steps)", "stopped early",
-       "precision"], rows), ""] + [f"- {note}" for note in notes] + ([""] if notes else [])
+       "precision"], rows), ""]
+  if len(metrics) == 1:
+    metric = metrics.pop()
+    name = {"slot_f1": "slot F1", "accuracy": "accuracy"}.get(
+        metric, metric.replace("_", " "))
+    hlines = ({"floor: train's most frequent label": floors[-1]}
+              if floors else None)
+    png = report.plot_lines(
+        curves, os.path.join(output_dir, TRAINING_PNG),
+        "share of the run's step budget (%)", f"validation {name} (%)",
+        f"Validation {name} at each evaluation", percent=True,
+        hlines=hlines)
+    if png:
+      lines += [
+          f"![validation {name} during training]({TRAINING_PNG})", "",
+          f"Each run's validation {name}, the score it kept its best "
+          "checkpoint by, at each evaluation; the x axis is the share of "
+          "the run's step budget (the table's), so a run that stopped early "
+          "ends before 100%." + (
+              " The dashed line answers every example with train's most "
+              "frequent label." if hlines else
+              " A tagger that tags every word O scores 0." if
+              metric == "slot_f1" else ""), ""]
+  return lines + [f"- {note}" for note in notes] + ([""] if notes else [])
 
 
 def larger_student_lines(output_dir, larger, gap, metric_labels):

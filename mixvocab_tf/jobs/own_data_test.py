@@ -339,6 +339,60 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertIn("own_data_steps.min_student_steps", notes[0])
     self.assertEqual(own_data.training_lines(root, {"student_other": "x"}),
                      [])
+    # Without evaluation histories there is nothing to plot.
+    self.assertNotIn("![", text)
+    self.assertFalse(os.path.exists(os.path.join(root, own_data.TRAINING_PNG)))
+
+  def test_training_section_plots_each_run_beside_the_floor(self):
+    # Each run's history of the metric it kept its best by, against the share
+    # of its budget; the floor from the histories' majority accuracy; a run
+    # whose history lacks that metric is left out of the plot.
+    root = self.get_temp_dir()
+
+    def run(name, best, budget, history, metric="accuracy", stopped=False):
+      os.makedirs(os.path.join(root, name, "best"))
+      os.makedirs(os.path.join(root, name, "eval"))
+      with open(os.path.join(root, name, "best", "metrics.json"), "w") as f:
+        json.dump({"step": best, "best_metric": metric}, f)
+      with open(os.path.join(root, name, "metrics.json"), "w") as f:
+        json.dump({"step": history[-1][0]}, f)
+      if stopped:
+        with open(os.path.join(root, name, "early_stopping.json"), "w") as f:
+          json.dump({"train_steps": budget, "patience": 2}, f)
+      with open(os.path.join(root, name, "eval", "history.jsonl"), "w") as f:
+        for step, value in history:
+          f.write(json.dumps({"step": step, "metrics": {
+              metric: value, "majority_accuracy": 0.25}}) + "\n")
+
+    run("teacher", 200, 2000, [(100, 0.9), (200, 0.95), (400, 0.94)],
+        stopped=True)
+    run("student", 1200, 6000, [(600, 0.8), (1200, 0.9), (6000, 0.88)])
+    run("student_6x192", 600, 6000, [(600, 0.7)], metric="macro_f1")
+    from mixvocab_tf.jobs import report  # pylint: disable=g-import-not-at-top
+    with mock.patch.object(report, "plot_lines",
+                           wraps=report.plot_lines) as plot:
+      lines = own_data.training_lines(root, {"teacher": "teacher",
+                                             "student": "student"})
+    series = plot.call_args.args[0]
+    self.assertEqual(series, {
+        "teacher (best at step 200)": [(5.0, 0.9), (10.0, 0.95), (20.0, 0.94)],
+        "student (best at step 1,200)": [(10.0, 0.8), (20.0, 0.9),
+                                         (100.0, 0.88)]})
+    self.assertEqual(plot.call_args.kwargs["hlines"],
+                     {"floor: train's most frequent label": 0.25})
+    text = "\n".join(lines)
+    png = os.path.join(root, own_data.TRAINING_PNG)
+    self.assertIn(f"![validation accuracy during training]"
+                  f"({own_data.TRAINING_PNG})", text)
+    self.assertIn("train's most frequent label", text)
+    with open(png, "rb") as f:
+      self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+    # Two metrics cannot share one axis: no plot then.
+    os.remove(png)
+    lines = own_data.training_lines(root, {
+        "teacher": "teacher", "student_6x192": "student 6x192"})
+    self.assertNotIn("![", "\n".join(lines))
+    self.assertFalse(os.path.exists(png))
 
   def test_a_student_far_below_its_teacher_gets_a_note_on_a_larger_one(self):
     root = self.get_temp_dir()
