@@ -6,8 +6,8 @@ the student's time: it exports SNIPS students of random weights with 1 to 6
 layers of the same width, converts each to a float32 raw-string .tflite, and
 times them with BERT-base's float32 file in one new process, one
 interpreter thread, pinned to one core, file after file in rounds over the
-same queries (each query once a round, as an app sees new queries). A line through
-(layers, p50) gives the time of a layer (its slope) and of everything else
+same queries (each query once a round, as an app sees new queries). A line
+through (layers, p50) gives the time of a layer (its slope) and of everything else
 (its value at 0 layers: tokenizer, packing, embeddings, heads, decoding and
 LiteRT's re-preparation at each new length). BERT-base's p50 over six of the
 student's layers is the ratio a student with nothing but its layers would

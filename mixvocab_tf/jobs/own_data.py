@@ -32,8 +32,8 @@ dynamic-range .tflite, scores the .tflite on validation and test in the
 LiteRT interpreter and writes the test predictions as JSONL; `report` writes
 `report.md`: validation and test scores of teacher and student, each run's
 best and last step and its validation curve (`training_curves.png`, beside
-the majority-label floor), the worst labels by F1, the most confused pairs, sizes,
-latency and each step's time. Every step is an ordinary pipeline step:
+the majority-label floor), the worst labels by F1, the most confused pairs,
+sizes, latency and each step's time. Every step is an ordinary pipeline step:
 rerunning the command resumes.
 
 The dataset is read from the local disk (`user_dataset`); the job's directory
