@@ -77,6 +77,9 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
   report = (job / "report.md").read_text(encoding="utf-8")
   assert "| teacher | test |" in report and "| student | test |" in report
   assert "| student .tflite (dynamic) | validation |" in report
+  # The file for phones and browsers, scored as an app feeds it.
+  assert re.search(r"\| student builtin \.tflite \(phones, browsers\) \| "
+                   r"test \|  \| [0-9.]+ \| [0-9.]+ \|", report), report
   assert "RateBook" in report  # listed in the unseen-label warning
   # Each run's validation slot F1 during training, plotted beside the table.
   assert "![validation slot F1 during training](training_curves.png)" in report
@@ -112,6 +115,8 @@ def test_text_classification_csv_to_tflite_report_and_predictions(
   report = (job / "report.md").read_text(encoding="utf-8")
   assert "| teacher | validation |" in report
   assert "floor: train's most frequent label" in report
+  assert re.search(r"\| student builtin \.tflite \(phones, browsers\) \| "
+                   r"validation \|  \| [0-9.]+ \| [0-9.]+ \|", report), report
   assert "![validation accuracy during training](training_curves.png)" in report
   assert (job / "training_curves.png").read_bytes()[:4] == b"\x89PNG"
   # Validation rows are the trainers' own records of their best checkpoints

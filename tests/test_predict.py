@@ -4,9 +4,10 @@ command (`mixvocab-predict`, `cli/predict.py`) on tiny exports.
 A SNIPS intent and slot model and a GLUE sentence-pair classifier (one
 layer, hidden 16, the shipped student vocabulary, random weights scaled up
 so that labels vary and are far from ties) are exported as SavedModels and
-converted to fp32 .tflite files, as `test_serving_contract.py` builds them.
-Checked: the SavedModel and the .tflite give the same labels, slot tags,
-words and spans; top-k ordering and length; the label names of a .tflite
+converted to fp32 .tflite files, as `test_serving_contract.py` builds them,
+and to fp32 builtin-ops files (token ids in). Checked: the SavedModel, the
+.tflite and the builtin file give the same labels, slot tags, words and
+spans; top-k ordering and length; the label names of a .tflite
 (its own table, else `<model>.labels.json`, else only top-1); IOB spans;
 batching; the command on stdin / stdout and on files; the one-line errors.
 """
@@ -21,11 +22,13 @@ import sys
 
 from absl import flags
 import pytest
+import tensorflow as tf
 import tf_keras
 
 from mixvocab_tf import assets
 from mixvocab_tf import export
 from mixvocab_tf.cli import predict as predict_cli
+from mixvocab_tf.export import builtin_model
 from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.models import joint_intent_slot_model
 from mixvocab_tf.models import sentence_classifier
@@ -111,6 +114,24 @@ def glue(tmp_path_factory):
       model, glue_lib.LABEL_NAMES["mnli"], assets.default_student_vocab(),
       pair=True, seq_length=SEQ_LENGTH)
   return _export(module, tmp_path_factory.mktemp("glue"))
+
+
+def _builtin(export_dir):
+  """The export's builtin-ops file (fp32, as the .tflite above), beside it."""
+  path = os.path.join(os.path.dirname(export_dir), "model_builtin.tflite")
+  with open(path, "wb") as f:
+    f.write(builtin_model.convert_builtin(export_dir, "none"))
+  return path
+
+
+@pytest.fixture(scope="module")
+def snips_builtin(snips):
+  return _builtin(snips[0])
+
+
+@pytest.fixture(scope="module")
+def glue_builtin(glue):
+  return _builtin(glue[0])
 
 
 def _without_scores(records):
@@ -201,6 +222,36 @@ def test_pair_classifier_saved_model_and_tflite_agree(glue):
   _assert_same_predictions(saved_model.predict(as_dicts, top_k=3), want)
 
 
+def test_builtin_files_answer_as_the_raw_string_files(
+    snips, glue, snips_builtin, glue_builtin):
+  # The predictor tokenizes for the builtin file (token ids in) and decodes
+  # its per-piece tag probabilities into the raw-string file's records.
+  builtin = predictor_lib.load_predictor(snips_builtin)
+  assert builtin.kind == "intent_slot"
+  assert builtin.input_names == ("text",)
+  assert builtin.labels == tuple(INTENTS)
+  assert builtin.labels_source == f"the metadata of {snips_builtin}"
+  want = predictor_lib.load_predictor(snips[1]).predict(QUERIES, top_k=3)
+  _assert_same_predictions(builtin.predict(QUERIES, top_k=3), want)
+  assert any(r["slots"] for r in want)
+  # Batches of any size give the same records.
+  in_pairs = predictor_lib.load_predictor(snips_builtin, batch_size=2)
+  _assert_same_predictions(in_pairs.predict(QUERIES, top_k=3), want)
+  # The vocabulary is the file's own (its metadata).
+  rows = [row for row, _ in UNREADABLE]
+  assert [r["unreadable_words"] for r in builtin.predict(rows)] == [
+      count for _, count in UNREADABLE]
+
+  pairs = ["\t".join(pair) for pair in PAIRS]
+  builtin = predictor_lib.load_predictor(glue_builtin)
+  assert builtin.kind == "classification"
+  assert builtin.input_names == ("sentence_a", "sentence_b")
+  assert builtin.labels == tuple(glue_lib.LABEL_NAMES["mnli"])
+  want = predictor_lib.load_predictor(glue[1]).predict(pairs, top_k=3)
+  _assert_same_predictions(builtin.predict(pairs, top_k=3), want)
+  assert len({r["label"] for r in want}) > 1
+
+
 def test_single_sentence_classifier_takes_sentence(tmp_path):
   model = sentence_classifier.SentenceClassifier(_encoder(7), num_classes=2)
   module = text_classification_export.TextClassificationExportModule(
@@ -213,6 +264,11 @@ def test_single_sentence_classifier_takes_sentence(tmp_path):
                                {"sentence": "so dull"}], top_k=2)
   assert [r["text"] for r in records] == ["a fine film", "dull", "so dull"]
   assert all(r["label"] in ("negative", "positive") for r in records)
+  # Its builtin file takes one text too, and gives the same labels.
+  builtin = predictor_lib.load_predictor(_builtin(export_dir))
+  assert builtin.input_names == ("sentence",)
+  assert [r["label"] for r in builtin.predict(
+      ["a fine film", "dull", "so dull"])] == [r["label"] for r in records]
 
 
 def test_top_k_is_ordered_and_cut_to_the_labels(glue):
@@ -346,6 +402,26 @@ def test_library_errors_say_what_was_expected(glue, tmp_path):
   with pytest.raises(ValueError, match="neither a SavedModel directory nor "
                      "a .tflite file"):
     predictor_lib.load_predictor(str(text))
+  # Token ids in, but no vocabulary or labels to tokenize and name with.
+  spec = tf.TensorSpec([1, 8], tf.int32)
+
+  class TokenIds(tf.Module):
+
+    @tf.function(input_signature=[spec] * 3)
+    def serve(self, input_word_ids, input_mask, input_type_ids):
+      ids = tf.cast(input_word_ids + input_mask + input_type_ids, tf.float32)
+      return {"probabilities": tf.nn.softmax(ids[:, :2])}
+
+  module = TokenIds()
+  tf.saved_model.save(module, str(tmp_path / "ids"),
+                      signatures={"serving_default": module.serve})
+  ids = tmp_path / "ids.tflite"
+  ids.write_bytes(tf.lite.TFLiteConverter.from_saved_model(
+      str(tmp_path / "ids")).convert())
+  with pytest.raises(ValueError, match=r"takes token ids \(input_word_ids, "
+                     r"input_mask, input_type_ids\) but its metadata lacks "
+                     r"vocab.txt, labels.txt"):
+    predictor_lib.load_predictor(str(ids))
   predictor = predictor_lib.load_predictor(glue[1])
   with pytest.raises(ValueError, match=r"row 2: this sentence-pair model "
                      r"takes text_a and text_b separated by one tab; "

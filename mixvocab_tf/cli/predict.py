@@ -1,7 +1,8 @@
 r"""Answers queries with an exported student: text lines in, JSON lines out.
 
 `mixvocab-predict` runs a SavedModel (`mixvocab-export`) or a .tflite
-(`mixvocab-convert`) on text through the predictor of
+(`mixvocab-convert`; raw strings in, or the builtin-ops file beside it, which
+the predictor tokenizes for) on text through the predictor of
 `mixvocab_tf/serving/predictor.py` (`load_predictor`, whose docstring has the
 records, the vocabulary and the label names it reads):
 
@@ -46,7 +47,8 @@ def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
   not, so that it imports beside every other command)."""
   flags.DEFINE_string(
       "model", None, "A SavedModel directory (mixvocab-export) or a .tflite "
-      "file (mixvocab-convert).", flag_values=flag_values)
+      "file (mixvocab-convert: raw strings in, or its *_builtin.tflite).",
+      flag_values=flag_values)
   flags.DEFINE_string(
       "input", None, "UTF-8 text, one example per line (a tab between the "
       "texts of a pair), or JSON lines with \"text\" (\"text_a\", "

@@ -64,6 +64,9 @@ VOCAB_FILE = "vocab.txt"
 LABELS_FILE = "labels.txt"
 INTENTS_FILE = "intents.txt"
 SLOT_TAGS_FILE = "slot_tags.txt"
+#: What the metadata's description says of a sentence-pair classifier (the
+#: predictor reads it to take two texts).
+PAIR_DESCRIPTION = "the label of a pair of texts"
 #: Suffix of the builtin file beside a raw-string `<name>.tflite`.
 BUILTIN_SUFFIX = "_builtin.tflite"
 #: The quantization of the builtin file for each of the raw-string file's:
@@ -210,7 +213,8 @@ def write_metadata(model: bytes, info: dict, vocab: Sequence[str],
     model: a builtin .tflite of `convert_builtin` (its signature's names).
     info: the SavedModel's `export_info.json`: `task` ('glue' for a text
       classifier with `labels`, 'snips' for intent and slots with `intents`
-      and `slots`), `seq_length`, `lower_case`.
+      and `slots`), `seq_length`, `lower_case`, `inputs` (two for a
+      sentence-pair classifier, which the description then names).
     vocab: the student vocabulary, one token per id.
     name: the model's name in the metadata.
     version: its version (default: the package's).
@@ -222,8 +226,11 @@ def write_metadata(model: bytes, info: dict, vocab: Sequence[str],
   intent_slot = info["task"] == "snips"
   seq_length = int(info["seq_length"])
   inputs, outputs = _tensor_names(model)
+  pair = len(info.get("inputs", ())) == 2
   what = ("the intent of a query and an IOB slot tag per WordPiece"
-          if intent_slot else "the label of a text")
+          if intent_slot else
+          f"{PAIR_DESCRIPTION} (segment ids 1 on the second text and its "
+          "[SEP])" if pair else "the label of a text")
   description = (
       f"A mixvocab_tf student that predicts {what}. Inputs: [CLS] student "
       f"WordPieces [SEP] as int32 ids, mask and segment ids of shape " + (

@@ -16,7 +16,8 @@ run this step, kind `export`, on a fine-tuned or distilled student run:
    raw strings in);
 3. the model on token ids with builtin operators only and its metadata
    (`export.builtin_model`: MediaPipe Tasks, LiteRT.js, a stock LiteRT app),
-   its size and model-only latency.
+   its size and model-only latency, and its scores on the same splits (the
+   predictor tokenizes for it, as an app does).
 
 It writes `summary.json`; each job's report step reads it.
 
@@ -147,18 +148,21 @@ def latency_ms(model_path, predictor, queries):
           "p90_ms": report.percentile_ms(latencies, 90)}
 
 
-def score_model(model_path, dataset, batch_size=None, predictions_path=None):
+def score_model(model_path, dataset, batch_size=None, predictions_path=None,
+                timed=True):
   """Scores, per-label tables and latency of a model on a dataset.
 
   Args:
-    model_path: a local .tflite.
+    model_path: a local .tflite (raw strings in, or the builtin file, which
+      the predictor tokenizes for).
     dataset: a `user_dataset.UserDataset`.
     batch_size: queries per call (None: the predictor's default).
     predictions_path: where the test split's predictions go as JSONL.
+    timed: whether to time the raw-string file on queries (`latency_ms`).
 
   Returns:
     {'splits': {name: {'examples', 'scores', 'per_label', 'confused'}},
-     'p50_ms', 'p90_ms'}.
+     'p50_ms', 'p90_ms' (if `timed`)}.
   """
   from mixvocab_tf.serving import predictor as predict_lib  # pylint: disable=g-import-not-at-top
   kwargs = {} if batch_size is None else {"batch_size": batch_size}
@@ -180,8 +184,10 @@ def score_model(model_path, dataset, batch_size=None, predictions_path=None):
           json.dumps(p, ensure_ascii=False) + "\n" for p in predicted))
       entry["predictions"] = predictions_path
     result["splits"][name] = entry
-  queries = rows_and_gold(dataset.splits["validation"])[0][:LATENCY_QUERIES]
-  result.update(latency_ms(model_path, predictor, queries))
+  if timed:
+    queries = rows_and_gold(
+        dataset.splits["validation"])[0][:LATENCY_QUERIES]
+    result.update(latency_ms(model_path, predictor, queries))
   return result
 
 
@@ -235,6 +241,10 @@ def export_step(step_dir, output_dir, options):
   summary["builtin"] = builtin_model.summary(
       builtin_path, saved_model_dir,
       rows_and_gold(dataset.splits["validation"])[0][:LATENCY_QUERIES])
+  # Scored as an app runs it: tokenized outside, then the file alone.
+  with run_files.local_copy(builtin_path) as local:
+    summary["builtin"]["splits"] = score_model(
+        local, dataset, options.get("batch_size"), timed=False)["splits"]
   logging.info("TFLite builtin: %s", summary["builtin"])
   run_files.write_json(os.path.join(step_dir, SUMMARY_JSON), summary,
                        indent=1)

@@ -678,13 +678,16 @@ def report_step(step_dir, output_dir, options):
     metrics = record["metrics"]
     rows.append([label, name, f"{record.get('parameters', 0) / 1e6:.2f}M"] +
                 [f"{100 * metrics[m]:.1f}" for m, _ in metric_names])
+  student = f"student {chosen}" if len(sizes) > 1 else "student"
+  builtin_splits = (export.get("builtin") or {}).get("splits", {})
   for name, _ in splits:
-    entry = export["splits"].get(name, {})
-    if "scores" in entry:
-      rows.append([f"student {chosen} .tflite (dynamic)"
-                   if len(sizes) > 1 else "student .tflite (dynamic)",
-                   name, ""] + [
-          f"{100 * entry['scores'][m]:.1f}" for m, _ in metric_names])
+    for label, entry in (
+        (f"{student} .tflite (dynamic)", export["splits"].get(name, {})),
+        (f"{student} builtin .tflite (phones, browsers)",
+         builtin_splits.get(name, {}))):
+      if "scores" in entry:
+        rows.append([label, name, ""] + [
+            f"{100 * entry['scores'][m]:.1f}" for m, _ in metric_names])
   for name, _ in splits:
     floor = export["splits"][name]["scores"]["majority_accuracy"]
     rows.append(["floor: train's most frequent label", name, "",
@@ -707,7 +710,9 @@ def report_step(step_dir, output_dir, options):
       "until its validation score stopped improving; student: the "
       f"{' and '.join(sizes) if len(sizes) > 1 else sizes[0]} pretrained "
       "student distilled from it across vocabularies. The .tflite "
-      "rows are the exported file run in the LiteRT interpreter; the floor "
+      "rows are the exported files run in the LiteRT interpreter (the "
+      "builtin file on each example's token ids, as an app feeds it); the "
+      "floor "
       "rows answer every example with train's most frequent "
       f"{'intent' if intent_slot else 'label'}.", ""]
   if len(sizes) == 1 and options.get("larger"):
@@ -771,7 +776,9 @@ def report_step(step_dir, output_dir, options):
   if "test" in export["splits"]:
     lines.append(f"- test predictions: `{export['splits']['test']['predictions']}`")
   lines += ["", "Predict with it: `mixvocab-predict --model="
-            f"{export['path']} --input=queries.txt --output=-`", ""]
+            f"{export['path']} --input=queries.txt --output=-`" + (
+                f" (or `--model={builtin['path']}`: the predictor tokenizes "
+                "for the builtin file)" if builtin else ""), ""]
   if builtin:
     lines += [
         "On a phone or in a browser: the builtin file loads in MediaPipe "

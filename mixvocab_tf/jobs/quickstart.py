@@ -258,10 +258,13 @@ def report_step(step_dir, output_dir, bindings):
           f"{100 * valid.get('slot_f1', float('nan')):.1f}"])
     builtin = export.get("builtin")
     if builtin:
+      valid = _validation_scores(builtin)
       tflite_rows.append([
           "builtin ops (dynamic), token ids in",
           report.format_mb(builtin["bytes"]),
-          f"{builtin['p50_ms']:.2f} (model only)", "", "", ""])
+          f"{builtin['p50_ms']:.2f} (model only)", ""] + [
+              f"{100 * valid[m]:.1f}" if m in valid else ""
+              for m in ("intent_accuracy", "slot_f1")])
     lines += [report.markdown_table(
         ["TFLite", "file size", "p50 ms (1 thread)", "p90 ms", "intent acc.",
          "slot F1"], tflite_rows), ""]
@@ -273,7 +276,8 @@ def report_step(step_dir, output_dir, bindings):
           "ids and carries its vocabulary and labels as TFLite Model "
           "Metadata, for MediaPipe Tasks, LiteRT.js and stock LiteRT "
           "(docs/SERVING.md, \"Deploy\"); its p50 leaves out the app's "
-          "tokenization.", ""]
+          "tokenization, its scores are the file's on ids that the "
+          "package's tokenizer gives (`mixvocab-predict` runs it so).", ""]
   lines += step_times.section(output_dir)
   lines += ["## Plots", ""]
   for png, caption in ((mlm_png, "pretraining on held-out text"),

@@ -1,10 +1,14 @@
 r"""Answers queries with an exported student: the predictor.
 
 The tiny students of Zhao et al. (EACL 2021) are served as SavedModels that
-take raw strings (`export_run`, `mixvocab-export`) and as .tflite files
-(`convert_run`, `mixvocab-convert`); `load_predictor` runs either on text
-(`mixvocab-predict`, `cli/predict.py`, is its command: text lines in, JSON
-lines out):
+take raw strings (`export_run`, `mixvocab-export`), as .tflite files that
+take them too (`convert_run`, `mixvocab-convert`) and as builtin-ops .tflite
+files that take token ids (`<name>_builtin.tflite`, for phones and
+browsers); `load_predictor` runs any of them on text (`mixvocab-predict`,
+`cli/predict.py`, is its command: text lines in, JSON lines out). For a
+builtin file it does what an app does: it tokenizes with the vocabulary in
+the file's metadata, runs each example alone and decodes the tags, so its
+records are the raw-string file's (`_BuiltinBackend`):
 
 ```python
 import mixvocab_tf
@@ -53,8 +57,9 @@ are checked in Python (`text.unreadable.WordReader`, which gives the
 in-graph tokenizer's answer for every character Python's `unicodedata`
 knows): about 40 microseconds for a word not seen before, then cached.
 
-Label names. The label itself is the model's string output (`label`,
-`intent`), which a .tflite answers too. Ranking `top_k > 1` labels needs the
+Label names (and, for `unreadable_words`, the vocabulary) of a builtin file
+are those of its metadata. The label itself is the model's string output
+(`label`, `intent`), which a .tflite answers too. Ranking `top_k > 1` labels needs the
 whole list, in id order: for a SavedModel its `assets.extra/labels.json`
 (`export_info.json` as a fallback); for a .tflite the constant table that
 its GATHER op reads the label output from (the export modules gather label
@@ -78,6 +83,7 @@ import numpy as np
 import tensorflow as tf
 
 from mixvocab_tf import assets
+from mixvocab_tf.export import builtin_model
 from mixvocab_tf.export import saved_model_export
 from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.tasks.finetuning import metrics as metrics_lib
@@ -294,6 +300,112 @@ class _TFLiteBackend:
 
   def __call__(self, columns):
     return self._runner(*columns)
+
+
+class _BuiltinBackend:
+  """Runs a builtin-ops .tflite (token ids in) with the raw-string file's
+  outputs, on columns of bytes.
+
+  The file (`export.builtin_model`) carries its vocabulary and label names
+  in its metadata. A batch is tokenized as the raw-string file tokenizes
+  (`ServingTokenizer`: tensorflow-text's normalizer and WordPiece, one
+  graph), each example runs alone in LiteRT's builtin interpreter
+  (`BuiltinRunner`: at its own length, or padded to an intent and slot
+  file's fixed one), and the words' slot tags are read at their first
+  pieces and decoded under the valid-IOB constraint: the contract that an
+  app follows (docs/SERVING.md, "Deploy"). Cut words are tagged 'O', as the
+  raw-string file tags them.
+  """
+
+  def __init__(self, path, content):
+    # pylint: disable=g-import-not-at-top
+    from mixvocab_tf.export import serving_tokenizer
+    from mixvocab_tf.tasks.finetuning import iob_decoding
+    # pylint: enable=g-import-not-at-top
+    self.content = content
+    self._runner = builtin_model.BuiltinRunner(model_content=content)
+    self.intent_slot = "slot_probs" in self._runner.runner.get_output_details()
+    try:
+      metadata = builtin_model.read_metadata(content)
+    except ValueError as e:  # tflite-support: the model has no metadata.
+      metadata = {"files": {}, "error": str(e)}
+    files = metadata["files"]
+    needed = [builtin_model.VOCAB_FILE] + (
+        [builtin_model.INTENTS_FILE, builtin_model.SLOT_TAGS_FILE]
+        if self.intent_slot else [builtin_model.LABELS_FILE])
+    missing = [name for name in needed if name not in files]
+    if missing:
+      raise ValueError(
+          f"{path} takes token ids ({', '.join(builtin_model.INPUT_NAMES)}) "
+          f"but its metadata lacks {', '.join(missing)}"
+          + (f" ({metadata['error']})" if "error" in metadata else "") +
+          "; mixvocab-predict tokenizes for the builtin files that "
+          "mixvocab-convert and the jobs write (`*_builtin.tflite`), which "
+          "carry their vocabulary and label names.")
+    description = metadata["metadata"].get("description", "")
+    self.tokens = files[builtin_model.VOCAB_FILE].splitlines()
+    self.lower_case = "lower_case=False" not in description
+    tokenizer = serving_tokenizer.ServingTokenizer(self.tokens,
+                                                   self.lower_case)
+    seq_length = self._runner.seq_length
+    if self.intent_slot:
+      self.labels = files[builtin_model.INTENTS_FILE].splitlines()
+      self.slots = files[builtin_model.SLOT_TAGS_FILE].splitlines()
+      self._start, self._transitions = iob_decoding.allowed_transitions(
+          self.slots)
+      self._decode_tags = iob_decoding.viterbi_decode_numpy
+      self.input_names = ("text",)
+      self.output_names = ("intent", "intent_probs", "num_words",
+                           "slot_tags", "word_starts", "word_ends")
+      self._pack = tf.function(
+          lambda text: tokenizer.pack_words(text, seq_length),
+          autograph=False)
+    else:
+      self.labels = files[builtin_model.LABELS_FILE].splitlines()
+      pair = builtin_model.PAIR_DESCRIPTION in description
+      self.input_names = (("sentence_a", "sentence_b") if pair
+                          else ("sentence",))
+      self.output_names = ("label", "probabilities")
+      self._pack = tf.function(
+          lambda *texts: tokenizer.pack_sentences(*texts,
+                                                  seq_length=seq_length),
+          autograph=False)
+
+  def __call__(self, columns):
+    texts = [tf.constant(column, tf.string) for column in columns]
+    if self.intent_slot:
+      features, words = self._pack(texts[0])
+    else:
+      features, words = self._pack(*texts), None
+    features = {name: value.numpy() for name, value in features.items()}
+    outputs = [self._runner({name: value[i:i + 1]
+                             for name, value in features.items()})
+               for i in range(len(columns[0]))]
+    key = "intent_probs" if self.intent_slot else "probabilities"
+    probs = np.concatenate([o[key] for o in outputs]).astype(np.float64)
+    names = [self.labels[i] for i in probs.argmax(axis=-1)]
+    if not self.intent_slot:
+      return {"label": names, "probabilities": probs}
+    words = {name: value.numpy() for name, value in words.items()}
+    num_words = words["num_words"]
+    columns = max(int(num_words.max(initial=0)), 1)
+    tags = np.full([len(outputs), columns], "", object)
+    starts = np.full([len(outputs), columns], -1, np.int64)
+    ends = starts.copy()
+    for i, output in enumerate(outputs):
+      row = words["row"] == i
+      positions = words["positions"][row]
+      count = len(positions)
+      kept = int((positions >= 0).sum())  # The kept words come first.
+      emissions = np.log(np.maximum(output["slot_probs"][0, positions[:kept]],
+                                    1e-30))
+      ids = self._decode_tags([emissions], [kept], self._start,
+                              self._transitions)[0] + [0] * (count - kept)
+      tags[i, :count] = [self.slots[t] for t in ids]
+      starts[i, :count] = words["starts"][row]
+      ends[i, :count] = words["ends"][row]
+    return {"intent": names, "intent_probs": probs, "num_words": num_words,
+            "slot_tags": tags, "word_starts": starts, "word_ends": ends}
 
 
 def _detect_kind(path, input_names, output_names):
@@ -588,10 +700,19 @@ def load_predictor(model_path: str, batch_size: int = BATCH_SIZE,
     backend = _SavedModelBackend(path)
   else:
     backend = _TFLiteBackend(path)
+    if set(backend.input_names) == set(builtin_model.INPUT_NAMES):
+      backend = _BuiltinBackend(path, backend.content)
   kind = _detect_kind(path, backend.input_names, backend.output_names)
   key = _OUTPUTS[kind]["labels_json"]
   labels = source = None
-  if isinstance(backend, _SavedModelBackend):
+  if isinstance(backend, _BuiltinBackend):
+    labels, source = backend.labels, f"the metadata of {path}"
+    if not vocab:
+      return Predictor(backend, path, kind, labels, source, batch_size,
+                       reader=unreadable.WordReader(backend.tokens,
+                                                    backend.lower_case),
+                       vocab_source=source)
+  elif isinstance(backend, _SavedModelBackend):
     for name in (saved_model_export.LABELS_FILE,
                  saved_model_export.EXPORT_INFO_FILE):
       labels = _labels_from_json(os.path.join(path, name), key)
