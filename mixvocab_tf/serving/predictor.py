@@ -314,7 +314,9 @@ class _BuiltinBackend:
   file's fixed one), and the words' slot tags are read at their first
   pieces and decoded under the valid-IOB constraint: the contract that an
   app follows (docs/SERVING.md, "Deploy"). Cut words are tagged 'O', as the
-  raw-string file tags them.
+  raw-string file tags them. A sentence-pair classifier's file says so in
+  its metadata's description (`builtin_model.PAIR_DESCRIPTION`); one
+  exported before the description said it reads as a one-text classifier.
   """
 
   def __init__(self, path, content):
