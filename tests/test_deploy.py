@@ -84,6 +84,11 @@ def test_builtin_files_hold_builtin_operators_only(models):
         os.path.join(model["job"], "export", "summary.json"))
     assert summary["builtin"]["bytes"] == len(content)
     assert summary["builtin"]["custom_ops"] == []
+    # Scored as an app feeds it (the predictor tokenizes), the builtin file
+    # scores what the raw-string file scores.
+    raw = summary["tflite"]["dynamic"]["splits"]["validation"]["scores"]
+    scored = summary["builtin"]["splits"]["validation"]["scores"]
+    assert scored == pytest.approx(raw, abs=0.01), kind
     report = _read(os.path.join(model["job"], "report.md")).decode()
     assert "model_builtin.tflite" in report and "examples/web" in report
 

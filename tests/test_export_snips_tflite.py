@@ -344,6 +344,12 @@ def test_convert_tool_prints_size_and_parity(exported):
   assert summary["max_abs_diff/intent_logits"] <= 1e-4
   assert summary["agreement/slot_tags"] == 1.0
   assert summary["tflite/slot_f1"] == summary["saved_model/slot_f1"]
+  # The builtin file beside it, tokenized by the predictor as an app would,
+  # answers as the raw-string file on the first 200 valid queries.
+  builtin = converted["builtin"]["parity"]
+  assert builtin["examples"] == 200
+  assert builtin["agreement/intent"] >= 0.99
+  assert builtin["agreement/slot_tags"] >= 0.99
   with open(output + ".labels.json", encoding="utf-8") as f:
     labels = json.load(f)
   assert labels["intents"] == list(exported["task"].labels.intents)

@@ -22,6 +22,7 @@ import os
 import time
 from typing import Optional
 
+import numpy as np
 import tensorflow as tf
 
 import mixvocab_tf.tasks  # Registers the built-in tasks.  # pylint: disable=unused-import
@@ -107,6 +108,31 @@ def parity_summary(saved_model_dir, tflite_path, task_class, pair,
   return summary
 
 
+def builtin_agreement(tflite_path, builtin_path, examples):
+  """How often the builtin file answers as the raw-string file does.
+
+  Both run through the predictor, which tokenizes for the builtin file as an
+  app does (`mixvocab-predict`).
+
+  Returns:
+    {'examples', 'agreement/label' (or 'agreement/intent' and
+    'agreement/slot_tags': the share of queries with every word's tag the
+    same)}.
+  """
+  from mixvocab_tf.serving import predictor  # pylint: disable=g-import-not-at-top
+  raw = predictor.load_predictor(tflite_path)
+  builtin = predictor.load_predictor(builtin_path)
+  rows = [e if isinstance(e, str) else {"text_a": e[0], "text_b": e[1]}
+          for e in examples]
+  want, got = raw.predict(rows), builtin.predict(rows)
+  keys = ("intent", "tags") if raw.kind == "intent_slot" else ("label",)
+  summary = {"examples": len(rows)}
+  for key in keys:
+    summary["agreement/" + ("slot_tags" if key == "tags" else key)] = float(
+        np.mean([w[key] == g[key] for w, g in zip(want, got)]))
+  return summary
+
+
 def convert_run(saved_model_dir: str, output: str, quantize: str = "none",
                 representative_file: Optional[str] = None,
                 representative_examples: int = 300,
@@ -140,7 +166,9 @@ def convert_run(saved_model_dir: str, output: str, quantize: str = "none",
   Returns:
     The summary `mixvocab-convert` prints: output, quantize, task,
     size, custom ops, conversion time, calibration examples, parity, and
-    'builtin' (path, bytes, operators, p50_ms) for a fine-tuned model.
+    'builtin' (path, bytes, operators, p50_ms, and its agreement with the
+    raw-string file on the latency examples, `builtin_agreement`) for a
+    fine-tuned model.
   """
   info = saved_model_export.read_export_info(saved_model_dir)
   task_class = serving_task_class(info)
@@ -185,4 +213,8 @@ def convert_run(saved_model_dir: str, output: str, quantize: str = "none",
       examples = parity.corpus_examples(200, pair)
     summary["builtin"] = builtin_model.summary(builtin_output,
                                                saved_model_dir, examples)
+    with run_files.local_copy(output) as raw, \
+        run_files.local_copy(builtin_output) as builtin:
+      summary["builtin"]["parity"] = builtin_agreement(raw, builtin,
+                                                       examples)
   return summary
