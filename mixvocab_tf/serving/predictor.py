@@ -59,8 +59,8 @@ knows): about 40 microseconds for a word not seen before, then cached.
 
 Label names (and, for `unreadable_words`, the vocabulary) of a builtin file
 are those of its metadata. The label itself is the model's string output
-(`label`, `intent`), which a .tflite answers too. Ranking `top_k > 1` labels needs the
-whole list, in id order: for a SavedModel its `assets.extra/labels.json`
+(`label`, `intent`), which a .tflite answers too. Ranking `top_k > 1`
+labels needs the whole list, in id order: for a SavedModel its `assets.extra/labels.json`
 (`export_info.json` as a fallback); for a .tflite the constant table that
 its GATHER op reads the label output from (the export modules gather label
 names from a constant, which the converter keeps), else `<model>.labels.json`
@@ -390,9 +390,9 @@ class _BuiltinBackend:
       return {"label": names, "probabilities": probs}
     words = {name: value.numpy() for name, value in words.items()}
     num_words = words["num_words"]
-    columns = max(int(num_words.max(initial=0)), 1)
-    tags = np.full([len(outputs), columns], "", object)
-    starts = np.full([len(outputs), columns], -1, np.int64)
+    width = max(int(num_words.max(initial=0)), 1)
+    tags = np.full([len(outputs), width], "", object)
+    starts = np.full([len(outputs), width], -1, np.int64)
     ends = starts.copy()
     for i, output in enumerate(outputs):
       row = words["row"] == i
