@@ -7,12 +7,12 @@ layers of the same width, converts each to a float32 raw-string .tflite, and
 times them with BERT-base's float32 file in one new process, one
 interpreter thread, pinned to one core, file after file in rounds over the
 same queries (each query once a round, as an app sees new queries). A line
-through (layers, p50) gives the time of a layer (its slope) and of everything else
-(its value at 0 layers: tokenizer, packing, embeddings, heads, decoding and
-LiteRT's re-preparation at each new length). BERT-base's p50 over six of the
-student's layers is the ratio a student with nothing but its layers would
-reach; the multiply-adds ratio (`core/flops.py`) is the one its arithmetic
-allows at equal FLOP/s.
+through (layers, p50) gives the time of a layer (its slope) and of
+everything else (its value at 0 layers: tokenizer, packing, embeddings,
+heads, decoding and LiteRT's re-preparation at each new length).
+BERT-base's p50 over six of the student's layers is the ratio a student
+with nothing but its layers would reach; the multiply-adds ratio
+(`core/flops.py`) is the one its arithmetic allows at equal FLOP/s.
 
   python bench/tflite_layers_bench.py --base_tflite=/tmp/tflite_bench/base_none.tflite \
       [--layers=1,2,4,6] [--queries=100] [--rounds=9] [--output_dir=/tmp/layers]

@@ -712,8 +712,7 @@ def report_step(step_dir, output_dir, options):
       "student distilled from it across vocabularies. The .tflite "
       "rows are the exported files run in the LiteRT interpreter (the "
       "builtin file on each example's token ids, as an app feeds it); the "
-      "floor "
-      "rows answer every example with train's most frequent "
+      "floor rows answer every example with train's most frequent "
       f"{'intent' if intent_slot else 'label'}.", ""]
   if len(sizes) == 1 and options.get("larger"):
     lines += larger_student_lines(output_dir, options["larger"],

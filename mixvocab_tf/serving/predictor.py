@@ -60,12 +60,13 @@ knows): about 40 microseconds for a word not seen before, then cached.
 Label names (and, for `unreadable_words`, the vocabulary) of a builtin file
 are those of its metadata. The label itself is the model's string output
 (`label`, `intent`), which a .tflite answers too. Ranking `top_k > 1`
-labels needs the whole list, in id order: for a SavedModel its `assets.extra/labels.json`
-(`export_info.json` as a fallback); for a .tflite the constant table that
-its GATHER op reads the label output from (the export modules gather label
-names from a constant, which the converter keeps), else `<model>.labels.json`
-beside it (written by `convert_run`). A list that disagrees with the
-model's own label output is refused. Without a list, `top_k=1` still works.
+labels needs the whole list, in id order: for a SavedModel its
+`assets.extra/labels.json` (`export_info.json` as a fallback); for a
+.tflite the constant table that its GATHER op reads the label output from
+(the export modules gather label names from a constant, which the converter
+keeps), else `<model>.labels.json` beside it (written by `convert_run`). A
+list that disagrees with the model's own label output is refused. Without a
+list, `top_k=1` still works.
 A .tflite gives no `words` output: the words are cut from the UTF-8 query at
 its `word_starts` / `word_ends` byte offsets, as the SavedModel's are.
 
@@ -85,7 +86,9 @@ import tensorflow as tf
 from mixvocab_tf import assets
 from mixvocab_tf.export import builtin_model
 from mixvocab_tf.export import saved_model_export
+from mixvocab_tf.export import serving_tokenizer
 from mixvocab_tf.export import tflite_conversion
+from mixvocab_tf.tasks.finetuning import iob_decoding
 from mixvocab_tf.tasks.finetuning import metrics as metrics_lib
 from mixvocab_tf.text import unreadable
 
@@ -320,10 +323,6 @@ class _BuiltinBackend:
   """
 
   def __init__(self, path, content):
-    # pylint: disable=g-import-not-at-top
-    from mixvocab_tf.export import serving_tokenizer
-    from mixvocab_tf.tasks.finetuning import iob_decoding
-    # pylint: enable=g-import-not-at-top
     self.content = content
     self._runner = builtin_model.BuiltinRunner(model_content=content)
     self.intent_slot = "slot_probs" in self._runner.runner.get_output_details()
@@ -355,7 +354,6 @@ class _BuiltinBackend:
       self.slots = files[builtin_model.SLOT_TAGS_FILE].splitlines()
       self._start, self._transitions = iob_decoding.allowed_transitions(
           self.slots)
-      self._decode_tags = iob_decoding.viterbi_decode_numpy
       self.input_names = ("text",)
       self.output_names = ("intent", "intent_probs", "num_words",
                            "slot_tags", "word_starts", "word_ends")
@@ -401,8 +399,9 @@ class _BuiltinBackend:
       kept = int((positions >= 0).sum())  # The kept words come first.
       emissions = np.log(np.maximum(output["slot_probs"][0, positions[:kept]],
                                     1e-30))
-      ids = self._decode_tags([emissions], [kept], self._start,
-                              self._transitions)[0] + [0] * (count - kept)
+      ids = iob_decoding.viterbi_decode_numpy(
+          [emissions], [kept], self._start, self._transitions)[0]
+      ids += [0] * (count - kept)
       tags[i, :count] = [self.slots[t] for t in ids]
       starts[i, :count] = words["starts"][row]
       ends[i, :count] = words["ends"][row]
@@ -709,11 +708,6 @@ def load_predictor(model_path: str, batch_size: int = BATCH_SIZE,
   labels = source = None
   if isinstance(backend, _BuiltinBackend):
     labels, source = backend.labels, f"the metadata of {path}"
-    if not vocab:
-      return Predictor(backend, path, kind, labels, source, batch_size,
-                       reader=unreadable.WordReader(backend.tokens,
-                                                    backend.lower_case),
-                       vocab_source=source)
   elif isinstance(backend, _SavedModelBackend):
     for name in (saved_model_export.LABELS_FILE,
                  saved_model_export.EXPORT_INFO_FILE):
@@ -727,8 +721,13 @@ def load_predictor(model_path: str, batch_size: int = BATCH_SIZE,
     if labels is None:
       source = path + TFLITE_LABELS_SUFFIX
       labels = _labels_from_json(source, key)
-  vocab_path, lower_case = model_vocab(path, vocab)
-  reader = unreadable.WordReader(vocab_path, lower_case)
+  if isinstance(backend, _BuiltinBackend) and not vocab:
+    # The vocabulary the file's tokenizer was given.
+    vocab_path = source
+    reader = unreadable.WordReader(backend.tokens, backend.lower_case)
+  else:
+    vocab_path, lower_case = model_vocab(path, vocab)
+    reader = unreadable.WordReader(vocab_path, lower_case)
   return Predictor(backend, path, kind, labels,
                    source if labels is not None else None, batch_size,
                    reader=reader, vocab_source=vocab_path)
