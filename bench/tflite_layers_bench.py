@@ -14,6 +14,13 @@ BERT-base's p50 over six of the student's layers is the ratio a student
 with nothing but its layers would reach; the multiply-adds ratio
 (`core/flops.py`) is the one its arithmetic allows at equal FLOP/s.
 
+It also times a layer's six dense products alone (the Q, K, V and output
+projections and the two feed-forward ones, random weights, at the
+students' mean query length, one static-shaped .tflite that XNNPACK runs
+whole): six layers of those plus everything else is what the student would
+take if the rest of each layer (attention products, softmax, LayerNorms,
+GELU, residual sums, reshapes) cost nothing.
+
   python bench/tflite_layers_bench.py --base_tflite=/tmp/tflite_bench/base_none.tflite \
       [--layers=1,2,4,6] [--queries=100] [--rounds=9] [--output_dir=/tmp/layers]
 
@@ -76,12 +83,55 @@ def _export_student(layers, output_dir, labels):
   return path
 
 
+def _export_layer_matmuls(tokens, output_dir):
+  """A .tflite of one student layer's dense products on [tokens, hidden]."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  path = os.path.join(output_dir, f"layer_matmuls_{tokens}.tflite")
+  if os.path.exists(path):
+    return path
+  hidden = _HIDDEN.value
+  rng = np.random.default_rng(0)
+  shapes = [(hidden, hidden)] * 4 + [(hidden, 4 * hidden), (4 * hidden, hidden)]
+  kernels = [tf.constant(rng.normal(size=shape).astype(np.float32) / 10)
+             for shape in shapes]
+
+  @tf.function(input_signature=[tf.TensorSpec([tokens, hidden], tf.float32)])
+  def matmuls(x):
+    for kernel in kernels:
+      x = tf.matmul(x, kernel)
+    return x
+
+  converter = tf.lite.TFLiteConverter.from_concrete_functions(
+      [matmuls.get_concrete_function()], matmuls)
+  with open(path, "wb") as f:
+    f.write(converter.convert())
+  return path
+
+
+class _MatmulRunner:
+  """Calls the layer-matmuls file on the same input, whatever the query."""
+
+  def __init__(self, path):
+    from mixvocab_tf.export import tflite_conversion  # pylint: disable=g-import-not-at-top
+    # The interpreter the other files run in (LiteRT's, XNNPACK by default).
+    self.interpreter = tflite_conversion.make_interpreter(path, num_threads=1)
+    self.interpreter.allocate_tensors()
+    detail = self.interpreter.get_input_details()[0]
+    self.interpreter.set_tensor(detail["index"], np.ones(
+        detail["shape"], np.float32))
+
+  def __call__(self, texts):
+    del texts
+    self.interpreter.invoke()
+
+
 def _time_files(files, queries, rounds, core):
   """p50 ms of each .tflite in `files` (name -> path), one query per call,
   the files in turn over `queries`, `rounds` times, on one pinned core."""
   os.sched_setaffinity(0, {core})
   from mixvocab_tf.export import tflite_conversion  # pylint: disable=g-import-not-at-top
-  runners = {name: tflite_conversion.TFLiteRunner(path, num_threads=1)
+  runners = {name: (_MatmulRunner(path) if name == "layer_matmuls" else
+                    tflite_conversion.TFLiteRunner(path, num_threads=1))
              for name, path in files.items()}
   for runner in runners.values():
     for query in queries[:10]:
@@ -133,7 +183,12 @@ def main(argv):
   queries = [" ".join(words) for words in intent_slot_files.read_intent_slot(
       assets.snips_dir("valid")).words[:_QUERIES.value]]
 
-  files = {"base": _BASE_TFLITE.value}
+  lengths = {name: _lengths(vocab, queries) for name, vocab in (
+      ("student", assets.default_student_vocab()),
+      ("base", assets.default_teacher_vocab()))}
+  mean_tokens = int(round(np.mean(lengths["student"])))
+  files = {"base": _BASE_TFLITE.value,
+           "layer_matmuls": _export_layer_matmuls(mean_tokens, output_dir)}
   files.update(paths)
   context = multiprocessing.get_context("spawn")
   with context.Pool(1) as pool:
@@ -143,9 +198,9 @@ def main(argv):
                                    _CORE.value))
   slope, intercept = np.polyfit(layers, [p50[depth] for depth in layers], 1)
   six = _STUDENT_LAYERS * slope
-  lengths = {name: _lengths(vocab, queries) for name, vocab in (
-      ("student", assets.default_student_vocab()),
-      ("base", assets.default_teacher_vocab()))}
+  # The six layers' dense products alone, and everything besides the layers.
+  matmuls_only = _STUDENT_LAYERS * p50["layer_matmuls"] + intercept
+  dense_macs = mean_tokens * 12 * _HIDDEN.value * _HIDDEN.value
   # Mean multiply-adds of a query: one student layer's, BERT-base's 12.
   layer_macs = np.mean([flops.encoder_macs(1, _HIDDEN.value,
                                            4 * _HIDDEN.value, length)
@@ -166,6 +221,11 @@ def main(argv):
       "student_layer_gflop_per_s": round(float(2 * layer_macs / slope / 1e6),
                                          1),
       "base_gflop_per_s": round(float(2 * base_macs / p50["base"] / 1e6), 1),
+      "ms_layer_matmuls": round(p50["layer_matmuls"], 4),
+      "layer_matmuls_gflop_per_s": round(
+          float(2 * dense_macs / p50["layer_matmuls"] / 1e6), 1),
+      f"base/({_STUDENT_LAYERS}_layers_matmuls_only + besides_layers)": round(
+          float(p50["base"] / matmuls_only), 1),
   }
   if _STUDENT_LAYERS in p50:
     result[f"base/student_{_STUDENT_LAYERS}_layers"] = round(
