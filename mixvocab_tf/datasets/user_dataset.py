@@ -73,7 +73,12 @@ of the query to one IOB slot tag), in one of two layouts:
   wholly into [UNK]. Such words are counted per split (whitespace words of
   the queries, or of `text` / `text_a` / `text_b`; `text.unreadable`), and
   `UserDataset.unreadable_warning()` names the splits where they are more
-  than 2% of the words.
+  than 2% of the words;
+- an example may be longer than the student's sequence: what falls past it
+  is cut (a query's words past the cut are tagged 'O', a text's last pieces
+  are not read). `UserDataset.long_examples(seq_length)` counts them, in the
+  student's WordPieces, and `UserDataset.long_warning(...)` says how to
+  lengthen the sequence.
 
 A file that breaks the contract raises `DataError`, whose message names the
 file and the line, what was found there, what was expected, and how to fix it.
@@ -95,6 +100,7 @@ import os
 from typing import Iterator
 
 from absl import logging
+import numpy as np
 
 from mixvocab_tf import assets
 from mixvocab_tf.datasets import errors
@@ -107,6 +113,12 @@ from mixvocab_tf.text import unreadable as unreadable_lib
 #: `UserDataset.unreadable_warning` names a split when more than this share
 #: of its words are wholly [UNK] to the student.
 UNREADABLE_SHARE = 0.02
+#: `UserDataset.long_warning` names a split when more than this share of its
+#: examples are longer than the student reads (SNIPS train: 2 of 13,084).
+LONG_SHARE = 0.01
+#: The longest sequence `UserDataset.long_warning` suggests: the students'
+#: and the default teacher's position embeddings.
+_MAX_SEQ_LENGTH = 512
 
 
 def _counts(values) -> dict[str, int]:
@@ -145,6 +157,8 @@ class UserDataset:
       the student vocabulary turns wholly into [UNK], "distinct_unreadable",
       "examples": {word: count} of the most frequent of them}
       (`text.unreadable.count_unreadable`); empty if not counted.
+    vocab: the student vocabulary the words were read against (path or
+      tokens); None: the shipped student's.
   """
   files: layout.DatasetFiles
   splits: dict
@@ -152,6 +166,9 @@ class UserDataset:
   slot_tags: list[str] | None
   unseen: dict
   unreadable: dict = dataclasses.field(default_factory=dict)
+  vocab: object = None
+  _pieces: dict | None = dataclasses.field(default=None, init=False,
+                                           repr=False, compare=False)
 
   @property
   def kind(self) -> str:
@@ -305,6 +322,108 @@ class UserDataset:
         "languages. Translate these texts into English, or carry on if these "
         "words are noise.")
 
+  def _word_pieces(self) -> dict:
+    """{word: the student's WordPieces of it}, every distinct word of every
+    split tokenized once, on first use."""
+    if self._pieces is None:
+      words = sorted({word for data in self.splits.values()
+                      for word in _split_words(data)})
+      counts = unreadable_lib.piece_counts(
+          words, self.vocab if self.vocab is not None else
+          assets.default_student_vocab())
+      self._pieces = dict(zip(words, counts.tolist()))
+    return self._pieces
+
+  def long_examples(self, seq_length: int) -> dict:
+    """Per split, the examples longer than a student of `seq_length` reads.
+
+    An example's length is its student WordPieces with [CLS] and [SEP] (and
+    a pair's second [SEP]), as the fine-tuning featurizer packs it: a query's
+    words one by one, a word of no piece taking one [UNK]; a text's words
+    together. Whatever falls past `seq_length` is cut: a query's words whose
+    first piece falls there are not read in training and are tagged 'O' by
+    the exported model, a text's last pieces are not read.
+
+    Returns:
+      split -> {"examples", "long": examples longer than `seq_length`,
+      "longest": the longest example's length, "p99": the length that 99%
+      of the examples do not exceed, "cut_words": (intent and slots) the
+      words whose first piece is cut}.
+    """
+    pieces = self._word_pieces()
+    found = {}
+    for split, data in self.splits.items():
+      if isinstance(data, examples_lib.IntentSlotExamples):
+        budget = seq_length - 2
+        lengths, cut_words = [], 0
+        for words in data.words:
+          starts = np.cumsum([0] + [max(1, pieces[w]) for w in words])
+          lengths.append(int(starts[-1]) + 2)
+          cut_words += int(np.sum(starts[:-1] >= budget))
+      else:
+        specials = 2 if data.texts_b is None else 3
+        lengths = [
+            sum(pieces[w] for text in texts for w in text.split()) + specials
+            for texts in zip(data.texts_a, *(
+                [data.texts_b] if data.texts_b is not None else []))]
+        cut_words = None
+      found[split] = {
+          "examples": len(lengths),
+          "long": sum(length > seq_length for length in lengths),
+          "longest": max(lengths, default=0),
+          "p99": int(np.percentile(lengths, 99, method="higher")),
+          "cut_words": cut_words,
+      }
+    return found
+
+  def long_warning(self, seq_length: int, task_class: str,
+                   threshold: float = LONG_SHARE) -> str | None:
+    """One message on the splits of which a student of `seq_length` cuts
+    more than `threshold` of the examples (`long_examples`), with the
+    bindings that give both runs a sequence that holds 99% of those splits'
+    examples (`task_class`: 'IntentSlotTask' or 'TextClassificationTask');
+    None if no split is named."""
+    found = {split: counts for split, counts in
+             self.long_examples(seq_length).items()
+             if counts["long"] > threshold * counts["examples"]}
+    if not found:
+      return None
+    intent_slot = self.kind == examples_lib.INTENT_SLOT
+    parts = []
+    for split, counts in found.items():
+      part = (f"{split} ({self.splits[split].path}): {counts['long']:,} of "
+              f"{counts['examples']:,} "
+              f"{'queries' if intent_slot else 'examples'} "
+              f"({counts['long'] / counts['examples']:.1%}), the longest "
+              f"{counts['longest']}")
+      if intent_slot:
+        part += (f", {counts['cut_words']:,} "
+                 f"{'word' if counts['cut_words'] == 1 else 'words'} cut")
+      parts.append(part)
+    # A multiple of 16 that holds 99% of each named split's examples.
+    p99 = max(counts["p99"] for counts in found.values())
+    suggested = min(_MAX_SEQ_LENGTH, -(-p99 // 16) * 16)
+    holds = ("holds 99% of the examples of each split named"
+             if p99 <= suggested else "is the most the student reads")
+    if intent_slot:
+      effect = ("their words past the cut are not read in training, and the "
+                "exported model tags them 'O'")
+      cost = ("; the phone file's fixed input grows with it, and each query "
+              "costs more in training and on the phone")
+    else:
+      effect = "their last pieces are not read, in training or served"
+      cost = "; each long text costs more in training and served"
+    binding = f"'{task_class}.seq_length = {suggested}'"
+    return (
+        f"Some examples are longer than the student reads: it takes "
+        f"{seq_length} WordPieces, [CLS] and [SEP] included, and {effect}. "
+        + "; ".join(parts) + ". To read them whole, give both runs a longer "
+        f"sequence ({suggested} {holds}): "
+        f"--gin_bindings=\"own_data_steps.teacher_bindings = "
+        f"[{binding}]\" --gin_bindings=\"own_data_steps.student_bindings = "
+        f"[{binding}]\" ({_MAX_SEQ_LENGTH} at most, the student's positions"
+        f"{cost}).")
+
 
 def load_dataset(data_dir: str,
                  text_column: str = "text",
@@ -408,7 +527,7 @@ def load_dataset(data_dir: str,
       vocab if vocab is not None else assets.default_student_vocab())
   return UserDataset(files=files, splits=splits, labels=labels,
                      slot_tags=slot_tags, unseen=unseen,
-                     unreadable=unreadable)
+                     unreadable=unreadable, vocab=vocab)
 
 
 # -----------------------------------------------------------------------------

@@ -282,6 +282,73 @@ def test_unreadable_words_are_read_with_the_vocabulary_given(tmp_path):
   assert dataset.unreadable["validation"]["unreadable"] == 0
 
 
+def test_long_examples_are_what_the_featurizers_cut(tmp_path):
+  # pylint: disable=g-import-not-at-top
+  import numpy as np
+  from mixvocab_tf import assets
+  from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot
+  from mixvocab_tf.tasks.finetuning.text_classification import data as tc
+  # pylint: enable=g-import-not-at-top
+  queries = ["play some jazz", "don't play antidisestablishmentarianism now",
+             " ".join(["book a table at the zorblatt diner"] * 3),
+             "play \u200b jazz by 周杰伦 tonight please " * 2, "hi"]
+  tags = [" ".join(["O"] * len(q.split())) for q in queries]
+  write_goo(tmp_path / "slots" / "train", queries, tags, ["a", "b"] * 2 + ["a"])
+  write_goo(tmp_path / "slots" / "valid", queries[::4], tags[::4], ["a", "b"])
+  dataset = user_dataset.load_dataset(str(tmp_path / "slots"))
+  vocab = assets.default_student_vocab()
+  labels = intent_slot.IntentSlotLabels.from_examples(dataset.splits["train"])
+  def featurized(seq_length):
+    return intent_slot.featurize_examples(
+        dataset.splits["train"], labels,
+        intent_slot.intent_slot_batch_featurizer(vocab, seq_length))
+  lengths = featurized(512)["input_mask"].sum(axis=1)
+  cut = featurized(16)
+  starts, num_words = cut["word_start_positions"], cut["num_words"]
+  # Words without a position: cut, or past the featurizer's word columns.
+  cut_words = int(np.sum(num_words) - np.sum(starts >= 0))
+  found = dataset.long_examples(16)["train"]
+  assert cut_words > 0 and lengths.max() > 16
+  assert found == {"examples": 5, "long": int(np.sum(lengths > 16)),
+                   "longest": int(lengths.max()), "p99": int(lengths.max()),
+                   "cut_words": cut_words}
+  assert dataset.long_examples(512)["train"]["long"] == 0
+  assert dataset.long_warning(int(lengths.max()), "IntentSlotTask") is None
+  warning = dataset.long_warning(16, "IntentSlotTask")
+  assert "\n" not in warning
+  for part in (f"{found['long']} of 5 queries", f"{cut_words} words cut",
+               # The longest, rounded up to a multiple of 16.
+               f"'IntentSlotTask.seq_length = {-(-lengths.max() // 16) * 16}'",
+               "teacher_bindings",
+               "student_bindings", "tags them 'O'"):
+    assert part in warning
+  assert "validation (" not in warning
+  # A split is named when more than 1% of its examples are cut: 2 of
+  # SNIPS train's 13,084 queries are not.
+  snips = user_dataset.load_dataset(
+      os.path.dirname(assets.snips_dir("train")))
+  assert snips.long_examples(48)["train"]["long"] == 2
+  assert snips.long_warning(48, "IntentSlotTask") is None
+  assert "train (" in snips.long_warning(48, "IntentSlotTask",
+                                         threshold=0.0001)
+
+  lines = ["text,label"] + [f"\"{q}\",{l}" for q, l in zip(queries, "abab")]
+  write(tmp_path / "texts" / "train.csv", "\n".join(lines) + "\n")
+  write(tmp_path / "texts" / "dev.csv", "\n".join(lines[:3]) + "\n")
+  dataset = user_dataset.load_dataset(str(tmp_path / "texts"))
+  featurize = tc.text_classification_featurizer(vocab, 512, pair=False)
+  lengths = featurize({"sentence_a": tf.constant(
+      dataset.splits["train"].texts_a)})["input_mask"].numpy().sum(axis=1)
+  found = dataset.long_examples(16)
+  assert found["train"] == {"examples": 4, "long": int(np.sum(lengths > 16)),
+                            "longest": int(lengths.max()),
+                            "p99": int(lengths.max()), "cut_words": None}
+  warning = dataset.long_warning(16, "TextClassificationTask")
+  assert (f"'TextClassificationTask.seq_length = "
+          f"{-(-lengths.max() // 16) * 16}'") in warning
+  assert "validation (" in warning and "words cut" not in warning
+
+
 # -----------------------------------------------------------------------------
 # Real data, read as a user's files (skipped where ../shared/data is absent).
 # -----------------------------------------------------------------------------

@@ -41,6 +41,7 @@ may be on any file system TensorFlow reads that its child processes reach
 (`gs://`): its files go through `tf.io.gfile`.
 """
 
+import dataclasses
 import functools
 import json
 import os
@@ -80,6 +81,10 @@ _BATCH_SIZE = 64
 #: before) the job took the same time with them: intent and slots keep
 #: their configs' buckets.
 _LENGTH_BUCKETS = batch_padding.fine_boundaries(128)
+#: The students' sequence length, as the job's trainer configs set it
+#: (finetune_snips_small.gin, which distill_snips_small.gin includes, and
+#: distill_glue_small.gin), unless `student_bindings` set another.
+SEQ_LENGTHS = {"IntentSlotTask": 48, "TextClassificationTask": 128}
 PREDICTIONS_JSONL = "test_predictions.jsonl"
 TFLITE_FILE = "model_dynamic.tflite"
 #: The same model on token ids, LiteRT builtins only, with metadata
@@ -162,7 +167,10 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       split of that size or more). Intent and slots build their own
       transfer set (`distill_intent_slot`).
     transfer_examples: see augment_copies.
-    teacher_bindings, student_bindings: extra gin bindings of those steps.
+    teacher_bindings, student_bindings: extra gin bindings of those steps,
+      e.g. `["IntentSlotTask.seq_length = 96"]` in both for queries longer
+      than the student's 48 WordPieces (128 for text classification), which
+      the job warns of when it starts (`UserDataset.long_warning`).
     teacher_precision: the teacher's `Trainer.precision`. The default trains
       it in mixed bfloat16 where the CPU computes bfloat16 natively (AVX512
       BF16 or AMX with TensorFlow's oneDNN kernels: on SNIPS 0.71x the
@@ -352,6 +360,13 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
         augment_copies)
     students["DistillTextClassificationTask.augment_p"] = 0.3
   teacher.update(steps_lib.parse_binding(b) for b in teacher_bindings)
+  seq_length = dict(steps_lib.parse_binding(b) for b in student_bindings).get(
+      f"{task_class}.seq_length", SEQ_LENGTHS[task_class])
+  # Read against the vocabulary of the student the job distils into.
+  long_warning = (dataclasses.replace(dataset, vocab=vocab).long_warning(
+      seq_length, task_class) if isinstance(seq_length, int) else None)
+  if long_warning:
+    logging.warning("%s", long_warning)
   budget = None if size_budget_minutes is None else 60 * size_budget_minutes
   steps = [steps_lib.Step("data", "own_data_check", config=check,
                           writes=(SUMMARY_JSON,))] + steps + [
@@ -635,6 +650,21 @@ def larger_student_lines(output_dir, larger, gap, metric_labels):
           if larger == "6x192" else ""), ""]
 
 
+def _long_warning(dataset, summary):
+  """`UserDataset.long_warning` at the exported student's sequence length,
+  its words read against the export's own vocabulary; None if nothing is cut
+  (or the export predates the builtin file's record of its length)."""
+  seq_length = (summary.get("builtin") or {}).get("seq_length")
+  if not seq_length:
+    return None
+  vocab = tf.io.gfile.glob(os.path.join(summary["saved_model_dir"], "assets",
+                                        "*.txt"))
+  dataset = dataclasses.replace(dataset, vocab=vocab[0] if vocab else None)
+  return dataset.long_warning(
+      seq_length, "IntentSlotTask" if dataset.kind == examples_lib.INTENT_SLOT
+      else "TextClassificationTask")
+
+
 def report_step(step_dir, output_dir, options):
   """Writes report.md from the runs, the export and the dataset."""
   from mixvocab_tf.jobs import report  # pylint: disable=g-import-not-at-top
@@ -702,6 +732,9 @@ def report_step(step_dir, output_dir, options):
       ". Labels come from train.", ""]
   if dataset.warning():
     lines += ["> " + dataset.warning().replace("\n", "\n> "), ""]
+  long_warning = _long_warning(dataset, summary)
+  if long_warning:
+    lines += ["> " + long_warning, ""]
   lines += [
       "## Scores", "",
       report.markdown_table(["model", "split", "parameters"] +

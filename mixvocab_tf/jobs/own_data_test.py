@@ -7,6 +7,8 @@ from unittest import mock
 
 import tensorflow as tf
 
+from mixvocab_tf.core import gin_utils
+from mixvocab_tf.datasets import user_dataset
 from mixvocab_tf.jobs import own_data
 from mixvocab_tf.models import joint_intent_slot_model
 from mixvocab_tf.models import sentence_classifier
@@ -239,6 +241,61 @@ class OwnDataStepsTest(tf.test.TestCase):
       summary = json.load(f)
     self.assertIsNone(summary["unreadable_warning"])
     self.assertEqual(summary["unreadable_words"]["train"]["unreadable"], 0)
+
+  def test_queries_longer_than_the_student_reads_warn_when_the_job_starts(
+      self):
+    data_dir = self.get_temp_dir()
+    long_query = " ".join(["the"] * 60)  # 60 words of one piece each.
+    for split in ("train", "valid"):
+      os.makedirs(os.path.join(data_dir, split))
+      for name, lines in (("seq.in", ["play some jazz", long_query]),
+                          ("seq.out", ["O O B-genre", " ".join(["O"] * 60)]),
+                          ("label", ["PlayMusic", "Other"])):
+        with open(os.path.join(data_dir, split, name), "w") as f:
+          f.write("".join(f"{line}\n" for line in lines))
+    with self.assertLogs("absl", level="WARNING") as logs:
+      own_data.own_data_steps(data_dir, student=data_dir)
+    long, = [line for line in logs.output if "longer than" in line]
+    self.assertIn(f"it takes {own_data.SEQ_LENGTHS['IntentSlotTask']} "
+                  "WordPieces", long)
+    self.assertIn("1 of 2 queries (50.0%), the longest 62, 14 words cut",
+                  long)
+    self.assertIn("'IntentSlotTask.seq_length = 64'", long)
+    # The student's own sequence length, when the user binds one.
+    with self.assertLogs("absl", level="INFO") as logs:
+      own_data.own_data_steps(data_dir, student=data_dir, student_bindings=[
+          "IntentSlotTask.seq_length = 64"])
+    self.assertFalse([line for line in logs.output if "longer than" in line])
+
+  def test_report_warns_at_the_exported_length_with_its_vocabulary(self):
+    data_dir = _write_text_classification(
+        os.path.join(self.get_temp_dir(), "data"))  # 'query number i'.
+    dataset = user_dataset.load_dataset(data_dir)
+    saved_model = os.path.join(self.get_temp_dir(), "saved_model")
+    os.makedirs(os.path.join(saved_model, "assets"))
+    summary = {"saved_model_dir": saved_model, "builtin": {"seq_length": 8}}
+    # The shipped vocabulary: at most 8 pieces, [CLS] and [SEP] included.
+    self.assertIsNone(own_data._long_warning(dataset, summary))
+    # The export's own vocabulary spells the words letter by letter.
+    with open(os.path.join(saved_model, "assets", "student_vocab.txt"),
+              "w") as f:
+      f.write("\n".join(
+          ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "q", "n"] +
+          [f"##{c}" for c in "uerymb"] + list("0123456789") +
+          [f"##{i}" for i in range(10)]) + "\n")
+    warning = own_data._long_warning(dataset, summary)
+    self.assertIn("train (", warning)
+    self.assertIn("'TextClassificationTask.seq_length = 16'", warning)
+    # An export that did not record its length (older versions): no warning.
+    self.assertIsNone(own_data._long_warning(dataset, {"builtin": None}))
+
+  def test_sequence_lengths_are_the_trainer_configs(self):
+    for task_class, gin_file in (("IntentSlotTask", "finetune_snips_small.gin"),
+                                 ("TextClassificationTask",
+                                  "distill_glue_small.gin")):
+      with open(gin_utils.find_config(gin_file), encoding="utf-8") as f:
+        self.assertIn(f"{task_class}.seq_length = "
+                      f"{own_data.SEQ_LENGTHS[task_class]}\n", f.read())
 
   def test_report_evaluations_run_side_by_side_and_only_when_needed(self):
     # The trainer's record of its best checkpoint answers validation, an

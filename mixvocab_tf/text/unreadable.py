@@ -179,6 +179,20 @@ def _tokenizer(tokens: tuple, lower_case: bool):
   return wordpiece.fast_bert_tokenizer(list(tokens), lower_case)
 
 
+def _pieces(words: Sequence[str], vocab: vocab_lib.PathOrTokens,
+            lower_case: bool) -> Iterable[tuple[tf.RaggedTensor, int]]:
+  """The fine-tuning tokenizer's pieces of `words`, [chunk, (pieces)], a chunk
+  of `_CHUNK` words at a time, each with the [UNK] id."""
+  tokenizer, special_ids = _tokenizer(
+      tuple(vocab_lib.load_vocab(vocab, wordpiece.PACKING_TOKENS)),
+      bool(lower_case))
+  for start in range(0, len(words), _CHUNK):
+    chunk = [w.encode("utf-8", "surrogatepass")
+             for w in words[start:start + _CHUNK]]
+    yield (tokenizer.tokenize(tf.constant(chunk, tf.string)),
+           special_ids[vocab_lib.UNK])
+
+
 def unreadable_mask(words: Sequence[str], vocab: vocab_lib.PathOrTokens,
                     lower_case: bool = True) -> np.ndarray:
   """Which `words` the fine-tuning tokenizer turns wholly into [UNK].
@@ -192,18 +206,26 @@ def unreadable_mask(words: Sequence[str], vocab: vocab_lib.PathOrTokens,
   Returns:
     bool [len(words)]: every piece is [UNK], or the word has none.
   """
-  tokenizer, special_ids = _tokenizer(
-      tuple(vocab_lib.load_vocab(vocab, wordpiece.PACKING_TOKENS)),
-      bool(lower_case))
-  unk_id = special_ids[vocab_lib.UNK]
   masks = [np.zeros([0], bool)]
-  for start in range(0, len(words), _CHUNK):
-    chunk = [w.encode("utf-8", "surrogatepass")
-             for w in words[start:start + _CHUNK]]
-    pieces = tokenizer.tokenize(tf.constant(chunk, tf.string))
+  for pieces, unk_id in _pieces(words, vocab, lower_case):
     # reduce_all of a word without pieces is True.
     masks.append(tf.reduce_all(tf.equal(pieces, unk_id), axis=1).numpy())
   return np.concatenate(masks)
+
+
+def piece_counts(words: Sequence[str], vocab: vocab_lib.PathOrTokens,
+                 lower_case: bool = True) -> np.ndarray:
+  """How many WordPieces the fine-tuning tokenizer gives each of `words`.
+
+  Args: as `unreadable_mask`.
+
+  Returns:
+    int [len(words)]: 0 for a word the normalizer deletes whole.
+  """
+  counts = [np.zeros([0], np.int64)]
+  for pieces, _ in _pieces(words, vocab, lower_case):
+    counts.append(pieces.row_lengths().numpy())
+  return np.concatenate(counts)
 
 
 def count_unreadable(words: Mapping[str, Iterable[str]],
