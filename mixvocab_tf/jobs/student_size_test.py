@@ -95,7 +95,7 @@ def _student_dir(root, size):
     json.dump({"student_encoder": {"num_layers": int(layers),
                                    "hidden_size": int(hidden)}}, f)
   with open(os.path.join(path, "student_vocab.txt"), "w") as f:
-    f.write("[PAD]\n[UNK]\n")
+    f.write("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nplay\n")
   return path
 
 
