@@ -440,8 +440,9 @@ def load_dataset(data_dir: str,
       pair (None: `text_a` and `text_b` are a pair when there is no `text`).
     label_column: text classification: the column of the label.
     vocab: the student's WordPiece vocabulary (a vocab.txt path or tokens),
-      against which the words of each split are read (`unreadable`); None:
-      the shipped student's (`assets.default_student_vocab()`).
+      against which the words of each split are read (`unreadable`, and
+      `UserDataset.long_examples`); None: the shipped student's
+      (`assets.default_student_vocab()`).
 
   Returns:
     A `UserDataset`. Train and validation carry labels; test may not.

@@ -35,6 +35,10 @@ answer that one question:
   that Unicode added after Python's `unicodedata` version (14.0 in Python
   3.11) reads as an unknown letter.
 
+`piece_counts` gives the fine-tuning tokenizer's count of pieces for each
+word, from which the own-data job measures the examples longer than the
+student reads (`UserDataset.long_examples`).
+
 Example:
   reader = WordReader(assets.default_student_vocab())
   reader.count("play 周杰伦 on spotify 😀")  # 2
