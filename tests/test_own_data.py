@@ -6,6 +6,7 @@ the test predictions; a broken file stops the job before anything trains."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -138,6 +139,57 @@ def test_text_classification_csv_to_tflite_report_and_predictions(
     predictions = [json.loads(line) for line in f]
   assert [p["text"] for p in predictions] == [t for t, _ in rows[:5]]
   assert all(p["label"] in ("positive", "negative") for p in predictions)
+  # The 4-bit word table was checked on validation, and the report says
+  # what was chosen.
+  with open(job / "export" / "word_table.json", encoding="utf-8") as f:
+    check = json.load(f)
+  assert set(check["scores"]) == {"float", "packed"}
+  # The float signature is the student the trainer scored.
+  with open(job / "student" / "best" / "metrics.json", encoding="utf-8") as f:
+    student = json.load(f)["metrics"]["accuracy"]
+  assert check["scores"]["float"]["accuracy"] == pytest.approx(student)
+  assert ("- Word table at 4 bits" in report) == check["pack"]
+  assert ("- Word table whole" in report) != check["pack"]
+  _word_table_kept_whole(job, str(data))
+
+
+def _word_table_kept_whole(job, data_dir):
+  """The export step keeps the 4-bit word table under a tolerance every
+  table meets and the whole table (SavedModel and both files) under one
+  none meets; a step stopped between its check and its export resumes."""
+  from mixvocab_tf.jobs import export_steps  # pylint: disable=g-import-not-at-top
+  options = {"run": str(job / "student"), "data_dir": data_dir,
+             "quantizations": ["dynamic"], "word_table_tolerance": 1e9}
+  export_steps.export_step(str(job / "export_packed"), str(job), options)
+  packed = json.loads((job / "export_packed" / "summary.json").read_text())
+  assert packed["word_table"]["pack"]
+  options["word_table_tolerance"] = -1.0
+  step = job / "export_whole"
+  export_steps.export_step(str(step), str(job), options)
+  summary = json.loads((step / "summary.json").read_text())
+  assert not summary["word_table"]["pack"]
+  assert export_steps.saved_model_info(
+      summary["saved_model_dir"])["word_table_bits"] == 32
+  # The tiny student's 4,929 x 32 table: 79 KB at 4 bits, 158 KB at 8.
+  for kind in ("tflite", "builtin"):
+    size = (summary["tflite"]["dynamic"]["size_bytes"] if kind == "tflite"
+            else summary["builtin"]["bytes"])
+    before = (packed["tflite"]["dynamic"]["size_bytes"] if kind == "tflite"
+              else packed["builtin"]["bytes"])
+    assert size - before > 60_000, (kind, size, before)
+  whole = os.path.getsize(step / "model_dynamic.tflite")
+  # As if stopped after the check chose and before the SavedModel was
+  # written again (the packed SavedModel and a file of it still there): the
+  # rerun writes the whole one and converts it anew.
+  (step / "summary.json").unlink()
+  shutil.rmtree(step / "saved_model")
+  shutil.copytree(job / "export_packed" / "saved_model",
+                  step / "saved_model")
+  shutil.copy(job / "export_packed" / "model_dynamic.tflite", step)
+  export_steps.export_step(str(step), str(job), options)
+  assert export_steps.saved_model_info(
+      str(step / "saved_model"))["word_table_bits"] == 32
+  assert os.path.getsize(step / "model_dynamic.tflite") == whole
 
 
 def test_a_broken_file_stops_the_job_before_training(tiny_student, tmp_path):

@@ -49,7 +49,9 @@ def _choose_columns(
     raise errors.data_error(
         path, line, f"{there}; the {what} are {found}", expected,
         f"Rename the {noun}s, or name yours with the text_column, "
-        "text_b_column and label_column arguments.")
+        "text_b_column and label_column arguments (in the own-data job: "
+        "--gin_bindings=\"own_data_steps.text_column = '<name>'\", and "
+        "the same for text_b_column and label_column).")
   for column in [c for c in (text_a, text_b, label) if c]:
     if what != "keys" and found.count(column) > 1:
       raise errors.data_error(

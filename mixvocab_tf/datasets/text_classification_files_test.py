@@ -107,7 +107,9 @@ def test_missing_column_lists_the_columns_found(tmp_path):
                  r"\['sentence', 'label'\]",
                  text_classification_files.read_text_classification, path)
   assert "'text_a' and 'text_b'" in str(error)
-  assert "text_column" in str(error)
+  # The job's users name their columns with gin bindings, not arguments.
+  assert ("--gin_bindings=\"own_data_steps.text_column = '<name>'\""
+          in str(error))
 
 
 def test_missing_label_column(tmp_path):

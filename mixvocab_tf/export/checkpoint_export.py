@@ -12,7 +12,8 @@ from mixvocab_tf.core import evaluation
 from mixvocab_tf.export import saved_model_export
 
 
-def export_task_checkpoint(task, checkpoint, export_dir):
+def export_task_checkpoint(task, checkpoint, export_dir,
+                           pack_word_tables=True):
   """Restores `task`'s model from `checkpoint` and exports it.
 
   Args:
@@ -20,6 +21,8 @@ def export_task_checkpoint(task, checkpoint, export_dir):
       `export_module(model)` (the fine-tuning tasks do).
     checkpoint: a model_dir, its `best/` directory or a ckpt-N prefix.
     export_dir: the new SavedModel directory.
+    pack_word_tables: whether the signatures converted to .tflite read the
+      word table at 4 bits per weight (`saved_model_export`).
 
   Returns:
     (export_dir, the checkpoint path read).
@@ -37,4 +40,5 @@ def export_task_checkpoint(task, checkpoint, export_dir):
   model = task.build_model()
   path = evaluation.restore_model(task, model, checkpoint)
   module = task.export_module(model)
-  return saved_model_export.export_saved_model(module, export_dir), path
+  return saved_model_export.export_saved_model(
+      module, export_dir, pack_word_tables=pack_word_tables), path

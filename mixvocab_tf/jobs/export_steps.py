@@ -4,7 +4,13 @@ Both jobs end the same way. The main job (`quickstart.gin`, on the
 built-in SNIPS) and the own-data job (`own_data.py`, on a user's dataset)
 run this step, kind `export`, on a fine-tuned or distilled student run:
 
-1. the run's SavedModel, which takes raw strings (`serving.export_run`);
+1. the run's SavedModel, which takes raw strings (`serving.export_run`),
+   its word table read at 4 bits a weight by the signatures converted to
+   .tflite (`export.packed_embedding`) unless that costs the model more than
+   `WORD_TABLE_TOLERANCE` points of a headline validation score (both
+   signatures scored by the predictor, `word_table_check`): then the
+   SavedModel is written again with the table whole (int8 in the
+   dynamic-range file, about 0.2 MB more for the 6x96 student);
 2. a .tflite of it per quantization (`quantizations`: 'none', 'dynamic'),
    each run in the LiteRT interpreter by the package's predictor
    (`serving.predictor`, what `mixvocab-predict` runs) on the dataset's
@@ -25,7 +31,8 @@ Options (the step's config): `run` (the student run), `data_dir` (None: the
 built-in SNIPS) with `text_column`, `text_b_column`, `label_column`,
 `quantizations`, `file_prefix` (files are `<prefix>_<quantization>.tflite`
 and `<prefix>_builtin.tflite`), `batch_size` (queries per interpreter call
-when scoring) and `predictions` (where the test split's predictions go as
+when scoring), `word_table_tolerance` (points; default
+`WORD_TABLE_TOLERANCE`) and `predictions` (where the test split's predictions go as
 JSONL, a path; None: nowhere).
 """
 
@@ -43,6 +50,13 @@ from mixvocab_tf.datasets import user_dataset
 from mixvocab_tf.tasks.finetuning import metrics
 
 SUMMARY_JSON = "summary.json"
+#: The check of the 4-bit word table (`word_table_check`), kept in the step.
+WORD_TABLE_JSON = "word_table.json"
+#: Points of a headline validation score the 4-bit word table may cost.
+WORD_TABLE_TOLERANCE = 0.3
+#: The scores that check compares, by dataset kind.
+HEADLINE_SCORES = {examples_lib.INTENT_SLOT: ("intent_accuracy", "slot_f1")}
+DEFAULT_HEADLINE_SCORES = ("accuracy",)
 #: Queries timed one at a time on one thread for the latency figures.
 LATENCY_QUERIES = 200
 #: Labels ranked for each prediction written as JSONL.
@@ -191,25 +205,111 @@ def score_model(model_path, dataset, batch_size=None, predictions_path=None,
   return result
 
 
+def word_table_check(saved_model_dir, dataset, batch_size=None,
+                     tolerance=WORD_TABLE_TOLERANCE):
+  """Whether the served signatures may keep their 4-bit word table.
+
+  The SavedModel's `serving_default` reads the float word table and
+  `serving_tflite` (what the .tflite files are converted from) the packed
+  one; both run through the predictor on the validation split. On SNIPS the
+  packed table moves no score beyond noise (`export.packed_embedding`), but
+  a classifier whose answers sit near its decision boundary can lose more:
+  a 6x96 student distilled on MRPC pairs lost 2.7 points of validation
+  accuracy to it (71.8 -> 69.1; 71.6 with the table whole at int8).
+
+  Returns:
+    {'pack': bool, 'word_table_bits', 'scores': {'float', 'packed'}: {score
+    name: value}, 'cost_points' (the largest drop, in points),
+    'tolerance_points'}; `pack` is True without a packed table to check
+    (`word_table_bits` 32) or without validation labels.
+  """
+  from mixvocab_tf.export import tflite_conversion  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf.serving import predictor as predict_lib  # pylint: disable=g-import-not-at-top
+  info = saved_model_info(saved_model_dir) or {}
+  bits = info.get("word_table_bits", 32)
+  result = {"pack": True, "word_table_bits": bits,
+            "tolerance_points": tolerance}
+  rows, gold = rows_and_gold(dataset.splits["validation"])
+  if bits == 32 or gold is None:
+    return result
+  names = HEADLINE_SCORES.get(dataset.kind, DEFAULT_HEADLINE_SCORES)
+  kwargs = {} if batch_size is None else {"batch_size": batch_size}
+  result["scores"] = {}
+  for key, signature in (("float", predict_lib.SIGNATURE),
+                         ("packed", tflite_conversion.TFLITE_SIGNATURE)):
+    predictor = predict_lib.load_predictor(saved_model_dir,
+                                           signature=signature, **kwargs)
+    values = scores(dataset.kind, predictor.predict(rows, top_k=1), gold,
+                    dataset.labels, majority_label(dataset))[0]
+    result["scores"][key] = {name: values[name] for name in names}
+  result["cost_points"] = max(
+      100 * (result["scores"]["float"][n] - result["scores"]["packed"][n])
+      for n in names)
+  result["pack"] = result["cost_points"] <= tolerance
+  return result
+
+
+def saved_model_info(saved_model_dir):
+  """The export's `export_info.json` (written last), or None."""
+  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf.export import saved_model_export
+  # pylint: enable=g-import-not-at-top
+  return run_files.read_json_if_any(os.path.join(
+      saved_model_dir, saved_model_export.EXPORT_INFO_FILE))
+
+
+def _export_saved_model(run, step_dir, saved_model_dir, pack):
+  """Writes the run's SavedModel (anew, with the step's .tflite files
+  removed, when one with another word table is there)."""
+  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
+  from mixvocab_tf.serving import export_run
+  # pylint: enable=g-import-not-at-top
+  info = saved_model_info(saved_model_dir)
+  if info is not None and (pack or info.get("word_table_bits", 32) == 32):
+    return
+  for path in tf.io.gfile.glob(os.path.join(step_dir, "*.tflite*")):
+    tf.io.gfile.remove(path)
+  if tf.io.gfile.exists(saved_model_dir):
+    tf.io.gfile.rmtree(saved_model_dir)
+  logging.info("Exporting %s to a SavedModel (raw strings in%s)...", run,
+               "" if pack else "; the word table whole")
+  export_run.export_run(run, saved_model_dir, pack_word_tables=pack)
+
+
 def export_step(step_dir, output_dir, options):
   """Pipeline step `export` (module docstring)."""
   del output_dir
   # pylint: disable=g-import-not-at-top
   from mixvocab_tf.export import builtin_model
   from mixvocab_tf.export import tflite_conversion
-  from mixvocab_tf.serving import export_run
   from mixvocab_tf.serving import predictor as predict_lib
   # pylint: enable=g-import-not-at-top
   dataset = load_data(options)
   prefix = options.get("file_prefix", "model")
   saved_model_dir = os.path.join(step_dir, "saved_model")
-  if not run_files.is_file(os.path.join(saved_model_dir, "saved_model.pb")):
-    logging.info("Exporting %s to a SavedModel (raw strings in)...",
-                 options["run"])
-    export_run.export_run(options["run"], saved_model_dir)
+  # The check is kept before it is acted on, so a resumed step finishes
+  # the SavedModel it chose.
+  check_path = os.path.join(step_dir, WORD_TABLE_JSON)
+  check = run_files.read_json_if_any(check_path)
+  _export_saved_model(options["run"], step_dir, saved_model_dir,
+                      check is None or check["pack"])
+  if check is None:
+    tolerance = options.get("word_table_tolerance", WORD_TABLE_TOLERANCE)
+    check = word_table_check(saved_model_dir, dataset,
+                             options.get("batch_size"), tolerance)
+    run_files.write_json(check_path, check, indent=1)
+    if "scores" in check:
+      logging.info(
+          "The 4-bit word table costs %.2f points of validation %s (at most "
+          "%.1f): %s.", check["cost_points"],
+          " / ".join(check["scores"]["float"]), tolerance,
+          "kept" if check["pack"] else "the export keeps the table whole")
+    _export_saved_model(options["run"], step_dir, saved_model_dir,
+                        check["pack"])
   summary = {"kind": dataset.kind, "saved_model_dir": saved_model_dir,
              "saved_model_bytes": run_files.file_size(saved_model_dir),
-             "tflite": {}}
+             "word_table": check, "tflite": {}}
   for quantize in options.get("quantizations", ("dynamic",)):
     path = os.path.join(step_dir, f"{prefix}_{quantize}.tflite")
     if not run_files.is_file(path):

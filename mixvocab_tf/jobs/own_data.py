@@ -117,7 +117,9 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
                    teacher_precision: str = precision_lib.IF_NATIVE,
                    student_size: str = student_size_lib.DEFAULT_SIZE,
                    size_gap: float = student_size_lib.DEFAULT_GAP,
-                   size_budget_minutes: Optional[float] = 90.0):
+                   size_budget_minutes: Optional[float] = 90.0,
+                   word_table_tolerance: float = (
+                       export_steps.WORD_TABLE_TOLERANCE)):
   """The own-data job's pipeline steps, after checking the dataset.
 
   Args:
@@ -188,6 +190,11 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     size_budget_minutes: see student_size; None: no limit. The 6x192 is
       estimated at about 2x the 6x96's time (measured), so 'auto' tries it
       on SST-2 (67K examples; 6x96 23 min) within the default 90 minutes.
+    word_table_tolerance: points of validation intent accuracy or slot F1
+      (accuracy for classifiers) the .tflite files' 4-bit word table may
+      cost the student before the export keeps the table whole (8 bits a
+      weight, half its bytes more; `export_steps.word_table_check`); a
+      negative value always keeps it whole.
 
   Raises:
     DataError: a file breaks the data contract; nothing has run.
@@ -368,6 +375,9 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   if long_warning:
     logging.warning("%s", long_warning)
   budget = None if size_budget_minutes is None else 60 * size_budget_minutes
+  # Set only when not the default, so that runs of earlier versions resume.
+  tolerance = ({} if word_table_tolerance == export_steps.WORD_TABLE_TOLERANCE
+               else {"word_table_tolerance": float(word_table_tolerance)})
   steps = [steps_lib.Step("data", "own_data_check", config=check,
                           writes=(SUMMARY_JSON,))] + steps + [
       steps_lib.Step("teacher", "train", (teacher_gin,), teacher,
@@ -397,7 +407,7 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
                        when=when),
         steps_lib.Step(export, "export", config=dict(
             read, run=steps_lib.JobPath(name), quantizations=["dynamic"],
-            file_prefix="model",
+            file_prefix="model", **tolerance,
             predictions=steps_lib.JobPath(predictions)),
                        reads=(name,), when=when,
                        writes=(SUMMARY_JSON, TFLITE_FILE, BUILTIN_FILE))]
@@ -665,6 +675,25 @@ def _long_warning(dataset, summary):
       else "TextClassificationTask")
 
 
+def _word_table_lines(check, labels):
+  """The Export section's line on the word table (`export_steps.
+  word_table_check`): kept at 4 bits, or whole because 4 bits cost more than
+  the tolerance."""
+  if not check or "scores" not in check:
+    return []
+  float_scores, packed = check["scores"]["float"], check["scores"]["packed"]
+  both = ", ".join(
+      f"{labels.get(n, n)} {100 * float_scores[n]:.1f} whole, "
+      f"{100 * packed[n]:.1f} at 4 bits" for n in float_scores)
+  if check["pack"]:
+    return [f"- Word table at 4 bits a weight in both .tflite files "
+            f"(validation {both}: within {check['tolerance_points']} "
+            "points)"]
+  return [f"- Word table whole (8 bits a weight) in both .tflite files: at 4 "
+          f"bits (half its bytes) the model lost more than "
+          f"{check['tolerance_points']} points (validation {both})"]
+
+
 def report_step(step_dir, output_dir, options):
   """Writes report.md from the runs, the export and the dataset."""
   from mixvocab_tf.jobs import report  # pylint: disable=g-import-not-at-top
@@ -805,6 +834,7 @@ def report_step(step_dir, output_dir, options):
         f"ms per query (one thread, LiteRT, the model on each query's token "
         + ("ids at its own length, at most " if builtin.get("dynamic") else
            "ids padded to ") + f"{builtin['seq_length']}; the app tokenizes)")
+  lines += _word_table_lines(summary.get("word_table"), dict(metric_names))
   if "test" in export["splits"]:
     lines.append(f"- test predictions: `{export['splits']['test']['predictions']}`")
   lines += ["", "Predict with it: `mixvocab-predict --model="

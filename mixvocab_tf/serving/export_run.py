@@ -61,7 +61,8 @@ def export_run(model_dir: Optional[str], export_dir: str,
                gin_bindings: Sequence[str] = (),
                vocab: Optional[str] = None,
                seq_length: Optional[int] = None,
-               labels: Optional[str] = None) -> dict:
+               labels: Optional[str] = None,
+               pack_word_tables: bool = True) -> dict:
   """Exports a fine-tuning run through its task's export module.
 
   The caller's gin configuration is left as it was (`isolated_config`), so a
@@ -78,6 +79,8 @@ def export_run(model_dir: Optional[str], export_dir: str,
     seq_length: most tokens per input (default: the run's).
     labels: a label file instead of the run's (tasks that have one, e.g.
       SNIPS' `snips_labels.json`; see `export_overrides`).
+    pack_word_tables: whether the signatures converted to .tflite read the
+      word table at 4 bits per weight (`export.saved_model_export`).
 
   Returns:
     {'export_dir', 'checkpoint' (the path read), 'task' (its registered
@@ -98,7 +101,8 @@ def export_run(model_dir: Optional[str], export_dir: str,
       overrides["seq_length"] = seq_length
     task = task_class(**overrides)
     export_dir, read = checkpoint_export.export_task_checkpoint(
-        task, checkpoint_path(model_dir, checkpoint), export_dir)
+        task, checkpoint_path(model_dir, checkpoint), export_dir,
+        pack_word_tables=pack_word_tables)
   return _summary(export_dir, read, task.task_name)
 
 

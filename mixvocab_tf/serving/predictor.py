@@ -255,9 +255,10 @@ def _labels_from_json(path, key):
 
 
 class _SavedModelBackend:
-  """Calls a SavedModel's `serving_default` on columns of UTF-8 bytes."""
+  """Calls a SavedModel's `serving_default` (or `signature`) on columns of
+  UTF-8 bytes."""
 
-  def __init__(self, path):
+  def __init__(self, path, signature=SIGNATURE):
     try:
       # Kept: the signature's variables belong to the loaded object.
       self._loaded = tf.saved_model.load(path)
@@ -266,11 +267,11 @@ class _SavedModelBackend:
       raise ValueError(f"{path} holds a SavedModel that TensorFlow cannot "
                        f"load: {message}") from None
     signatures = self._loaded.signatures
-    if SIGNATURE not in signatures:
+    if signature not in signatures:
       raise ValueError(
-          f"The SavedModel {path} has no {SIGNATURE!r} signature; it has "
+          f"The SavedModel {path} has no {signature!r} signature; it has "
           f"{sorted(signatures)}. Expected an export of mixvocab-export.")
-    self._function = signatures[SIGNATURE]
+    self._function = signatures[signature]
     self.input_names = tuple(sorted(
         self._function.structured_input_signature[1]))
     self.output_names = tuple(sorted(self._function.structured_outputs))
@@ -672,14 +673,17 @@ def model_vocab(model_path: str, vocab: Optional[str] = None
 
 
 def load_predictor(model_path: str, batch_size: int = BATCH_SIZE,
-                   vocab: Optional[str] = None) -> Predictor:
+                   vocab: Optional[str] = None,
+                   signature: str = SIGNATURE) -> Predictor:
   """A `Predictor` of a SavedModel directory or a .tflite file.
 
   The signature's inputs (`text`, `sentence`, or `sentence_a` and
   `sentence_b`) and outputs (intent and slots, or a label) decide how rows
   are read and what records hold; label names come from the model, and the
   student vocabulary (`unreadable_words`) from `vocab` or beside the model
-  (module docstring).
+  (module docstring). `signature` names the SavedModel signature called
+  (e.g. 'serving_tflite', what the .tflite files are converted from); a
+  .tflite has one.
 
   Raises:
     FileNotFoundError: `model_path` (or `vocab`) does not exist.
@@ -698,7 +702,7 @@ def load_predictor(model_path: str, batch_size: int = BATCH_SIZE,
           f"{path} is a directory but not a SavedModel (it has no "
           "saved_model.pb); expected the --export_dir of mixvocab-export, "
           "or a .tflite file.")
-    backend = _SavedModelBackend(path)
+    backend = _SavedModelBackend(path, signature)
   else:
     backend = _TFLiteBackend(path)
     if set(backend.input_names) == set(builtin_model.INPUT_NAMES):
