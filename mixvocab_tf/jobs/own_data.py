@@ -694,6 +694,31 @@ def _word_table_lines(check, labels):
           f"{check['tolerance_points']} points (validation {both})"]
 
 
+def deploy_lines(intent_slot: bool, pair: bool) -> list:
+  """The report's paragraph on running the builtin file in an app."""
+  contract = "docs/SERVING.md, \"Deploy\""
+  if pair:
+    return [
+        "On a phone or in a browser: the builtin file runs in stock LiteRT "
+        "and LiteRT.js with your own WordPiece tokenizer, which packs both "
+        "texts (`[CLS] a [SEP] b [SEP]`, segment ids 1 on b and its "
+        f"`[SEP]`; {contract}). MediaPipe Tasks' TextClassifier and the "
+        "package's `examples/web` page take one text, so they cannot feed a "
+        "pair.", ""]
+  return [
+      "On a phone or in a browser: the builtin file " + (
+          "runs in stock LiteRT and LiteRT.js with your own WordPiece "
+          "tokenizer and tag decoding (MediaPipe Tasks has no intent-and-slot "
+          "task)" if intent_slot else
+          "loads in MediaPipe Tasks (TextClassifier) and LiteRT.js") +
+      "; try it in the browser with the page in the package's "
+      "`examples/web` (its README: serve a folder holding the page and this "
+      "file with `python3.11 -m http.server`, then open `examples/web/?" +
+      ("intent_slot" if intent_slot else "classifier") +
+      f"=<path of {BUILTIN_FILE}>`). The tokenization contract: {contract}.",
+      ""]
+
+
 def report_step(step_dir, output_dir, options):
   """Writes report.md from the runs, the export and the dataset."""
   from mixvocab_tf.jobs import report  # pylint: disable=g-import-not-at-top
@@ -842,16 +867,8 @@ def report_step(step_dir, output_dir, options):
                 f" (or `--model={builtin['path']}`: the predictor tokenizes "
                 "for the builtin file)" if builtin else ""), ""]
   if builtin:
-    lines += [
-        "On a phone or in a browser: the builtin file loads in MediaPipe "
-        "Tasks (" + ("TextClassifier" if not intent_slot else
-                     "LiteRT with your own WordPiece tokenizer") +
-        ") and LiteRT.js; try it in the browser with the page in the "
-        "package's `examples/web` (its README: serve a folder holding the "
-        "page and this file with `python3.11 -m http.server`, then open "
-        "`examples/web/?" + ("intent_slot" if intent_slot else "classifier")
-        + f"=<path of {BUILTIN_FILE}>`). The tokenization contract: "
-        "docs/SERVING.md, \"Deploy\".", ""]
+    lines += deploy_lines(intent_slot, not intent_slot and getattr(
+        dataset.splits["train"], "texts_b", None) is not None)
   lines += step_times.section(output_dir)
   run_files.write_text(join(REPORT_MD), "\n".join(lines))
   run_files.write_json(os.path.join(step_dir, SUMMARY_JSON),

@@ -289,6 +289,36 @@ class OwnDataStepsTest(tf.test.TestCase):
     # An export that did not record its length (older versions): no warning.
     self.assertIsNone(own_data._long_warning(dataset, {"builtin": None}))
 
+  def test_report_says_where_each_kind_of_builtin_file_runs(self):
+    classifier = "".join(own_data.deploy_lines(False, False))
+    self.assertIn("MediaPipe Tasks (TextClassifier)", classifier)
+    self.assertIn("examples/web/?classifier=", classifier)
+    intent_slot = "".join(own_data.deploy_lines(True, False))
+    self.assertIn("MediaPipe Tasks has no intent-and-slot task", intent_slot)
+    self.assertIn("examples/web/?intent_slot=", intent_slot)
+    # MediaPipe's TextClassifier and the page feed one text, not a pair.
+    pair = "".join(own_data.deploy_lines(False, True))
+    self.assertIn("cannot feed a pair", pair)
+    self.assertNotIn("?classifier=", pair)
+
+  def test_report_says_which_word_table_the_files_hold(self):
+    check = {"pack": False, "tolerance_points": 0.3, "cost_points": 2.7,
+             "scores": {"float": {"accuracy": 0.718},
+                        "packed": {"accuracy": 0.691}}}
+    line, = own_data._word_table_lines(check, {"accuracy": "accuracy"})
+    self.assertIn("Word table whole (8 bits a weight)", line)
+    self.assertIn("accuracy 71.8 whole, 69.1 at 4 bits", line)
+    check.update(pack=True, cost_points=-0.1, scores={
+        "float": {"intent_accuracy": 0.98, "slot_f1": 0.9036},
+        "packed": {"intent_accuracy": 0.98, "slot_f1": 0.9046}})
+    line, = own_data._word_table_lines(check, {"slot_f1": "slot F1"})
+    self.assertIn("Word table at 4 bits", line)
+    self.assertIn("slot F1 90.4 whole, 90.5 at 4 bits", line)
+    # Nothing checked (no table large enough to pack, or an older export).
+    self.assertEqual(own_data._word_table_lines(
+        {"pack": True, "word_table_bits": 32}, {}), [])
+    self.assertEqual(own_data._word_table_lines(None, {}), [])
+
   def test_sequence_lengths_are_the_trainer_configs(self):
     for task_class, gin_file in (("IntentSlotTask", "finetune_snips_small.gin"),
                                  ("TextClassificationTask",
