@@ -385,8 +385,8 @@ def test_user_dataset_splits_columns_and_errors(tmp_path):
                rows)
   with pytest.raises(ValueError, match="no columns 'text', 'label'"):
     _ = _tiny("files", other).label_names
-  assert "no columns 'text', 'label'" in str(
-      _tiny("files", other).missing_files())
+  assert "no columns 'text', 'label'" in " ".join(
+      _tiny("files", other).missing_files().values())
   task = _tiny("files", other, text_column="review",
                label_column="verdict")
   assert task.label_names == ("no", "yes")
