@@ -70,7 +70,8 @@ def define_flags():
       "pack_word_tables", True, "Whether the signature converted to .tflite "
       "reads the word table at 4 bits a weight (half its bytes); "
       "--nopack_word_tables keeps it whole, as the jobs' export does when 4 "
-      "bits cost the model more than 0.3 points on validation.")
+      "bits cost the model more than 0.3 points (and one example's worth) on "
+      "validation.")
   flags.DEFINE_multi_string(
       "gin_file", [], "Gin files (default: model_dir/operative_config.gin).")
   flags.DEFINE_multi_string("gin_bindings", [], "Extra gin bindings.")

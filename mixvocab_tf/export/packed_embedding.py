@@ -20,8 +20,8 @@ converter's int8 one (a typical row's step 0.046 against 0.0058 for the
 A classifier whose answers sit near its decision boundary can lose more (a
 6 x 96 student distilled on MRPC's sentence pairs: validation accuracy
 71.8 -> 69.1), so the jobs' export scores both tables on validation first
-and keeps the table whole where 4 bits cost more than 0.3 points
-(`jobs.export_steps.word_table_check`).
+and keeps the table whole where 4 bits cost more than 0.3 points and more
+than one validation example's worth (`jobs.export_steps.word_table_check`).
 
 The model itself is untouched: the Keras model saved as the SavedModel's root
 keeps its float table for further fine-tuning, and so does the SavedModel's

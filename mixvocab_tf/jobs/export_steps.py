@@ -7,7 +7,8 @@ run this step, kind `export`, on a fine-tuned or distilled student run:
 1. the run's SavedModel, which takes raw strings (`serving.export_run`),
    its word table read at 4 bits a weight by the signatures converted to
    .tflite (`export.packed_embedding`) unless that costs the model more than
-   `WORD_TABLE_TOLERANCE` points of a headline validation score (both
+   `WORD_TABLE_TOLERANCE` points of a headline validation score and more
+   than one example's worth (both
    signatures scored by the predictor, `word_table_check`): then the
    SavedModel is written again with the table whole (int8 in the
    dynamic-range file, about 0.2 MB more for the 6x96 student);
@@ -52,7 +53,8 @@ from mixvocab_tf.tasks.finetuning import metrics
 SUMMARY_JSON = "summary.json"
 #: The check of the 4-bit word table (`word_table_check`), kept in the step.
 WORD_TABLE_JSON = "word_table.json"
-#: Points of a headline validation score the 4-bit word table may cost.
+#: Points of a headline validation score the 4-bit word table may cost (or
+#: one validation example's worth, if more: `word_table_check`).
 WORD_TABLE_TOLERANCE = 0.3
 #: The scores that check compares, by dataset kind.
 HEADLINE_SCORES = {examples_lib.INTENT_SLOT: ("intent_accuracy", "slot_f1")}
@@ -217,11 +219,17 @@ def word_table_check(saved_model_dir, dataset, batch_size=None,
   a 6x96 student distilled on MRPC pairs lost 2.7 points of validation
   accuracy to it (71.8 -> 69.1; 71.6 with the table whole at int8).
 
+  The table stays packed where no headline score drops by more than
+  `tolerance` points or by more than one example's worth (100 / examples
+  points: one answer of 150 is no evidence); a negative `tolerance` never
+  packs it.
+
   Returns:
     {'pack': bool, 'word_table_bits', 'scores': {'float', 'packed'}: {score
     name: value}, 'cost_points' (the largest drop, in points),
-    'tolerance_points'}; `pack` is True without a packed table to check
-    (`word_table_bits` 32) or without validation labels.
+    'tolerance_points', 'allowed_points' (the drop allowed)}; `pack` is True
+    without a packed table to check (`word_table_bits` 32) or without
+    validation labels.
   """
   from mixvocab_tf.export import tflite_conversion  # pylint: disable=g-import-not-at-top
   from mixvocab_tf.serving import predictor as predict_lib  # pylint: disable=g-import-not-at-top
@@ -245,7 +253,10 @@ def word_table_check(saved_model_dir, dataset, batch_size=None,
   result["cost_points"] = max(
       100 * (result["scores"]["float"][n] - result["scores"]["packed"][n])
       for n in names)
-  result["pack"] = result["cost_points"] <= tolerance
+  allowed = tolerance if tolerance < 0 else max(tolerance, 100 / len(rows))
+  result["allowed_points"] = allowed
+  # The epsilon: one example's drop equals 100 / len(rows) up to rounding.
+  result["pack"] = result["cost_points"] <= allowed + 1e-9
   return result
 
 
@@ -302,8 +313,8 @@ def export_step(step_dir, output_dir, options):
     if "scores" in check:
       logging.info(
           "The 4-bit word table costs %.2f points of validation %s (at most "
-          "%.1f): %s.", check["cost_points"],
-          " / ".join(check["scores"]["float"]), tolerance,
+          "%.2f): %s.", check["cost_points"],
+          " / ".join(check["scores"]["float"]), check["allowed_points"],
           "kept" if check["pack"] else "the export keeps the table whole")
     _export_saved_model(options["run"], step_dir, saved_model_dir,
                         check["pack"])
