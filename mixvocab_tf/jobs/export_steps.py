@@ -8,10 +8,10 @@ run this step, kind `export`, on a fine-tuned or distilled student run:
    its word table read at 4 bits a weight by the signatures converted to
    .tflite (`export.packed_embedding`) unless that costs the model more than
    `WORD_TABLE_TOLERANCE` points of a headline validation score and more
-   than one example's worth (both
-   signatures scored by the predictor, `word_table_check`): then the
-   SavedModel is written again with the table whole (int8 in the
-   dynamic-range file, about 0.2 MB more for the 6x96 student);
+   than one example's worth (both signatures scored by the predictor,
+   `word_table_check`): then the SavedModel is written again with the table
+   whole (int8 in the dynamic-range file, about 0.2 MB more for the 6x96
+   student);
 2. a .tflite of it per quantization (`quantizations`: 'none', 'dynamic'),
    each run in the LiteRT interpreter by the package's predictor
    (`serving.predictor`, what `mixvocab-predict` runs) on the dataset's
@@ -33,8 +33,8 @@ built-in SNIPS) with `text_column`, `text_b_column`, `label_column`,
 `quantizations`, `file_prefix` (files are `<prefix>_<quantization>.tflite`
 and `<prefix>_builtin.tflite`), `batch_size` (queries per interpreter call
 when scoring), `word_table_tolerance` (points; default
-`WORD_TABLE_TOLERANCE`) and `predictions` (where the test split's predictions go as
-JSONL, a path; None: nowhere).
+`WORD_TABLE_TOLERANCE`) and `predictions` (where the test split's
+predictions go as JSONL, a path; None: nowhere).
 """
 
 import collections
