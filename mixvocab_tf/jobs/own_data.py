@@ -695,6 +695,24 @@ def _word_table_lines(check, labels):
           f"(validation {both})"]
 
 
+def floor_lines(floor: float, teacher: float, student: float,
+                label: str) -> list:
+  """A note for the report when the exported student keeps less than half of
+  its teacher's lead over the floor (validation; fractions in)."""
+  lead = teacher - floor
+  if lead <= 0 or student - floor >= lead / 2:
+    return []
+  share = max(student - floor, 0) / lead
+  return [
+      f"- The exported student's validation {label} is "
+      f"{100 * (student - floor):+.1f} points from the floor (every example "
+      f"answered with train's most frequent label, {100 * floor:.1f}), where "
+      f"its teacher is {100 * lead:+.1f}: it keeps {100 * share:.0f}% of what "
+      "the teacher learned beyond the floor. On this data the student has "
+      "learned little of the task; check its answers before you ship it.",
+      ""]
+
+
 def deploy_lines(intent_slot: bool, pair: bool) -> list:
   """The report's paragraph on running the builtin file in an app."""
   contract = "docs/SERVING.md, \"Deploy\""
@@ -802,6 +820,14 @@ def report_step(step_dir, output_dir, options):
       "builtin file on each example's token ids, as an app feeds it); the "
       "floor rows answer every example with train's most frequent "
       f"{'intent' if intent_slot else 'label'}.", ""]
+  teacher_record = next(record for (run, _, name, _), record in
+                        zip(pairs, records)
+                        if run == "teacher" and name == "validation")
+  accuracy = metric_names[0][0]
+  lines += floor_lines(
+      export["splits"]["validation"]["scores"]["majority_accuracy"],
+      teacher_record["metrics"][accuracy],
+      export["splits"]["validation"]["scores"][accuracy], metric_names[0][1])
   if len(sizes) == 1 and options.get("larger"):
     lines += larger_student_lines(output_dir, options["larger"],
                                   options.get("size_gap",

@@ -301,6 +301,24 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertIn("cannot feed a pair", pair)
     self.assertNotIn("?classifier=", pair)
 
+  def test_report_says_when_the_student_keeps_little_beyond_the_floor(self):
+    # MRPC through the job: floor 68.4, teacher 79.4, the student's files 71.6.
+    line, = [l for l in own_data.floor_lines(0.684, 0.794, 0.716, "accuracy")
+             if l]
+    self.assertIn("accuracy is +3.2 points from the floor", line)
+    self.assertIn("where its teacher is +11.0", line)
+    self.assertIn("it keeps 29% of what the teacher learned", line)
+    # Below the floor: nothing kept.
+    self.assertIn("it keeps 0%", own_data.floor_lines(0.684, 0.794, 0.6,
+                                                       "accuracy")[0])
+    # Half of the lead or more (SNIPS intents: 15.3, 99.3, 98.3), or a
+    # teacher at the floor: no note.
+    self.assertEqual(own_data.floor_lines(0.153, 0.993, 0.983, "intent acc."),
+                     [])
+    self.assertEqual(own_data.floor_lines(0.684, 0.794, 0.74, "accuracy"),
+                     [])
+    self.assertEqual(own_data.floor_lines(0.5, 0.5, 0.4, "accuracy"), [])
+
   def test_report_says_which_word_table_the_files_hold(self):
     check = {"pack": False, "tolerance_points": 0.3, "cost_points": 2.7,
              "scores": {"float": {"accuracy": 0.718},
