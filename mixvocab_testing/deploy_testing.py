@@ -13,6 +13,10 @@ Returns, per kind ('intent_slot', 'text_classification'): 'builtin' (the
 builtin-ops .tflite with metadata), 'tflite' (the raw-string .tflite),
 'saved_model', 'job' (the job's directory), 'queries' (the validation texts)
 and 'vocab' (the student vocabulary the model was trained with).
+
+`tiny_pair_classifier()` exports a sentence-pair classifier of random
+weights in seconds (the examples hold no pairs): what the runtimes must
+agree on is the pair's packing, which the weights do not change.
 """
 
 import os
@@ -84,3 +88,61 @@ def deploy_models(directory=None):
         kind: run_own_data(kind, os.path.join(directory, kind))
         for kind in ("intent_slot", "text_classification")}
   return _CACHE["models"]
+
+
+def tiny_encoder(seed, seq_length):
+  """A one-layer student encoder of width 16 over the shipped student
+  vocabulary, random weights from `seed`."""
+  # pylint: disable=g-import-not-at-top
+  import tf_keras
+  from mixvocab_tf import assets
+  from mixvocab_tf.networks import student_encoder
+  # pylint: enable=g-import-not-at-top
+  tf_keras.utils.set_random_seed(seed)
+  with open(assets.default_student_vocab(), encoding="utf-8") as f:
+    vocab_size = len(f.read().splitlines())
+  return student_encoder.build_student_encoder(
+      None, vocab_size=vocab_size, num_layers=1, hidden_size=16,
+      num_attention_heads=2, max_sequence_length=seq_length)
+
+
+def spread(model):
+  """Random kernels scaled from std 0.02 to 0.5 (transformer layers) and 2
+  (pooler, heads): logits units apart that vary with the input, no near-ties
+  for two runtimes to break differently."""
+  for weight in model.weights:
+    if weight.name.endswith("kernel:0"):
+      scale = 25.0 if "/transformer/" in weight.name else 100.0
+      weight.assign(scale * weight.numpy())
+
+
+def tiny_pair_classifier(directory, seq_length=16, seed=3):
+  """A sentence-pair classifier with MNLI's three labels (`tiny_encoder`,
+  `spread`) exported to `directory`: {'saved_model', 'tflite' (raw strings,
+  fp32), 'builtin' (builtin operators, fp32, with metadata)}. The word table
+  stays float in both files."""
+  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf import assets
+  from mixvocab_tf import export
+  from mixvocab_tf.datasets import glue
+  from mixvocab_tf.export import builtin_model
+  from mixvocab_tf.export import tflite_conversion
+  from mixvocab_tf.models import sentence_classifier
+  from mixvocab_tf.tasks.finetuning.text_classification import export_module
+  # pylint: enable=g-import-not-at-top
+  model = sentence_classifier.SentenceClassifier(
+      tiny_encoder(seed, seq_length), num_classes=3)
+  spread(model)
+  module = export_module.TextClassificationExportModule(
+      model, glue.LABEL_NAMES["mnli"], assets.default_student_vocab(),
+      pair=True, seq_length=seq_length)
+  files = {"saved_model": os.path.join(directory, "saved_model"),
+           "tflite": os.path.join(directory, "model.tflite"),
+           "builtin": os.path.join(directory, "model_builtin.tflite")}
+  export.export_saved_model(module, files["saved_model"],
+                            pack_word_tables=False)
+  with open(files["tflite"], "wb") as f:
+    f.write(tflite_conversion.convert_saved_model(files["saved_model"]))
+  with open(files["builtin"], "wb") as f:
+    f.write(builtin_model.convert_builtin(files["saved_model"], "none"))
+  return files

@@ -3,7 +3,8 @@ command (`mixvocab-predict`, `cli/predict.py`) on tiny exports.
 
 A SNIPS intent and slot model and a GLUE sentence-pair classifier (one
 layer, hidden 16, the shipped student vocabulary, random weights scaled up
-so that labels vary and are far from ties) are exported as SavedModels and
+so that labels vary and are far from ties: `deploy_testing.tiny_encoder`,
+`spread`, `tiny_pair_classifier`) are exported as SavedModels and
 converted to fp32 .tflite files, as `test_serving_contract.py` builds them,
 and to fp32 builtin-ops files (token ids in). Checked: the SavedModel, the
 .tflite and the builtin file give the same labels, slot tags, words and
@@ -23,7 +24,6 @@ import sys
 from absl import flags
 import pytest
 import tensorflow as tf
-import tf_keras
 
 from mixvocab_tf import assets
 from mixvocab_tf import export
@@ -32,13 +32,13 @@ from mixvocab_tf.export import builtin_model
 from mixvocab_tf.export import tflite_conversion
 from mixvocab_tf.models import joint_intent_slot_model
 from mixvocab_tf.models import sentence_classifier
-from mixvocab_tf.networks import student_encoder
 from mixvocab_tf.serving import predictor as predictor_lib
 from mixvocab_tf.datasets import glue as glue_lib
 from mixvocab_tf.tasks.finetuning.text_classification import export_module as text_classification_export
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 from mixvocab_tf.tasks.finetuning.intent_slot import export_module as intent_slot_export
 from mixvocab_tf.text import unreadable
+from mixvocab_testing import deploy_testing
 
 # Runs only with --run_large (the full suite): jobs, exports, a browser.
 pytestmark = pytest.mark.large
@@ -63,25 +63,6 @@ PAIRS = [("A man is playing a guitar.", "Someone plays music."),
          ("The cat sat on the mat.", "A dog barks.")]
 
 
-def _encoder(seed):
-  tf_keras.utils.set_random_seed(seed)
-  vocab_size = len(open(assets.default_student_vocab(),
-                        encoding="utf-8").read().splitlines())
-  return student_encoder.build_student_encoder(
-      None, vocab_size=vocab_size, num_layers=1, hidden_size=16,
-      num_attention_heads=2, max_sequence_length=SEQ_LENGTH)
-
-
-def _spread(model):
-  """Random kernels scaled from std 0.02 to 0.5 (transformer layers) and 2
-  (pooler, heads): logits units apart that vary with the query, no near-ties
-  to flip."""
-  for weight in model.weights:
-    if weight.name.endswith("kernel:0"):
-      scale = 25.0 if "/transformer/" in weight.name else 100.0
-      weight.assign(scale * weight.numpy())
-
-
 def _export(module, directory, convert=True):
   export_dir = str(directory / "saved_model")
   # Float word tables in the .tflite too: the predictor's SavedModel and
@@ -98,8 +79,9 @@ def _export(module, directory, convert=True):
 @pytest.fixture(scope="module")
 def snips(tmp_path_factory):
   model = joint_intent_slot_model.JointIntentSlotModel(
-      _encoder(3), num_intents=len(INTENTS), num_slots=len(SLOTS))
-  _spread(model)
+      deploy_testing.tiny_encoder(3, SEQ_LENGTH), num_intents=len(INTENTS),
+      num_slots=len(SLOTS))
+  deploy_testing.spread(model)
   module = intent_slot_export.IntentSlotExportModule(
       model, intent_slot_data.IntentSlotLabels(INTENTS, SLOTS),
       assets.default_student_vocab(), seq_length=SEQ_LENGTH)
@@ -108,12 +90,9 @@ def snips(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def glue(tmp_path_factory):
-  model = sentence_classifier.SentenceClassifier(_encoder(3), num_classes=3)
-  _spread(model)
-  module = text_classification_export.TextClassificationExportModule(
-      model, glue_lib.LABEL_NAMES["mnli"], assets.default_student_vocab(),
-      pair=True, seq_length=SEQ_LENGTH)
-  return _export(module, tmp_path_factory.mktemp("glue"))
+  files = deploy_testing.tiny_pair_classifier(
+      str(tmp_path_factory.mktemp("glue")), seq_length=SEQ_LENGTH)
+  return files["saved_model"], files["tflite"], files["builtin"]
 
 
 def _builtin(export_dir):
@@ -131,7 +110,7 @@ def snips_builtin(snips):
 
 @pytest.fixture(scope="module")
 def glue_builtin(glue):
-  return _builtin(glue[0])
+  return glue[2]
 
 
 def _without_scores(records):
@@ -253,7 +232,8 @@ def test_builtin_files_answer_as_the_raw_string_files(
 
 
 def test_single_sentence_classifier_takes_sentence(tmp_path):
-  model = sentence_classifier.SentenceClassifier(_encoder(7), num_classes=2)
+  model = sentence_classifier.SentenceClassifier(
+      deploy_testing.tiny_encoder(7, SEQ_LENGTH), num_classes=2)
   module = text_classification_export.TextClassificationExportModule(
       model, ["negative", "positive"], assets.default_student_vocab(),
       pair=False, seq_length=SEQ_LENGTH)

@@ -7,15 +7,22 @@ intent and slot model through LiteRT.js with the page's own tokenizer and
 IOB decoder. Here the page is served by `python3.11 -m http.server` on
 127.0.0.1 and driven in headless Chromium (Debian's `chromium`, through
 `playwright-core`: `examples/web/test/drive.mjs`), on the exports of
-`deploy_testing.deploy_models()`:
+`deploy_testing.deploy_models()` and a sentence-pair classifier
+(`deploy_testing.tiny_pair_classifier()`, which the page runs through
+LiteRT.js with two text boxes):
 
 - the page's tokenizer gives the ids and first-piece positions of the
   package's in-graph tokenizer (`ServingTokenizer.pack_words`), on
   validation queries and on text that exercises each normalization rule;
+- its packing of one text and of a pair gives `ServingTokenizer.pack_sentences`'
+  ids, mask and segment ids, the longer text cut first when a pair does not
+  fit;
 - its IOB decoder gives `iob_decoding.viterbi_decode_numpy`'s tags;
 - 20 validation queries typed into the page give the labels (classifier),
   intents and per-word tags (intent and slots) of
-  `predictor.load_predictor(model_dynamic.tflite)`, probabilities within 0.01;
+  `predictor.load_predictor(model_dynamic.tflite)`, and pairs typed into its
+  two boxes the labels of the pair classifier's raw-string .tflite,
+  probabilities within 0.01;
   the page makes no request outside its server and throws no error. A
   screenshot of each page goes to the test's temporary directory and to
   $MIXVOCAB_SCREENSHOT_DIR when set.
@@ -89,6 +96,20 @@ TRICKY_TEXTS = [
     "\u200b",
 ]
 
+#: Sequence length of the pair classifier: short enough that some pairs are
+#: cut.
+PAIR_SEQ_LENGTH = 24
+#: Pairs typed into the page, besides pairs of validation queries.
+PAIRS = [
+    ("A man is playing a guitar.", "Someone plays music."),
+    ("", "nothing in the first box"),
+    ("nothing in the second box", ""),
+    ("Crème brûlée, À LA CARTE!", "STRASSE straße"),
+    ("play " * 30, "a short second text"),
+    ("a short first text", "rate this book " * 10),
+    ("book a table for two " * 5, "what is the weather in paris " * 5),
+]
+
 
 def _missing_tools():
   """What the page tests lack, or None."""
@@ -128,12 +149,19 @@ def _free_port():
 
 
 @pytest.fixture(scope="module")
-def server(models, tmp_path_factory):  # pylint: disable=redefined-outer-name
-  """The base URL of a server of examples/web and the two models."""
+def pair(tools, tmp_path_factory):  # pylint: disable=unused-argument,redefined-outer-name
+  from mixvocab_testing import deploy_testing  # pylint: disable=g-import-not-at-top
+  return deploy_testing.tiny_pair_classifier(
+      str(tmp_path_factory.mktemp("pair")), seq_length=PAIR_SEQ_LENGTH)
+
+
+@pytest.fixture(scope="module")
+def server(models, pair, tmp_path_factory):  # pylint: disable=redefined-outer-name
+  """The base URL of a server of examples/web and the three models."""
   root = tmp_path_factory.mktemp("web_root")
   os.makedirs(root / "examples")
   os.symlink(WEB, root / "examples" / "web")
-  for kind, files in models.items():
+  for kind, files in [*models.items(), ("pair", pair)]:
     os.makedirs(root / "models" / kind)
     os.symlink(files["builtin"], root / "models" / kind / "model_builtin.tflite")
   port = _free_port()
@@ -187,8 +215,9 @@ def _packed_files(builtin):
             for name in archive.namelist()}
 
 
-def _drive(base, query, queries, tmp_path):
-  """Types `queries` into the page at `base/examples/web/?query`."""
+def _drive(base, query, queries, tmp_path, name=None):
+  """Types `queries` (a pair: [a, b]) into the page at
+  `base/examples/web/?query`; its screenshot is `web_demo_<name>.png`."""
   queries_path = tmp_path / "queries.json"
   queries_path.write_text(json.dumps(queries), encoding="utf-8")
   screenshot = tmp_path / "page.png"
@@ -198,12 +227,13 @@ def _drive(base, query, queries, tmp_path):
   if directory:
     os.makedirs(directory, exist_ok=True)
     shutil.copy(screenshot, os.path.join(
-        directory, f"web_demo_{query.split('=')[0]}.png"))
+        directory, f"web_demo_{name or query.split('=')[0]}.png"))
   assert output["external"] == [], (
       f"The page requested other hosts: {output['external']}")
   errors = [m for m in output["console"] if m.startswith("pageerror")]
   assert not errors, errors
-  assert [r["query"] for r in output["results"]] == queries
+  assert [r["query"] for r in output["results"]] == [
+      "\t".join(q) if isinstance(q, list) else q for q in queries]
   assert screenshot.stat().st_size > 0
   return output["results"]
 
@@ -233,6 +263,38 @@ def test_tokenizer_matches_in_graph_tokenizer(models, tmp_path):  # pylint: disa
           text, length)
 
 
+def _pairs(models):  # pylint: disable=redefined-outer-name
+  queries = models["text_classification"]["queries"]
+  return PAIRS + list(zip(queries[0:16:2], queries[1:16:2]))
+
+
+def test_sentence_packing_matches_in_graph_tokenizer(models, pair):  # pylint: disable=redefined-outer-name
+  builtin = pair["builtin"]
+  tokenizer = serving_tokenizer.ServingTokenizer(
+      _packed_files(builtin)["vocab.txt"])
+  pairs = _pairs(models)
+  texts = models["text_classification"]["queries"][:NUM_QUERIES] + [
+      text for text in TRICKY_TEXTS if "\t" not in text]
+  for length in (PAIR_SEQ_LENGTH, 8):
+    for examples in (pairs, texts):
+      page = _node(["test/units.mjs", "sentences", builtin, str(length)],
+                   stdin=json.dumps(examples))
+      columns = (list(zip(*examples)) if examples is pairs else [examples])
+      features = tokenizer.pack_sentences(
+          *[tf.constant([t.encode("utf-8") for t in column])
+            for column in columns], seq_length=length)
+      for i, (example, got) in enumerate(zip(examples, page)):
+        for name, value in features.items():
+          row = value.numpy()[i]
+          expected = np.pad(row, (0, length - len(row))).tolist()
+          assert got[name] == expected, (example, length, name)
+  # Pairs that do not fit are cut, some in each text.
+  cut = tokenizer.pack_sentences(
+      *[tf.constant(column) for column in zip(*pairs)],
+      seq_length=PAIR_SEQ_LENGTH)["input_mask"].numpy().sum(axis=1)
+  assert (cut == PAIR_SEQ_LENGTH).sum() >= 4
+
+
 def test_iob_decoder_matches_numpy(models):  # pylint: disable=redefined-outer-name
   tags = _packed_files(models["intent_slot"]["builtin"])["slot_tags.txt"]
   start, transitions = iob_decoding.allowed_transitions(tags)
@@ -260,6 +322,19 @@ def test_classifier_page(models, server, tmp_path):  # pylint: disable=redefined
   for want, got in zip(expected, page):
     assert got["label"] == want["label"], (want, got)
     assert abs(got["score"] - want["score"]) < SCORE_TOLERANCE, (want, got)
+
+
+def test_pair_classifier_page(models, pair, server, tmp_path):  # pylint: disable=redefined-outer-name
+  pairs = _pairs(models)
+  page = _drive(server, "classifier=models/pair/model_builtin.tflite",
+                [list(p) for p in pairs], tmp_path, name="pair")
+  assert {r["kind"] for r in page} == {"pair"}
+  expected = predictor.load_predictor(pair["tflite"]).predict(
+      ["\t".join(p) for p in pairs], top_k=2)
+  for want, got in zip(expected, page):
+    assert got["label"] == want["label"], (want, got)
+    assert abs(got["score"] - want["score"]) < SCORE_TOLERANCE, (want, got)
+  assert len({r["label"] for r in expected}) > 1
 
 
 def test_intent_slot_page(models, server, tmp_path):  # pylint: disable=redefined-outer-name

@@ -1,12 +1,16 @@
 // The page: a model from the URL (?classifier=<path>&intent_slot=<path>,
-// paths relative to the server root), a query box, and the prediction.
+// paths relative to the server root), a query box (two for a sentence-pair
+// classifier), and the prediction.
 import { loadClassifier, loadIntentSlot } from "./lib/runtimes.js";
 
 const $ = (id) => document.getElementById(id);
 const select = $("model");
 const query = $("query");
+const queryB = $("query-b");
 const status = $("status");
 const result = $("result");
+
+const QUERY_PLACEHOLDER = query.placeholder;
 
 const KINDS = {
   classifier: { title: "Text classifier", load: loadClassifier },
@@ -128,9 +132,12 @@ function renderIntentSlot(prediction, text) {
 async function predict() {
   const ticket = ++generation;
   const model = current;
-  const text = query.value;
   if (!model) return;
-  if (!text.trim()) {
+  const pair = model.kind === "pair";
+  const text = query.value;
+  // A pair's key: both texts, a tab between them.
+  const key = pair ? `${text}\t${queryB.value}` : text;
+  if (!key.trim()) {
     result.replaceChildren();
     delete result.dataset.query;
     setStatus("ready", "Ready.");
@@ -139,13 +146,13 @@ async function predict() {
   setStatus("busy", "…");
   try {
     const started = performance.now();
-    const prediction = await model.predict(text);
+    const prediction = pair ? await model.predict(text, queryB.value) : await model.predict(text);
     if (ticket !== generation) return; // A newer query is on its way.
     const ms = performance.now() - started;
-    const nodes = model.kind === "classifier" ? renderClassifier(prediction) : renderIntentSlot(prediction, text);
+    const nodes = model.kind === "intent_slot" ? renderIntentSlot(prediction, text) : renderClassifier(prediction);
     result.replaceChildren(...nodes);
     result.dataset.kind = model.kind;
-    result.dataset.query = text;
+    result.dataset.query = key;
     setStatus("ready", `${model.runtime}, ${ms.toFixed(1)} ms.`);
   } catch (error) {
     if (ticket !== generation) return;
@@ -155,15 +162,18 @@ async function predict() {
 }
 
 let timer = null;
-query.addEventListener("input", () => {
-  clearTimeout(timer);
-  timer = setTimeout(predict, 60);
-});
+for (const box of [query, queryB]) {
+  box.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(predict, 60);
+  });
+}
 
 async function choose(index) {
   const { kind, path } = choices[index];
   const url = new URL(path, `${location.origin}/`).href;
   query.disabled = true;
+  queryB.disabled = true;
   current = null;
   result.replaceChildren();
   delete result.dataset.query;
@@ -178,10 +188,14 @@ async function choose(index) {
     return;
   }
   $("model-info").textContent = `${current.description}; ${current.runtime}`;
+  const pair = current.kind === "pair";
+  queryB.hidden = !pair;
+  query.placeholder = pair ? "First text, e.g. The cat sat on the mat." : QUERY_PLACEHOLDER;
   query.disabled = false;
+  queryB.disabled = !pair;
   query.focus();
   setStatus("ready", "Ready.");
-  if (query.value) predict();
+  if (query.value || queryB.value) predict();
 }
 
 if (choices.length === 0) {

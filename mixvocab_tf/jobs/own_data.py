@@ -716,20 +716,18 @@ def floor_lines(floor: float, teacher: float, student: float,
 def deploy_lines(intent_slot: bool, pair: bool) -> list:
   """The report's paragraph on running the builtin file in an app."""
   contract = "docs/SERVING.md, \"Deploy\""
-  if pair:
-    return [
-        "On a phone or in a browser: the builtin file runs in stock LiteRT "
-        "and LiteRT.js with your own WordPiece tokenizer, which packs both "
-        "texts (`[CLS] a [SEP] b [SEP]`, segment ids 1 on b and its "
-        f"`[SEP]`; {contract}). MediaPipe Tasks' TextClassifier and the "
-        "package's `examples/web` page take one text, so they cannot feed a "
-        "pair.", ""]
   return [
       "On a phone or in a browser: the builtin file " + (
+          "runs in stock LiteRT, and in LiteRT.js once its inputs are "
+          "fixed at [1, seq_length], with your own WordPiece tokenizer "
+          "packing both texts (`[CLS] a [SEP] b [SEP]`, segment ids 1 on b "
+          "and its `[SEP]`; MediaPipe Tasks' TextClassifier takes one text)"
+          if pair else
           "runs in stock LiteRT and LiteRT.js with your own WordPiece "
           "tokenizer and tag decoding (MediaPipe Tasks has no intent-and-slot "
           "task)" if intent_slot else
-          "loads in MediaPipe Tasks (TextClassifier) and LiteRT.js") +
+          "loads in MediaPipe Tasks (TextClassifier), and in LiteRT.js once "
+          "its inputs are fixed at [1, seq_length]") +
       "; try it in the browser with the page in the package's "
       "`examples/web` (its README: serve a folder holding the page and this "
       "file with `python3.11 -m http.server`, then open `examples/web/?" +

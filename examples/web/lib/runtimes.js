@@ -1,10 +1,11 @@
 // The two runtimes: MediaPipe Tasks' TextClassifier for a text classifier,
-// LiteRT.js for intent and slots. Their wasm comes from node_modules on the
-// same server: nothing is fetched from elsewhere.
+// LiteRT.js for a sentence-pair classifier and for intent and slots. Their
+// wasm comes from node_modules on the same server: nothing is fetched from
+// elsewhere.
 import { FilesetResolver, TextClassifier } from "@mediapipe/tasks-text";
 import { loadLiteRt, loadAndCompile, Tensor } from "@litertjs/core";
-import { associatedFiles } from "./model_files.js";
-import { wordPieceTokenizer, packWords } from "./tokenize.js";
+import { associatedFiles, findText, PAIR_DESCRIPTION, withFixedInputs } from "./model_files.js";
+import { wordPieceTokenizer, packWords, packSentences } from "./tokenize.js";
 import { allowedTransitions, viterbi, iobSpans } from "./iob.js";
 
 const MEDIAPIPE_WASM = new URL("../node_modules/@mediapipe/tasks-text/wasm", import.meta.url).href;
@@ -29,14 +30,19 @@ function need(files, name) {
 }
 
 /**
- * A text classifier (model_builtin.tflite of a text classification export)
- * run by MediaPipe Tasks, which reads the vocabulary and labels from the
- * model's metadata and tokenizes itself.
- * classify(text) -> {label, score, top: [{label, score}]}.
+ * A text classifier (model_builtin.tflite of a text classification export).
+ * One text: run by MediaPipe Tasks, which reads the vocabulary and labels
+ * from the model's metadata and tokenizes itself. A sentence-pair classifier
+ * (its metadata says so): run by LiteRT.js on the ids of the page's
+ * tokenizer, which packs both texts, as MediaPipe's TextClassifier takes one.
+ * predict(text) or predict(textA, textB) -> {label, score, top: [{label,
+ * score}]}.
  */
 export async function loadClassifier(url) {
   const bytes = await fetchBytes(url);
-  const labels = need(associatedFiles(bytes), "labels.txt");
+  const files = associatedFiles(bytes);
+  const labels = need(files, "labels.txt");
+  if (findText(bytes, PAIR_DESCRIPTION) !== -1) return loadPairClassifier(bytes, files, labels);
   const fileset = await FilesetResolver.forTextTasks(MEDIAPIPE_WASM);
   const classifier = await TextClassifier.createFromOptions(fileset, {
     baseOptions: { modelAssetBuffer: bytes, delegate: "CPU" },
@@ -51,20 +57,76 @@ export async function loadClassifier(url) {
       // accent-stripped text (docs/SERVING.md, "Deploy"): strip them first.
       const result = classifier.classify(
         text.normalize("NFD").replace(/\p{Mn}/gu, ""));
-      const categories = [...result.classifications[0].categories];
-      // Highest score first; a tie goes to the lowest label id, as an
-      // arg-max gives it.
-      categories.sort((a, b) => b.score - a.score || a.index - b.index);
-      const top = categories.map((c) => ({
+      return ranked(result.classifications[0].categories.map((c) => ({
         label: c.categoryName || labels[c.index],
         score: c.score,
-      }));
-      return { label: top[0].label, score: top[0].score, top };
+        id: c.index,
+      })));
     },
   };
 }
 
+// The labels by score, highest first (a tie to the lowest id, as an arg-max
+// gives it): {label, score, top}.
+function ranked(top) {
+  top.sort((a, b) => b.score - a.score || a.id - b.id);
+  return { label: top[0].label, score: top[0].score, top };
+}
+
 let liteRtLoaded = null;
+
+/** A model compiled by LiteRT.js (wasm, CPU) and its sequence length. A
+ * classifier's file takes any length: LiteRT.js compiles it at its export's
+ * seq_length. */
+async function compile(bytes) {
+  liteRtLoaded ??= loadLiteRt(LITERT_WASM);
+  await liteRtLoaded;
+  const model = await loadAndCompile(withFixedInputs(bytes), { accelerator: "wasm" });
+  const inputs = model.getInputDetails();
+  const idsInput = inputs.find((d) => d.name.includes("input_word_ids"));
+  if (!idsInput) {
+    throw new Error(`the model has no input_word_ids input (it has ${inputs.map((d) => d.name).join(", ")})`);
+  }
+  return { model, length: idsInput.shape[1] };
+}
+
+/** The model's outputs on packed features, as Float32Arrays by name. */
+async function run(model, packed, length) {
+  const feed = {
+    input_word_ids: new Tensor(packed.inputWordIds, [1, length]),
+    input_mask: new Tensor(packed.inputMask, [1, length]),
+    input_type_ids: new Tensor(packed.inputTypeIds, [1, length]),
+  };
+  let outputs;
+  try {
+    outputs = await model.run(feed);
+  } finally {
+    Object.values(feed).forEach((t) => t.delete());
+  }
+  try {
+    const arrays = {};
+    for (const [name, tensor] of Object.entries(outputs)) arrays[name] = Float32Array.from(await tensor.data());
+    return arrays;
+  } finally {
+    Object.values(outputs).forEach((t) => t.delete());
+  }
+}
+
+// A sentence-pair classifier, run at its export's seq_length (the padding is
+// masked).
+async function loadPairClassifier(bytes, files, labels) {
+  const wordPiece = wordPieceTokenizer(need(files, "vocab.txt"));
+  const { model, length } = await compile(bytes);
+  return {
+    kind: "pair",
+    runtime: "LiteRT.js",
+    description: `${labels.length} labels of a pair of texts, ${length} tokens`,
+    async predict(textA, textB) {
+      const outputs = await run(model, packSentences(wordPiece, textA, textB, length), length);
+      return ranked(Array.from(outputs.probabilities, (score, id) => ({ label: labels[id], score, id })));
+    },
+  };
+}
 
 // log(p), kept finite where p underflowed to 0 (the in-graph decoder takes a
 // log-softmax of logits, which never is -Infinity).
@@ -84,39 +146,16 @@ export async function loadIntentSlot(url) {
   const tags = need(files, "slot_tags.txt");
   const wordPiece = wordPieceTokenizer(need(files, "vocab.txt"));
   const constraint = allowedTransitions(tags);
-  liteRtLoaded ??= loadLiteRt(LITERT_WASM);
-  await liteRtLoaded;
-  const model = await loadAndCompile(bytes, { accelerator: "wasm" });
-  const inputs = model.getInputDetails();
-  const idsInput = inputs.find((d) => d.name.includes("input_word_ids"));
-  if (!idsInput) {
-    throw new Error(`the model has no input_word_ids input (it has ${inputs.map((d) => d.name).join(", ")})`);
-  }
-  const length = idsInput.shape[1];
+  const { model, length } = await compile(bytes);
   return {
     kind: "intent_slot",
     runtime: "LiteRT.js",
     description: `${intents.length} intents, ${tags.length} slot tags, ${length} tokens`,
     async predict(text) {
       const packed = packWords(wordPiece, text, length);
-      const feed = {
-        input_word_ids: new Tensor(packed.inputWordIds, [1, length]),
-        input_mask: new Tensor(packed.inputMask, [1, length]),
-        input_type_ids: new Tensor(packed.inputTypeIds, [1, length]),
-      };
-      let outputs;
-      try {
-        outputs = await model.run(feed);
-      } finally {
-        Object.values(feed).forEach((t) => t.delete());
-      }
-      let intentProbs, slotProbs;
-      try {
-        intentProbs = Float32Array.from(await outputs.intent_probs.data());
-        slotProbs = Float32Array.from(await outputs.slot_probs.data());
-      } finally {
-        Object.values(outputs).forEach((t) => t.delete());
-      }
+      const outputs = await run(model, packed, length);
+      const intentProbs = outputs.intent_probs;
+      const slotProbs = outputs.slot_probs;
       const numTags = tags.length;
       // Log-probabilities at the first piece of each word that has one; the
       // words after the cut are 'O'.
@@ -131,8 +170,7 @@ export async function loadIntentSlot(url) {
         end: w.end,
         tag: i < best.length ? tags[best[i]] : "O",
       }));
-      const top = Array.from(intentProbs, (score, id) => ({ label: intents[id], score, id }))
-        .sort((a, b) => b.score - a.score || a.id - b.id);
+      const { top } = ranked(Array.from(intentProbs, (score, id) => ({ label: intents[id], score, id })));
       return {
         intent: top[0].label,
         score: top[0].score,

@@ -129,9 +129,43 @@ export function packWords(wordPiece, text, length) {
   return { ...features(ids, length), words };
 }
 
-/** Single-text features: the text's pieces cut to `length - 2`,
- * `[CLS] ... [SEP]`, then [PAD] with mask 0. */
-export function packSentence(wordPiece, text, length) {
-  const pieces = wordPiece.pieces(text).slice(0, length - 2);
-  return features([wordPiece.cls, ...pieces, wordPiece.sep], length);
+/** Words a text of `budget` pieces reads at most (the package's
+ * SENTENCE_WORDS_PER_TOKEN: room for words that give no piece). */
+const SENTENCE_WORDS_PER_TOKEN = 4;
+
+/** The pieces of a whole text: its first `maxWords` whitespace words, each
+ * tokenized on its own (a word without pieces gives none). */
+function sentencePieces(wordPiece, text, maxWords) {
+  return whitespaceWords(text)
+    .slice(0, maxWords)
+    .flatMap((word) => wordPiece.pieces(word.text));
+}
+
+/**
+ * Classifier features, as the package's `ServingTokenizer.pack_sentences`
+ * gives them: `[CLS] a [SEP]`, or for a pair `[CLS] a [SEP] b [SEP]` with
+ * segment ids 1 on b and its `[SEP]`. When the pieces do not fit in
+ * `length`, the longer text is cut first (round robin: a gets half the
+ * budget, the odd piece on a tie, or what b leaves over). [PAD] with mask 0
+ * up to `length`.
+ *
+ * Returns {inputWordIds, inputMask, inputTypeIds} (Int32Array [length]).
+ */
+export function packSentences(wordPiece, textA, textB, length) {
+  const pair = textB !== undefined && textB !== null;
+  const budget = length - (pair ? 3 : 2);
+  const maxWords = SENTENCE_WORDS_PER_TOKEN * budget;
+  const a = sentencePieces(wordPiece, textA, maxWords);
+  if (!pair) {
+    return features([wordPiece.cls, ...a.slice(0, budget), wordPiece.sep], length);
+  }
+  const b = sentencePieces(wordPiece, textB, maxWords);
+  const keepA = Math.min(a.length, Math.max(budget - b.length, Math.floor((budget + 1) / 2)));
+  const keepB = Math.min(b.length, budget - keepA);
+  const packed = features(
+    [wordPiece.cls, ...a.slice(0, keepA), wordPiece.sep, ...b.slice(0, keepB), wordPiece.sep],
+    length,
+  );
+  packed.inputTypeIds.fill(1, keepA + 2, keepA + keepB + 3);
+  return packed;
 }

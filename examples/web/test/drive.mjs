@@ -1,9 +1,11 @@
-// Drives the page in headless Chromium: types each query, reads the
-// prediction from the DOM, prints one JSON object on stdout.
+// Drives the page in headless Chromium: types each query (a pair [a, b] into
+// the two boxes of a sentence-pair classifier), reads the prediction from the
+// DOM, prints one JSON object on stdout.
 //
 //   node test/drive.mjs <url> <queries.json> <screenshot.png> [chromium]
 //
-// Output: {results: [{query, label|intent, score, words: [{word, tag}]}],
+// Output: {results: [{query, kind, label|intent, score, words: [{word, tag}]}]
+// (a pair's query: its two texts, a tab between them),
 // console: [messages], external: [requests to other hosts, refused]}.
 // Every request outside the page's own origin is aborted and listed.
 import { readFileSync, mkdtempSync, rmSync } from "node:fs";
@@ -52,10 +54,18 @@ try {
     throw new Error(`the page did not load its model: ${await page.textContent("#status")}`);
   }
   const box = page.locator("#query");
+  const boxB = page.locator("#query-b");
   const results = [];
-  for (const query of queries) {
+  for (const entry of queries) {
+    const pair = Array.isArray(entry);
+    const query = pair ? entry.join("\t") : entry;
+    if (pair !== (await boxB.isVisible())) {
+      throw new Error(`the page shows ${pair ? "one box" : "two boxes"} for ${JSON.stringify(entry)}`);
+    }
     await box.fill("");
-    await box.pressSequentially(query);
+    if (pair) await boxB.fill("");
+    await box.pressSequentially(pair ? entry[0] : entry);
+    if (pair) await boxB.pressSequentially(entry[1]);
     await page.waitForFunction(
       (q) =>
         document.getElementById("result").dataset.query === q &&
