@@ -887,13 +887,16 @@ def report_step(step_dir, output_dir, options):
   lines += _word_table_lines(summary.get("word_table"), dict(metric_names))
   if "test" in export["splits"]:
     lines.append(f"- test predictions: `{export['splits']['test']['predictions']}`")
+  pair = not intent_slot and getattr(dataset.splits["train"], "texts_b",
+                                     None) is not None
+  notes = (["one pair a line, a tab between its two texts"] if pair else
+           []) + ([f"or `--model={builtin['path']}`: the predictor "
+                   "tokenizes for the builtin file"] if builtin else [])
   lines += ["", "Predict with it: `mixvocab-predict --model="
-            f"{export['path']} --input=queries.txt --output=-`" + (
-                f" (or `--model={builtin['path']}`: the predictor tokenizes "
-                "for the builtin file)" if builtin else ""), ""]
+            f"{export['path']} --input={'pairs' if pair else 'queries'}.txt "
+            "--output=-`" + (f" ({'; '.join(notes)})" if notes else ""), ""]
   if builtin:
-    lines += deploy_lines(intent_slot, not intent_slot and getattr(
-        dataset.splits["train"], "texts_b", None) is not None)
+    lines += deploy_lines(intent_slot, pair)
   lines += step_times.section(output_dir)
   run_files.write_text(join(REPORT_MD), "\n".join(lines))
   run_files.write_json(os.path.join(step_dir, SUMMARY_JSON),
