@@ -1,12 +1,15 @@
-"""Intent and slots from a builtin-ops .tflite without tensorflow-text.
+"""Intent and slots, or a pair's label, from a builtin-ops .tflite without
+tensorflow-text.
 
 The reference implementation of docs/SERVING.md, "Deploy": stock LiteRT
 (`ai_edge_litert`, builtin op resolver), Hugging Face `tokenizers`' WordPiece
-on the vocabulary packed in the model's metadata, tags read at each word's
-first piece and decoded with the valid-IOB constraint. tests/test_deploy.py
-runs this file as it is.
+on the vocabulary packed in the model's metadata; for intent and slots, tags
+read at each word's first piece and decoded with the valid-IOB constraint;
+for a sentence-pair classifier, both texts packed with the longer one cut
+first. tests/test_deploy.py runs this file as it is.
 
   python examples/builtin_reference.py model_builtin.tflite "play some jazz"
+  python examples/builtin_reference.py pair_builtin.tflite "a text" "another"
 """
 import sys
 import zipfile
@@ -59,7 +62,42 @@ class IntentSlotModel:
     return intent, tags + ["O"] * (len(firsts) - len(kept))
 
 
+class PairClassifier:
+  """Loads a sentence-pair classifier's file; calling it on two texts gives
+  (label, probability)."""
+
+  def __init__(self, path):
+    files = zipfile.ZipFile(path)
+    read = lambda name: files.read(name).decode("utf-8").splitlines()
+    self.labels = read("labels.txt")
+    self.vocab = {token: i for i, token in enumerate(read("vocab.txt"))}
+    self.wordpiece = BertWordPieceTokenizer(self.vocab, lowercase=True)
+    self.run = Interpreter(model_path=path).get_signature_runner()
+    self.length = self.run.get_input_details()["input_word_ids"]["shape"][1]
+
+  def pieces(self, text):  # Each word alone; a word may give no piece.
+    return [i for word in text.split()
+            for i in self.wordpiece.encode(word, add_special_tokens=False).ids]
+
+  def __call__(self, text_a, text_b):
+    a, b = self.pieces(text_a), self.pieces(text_b)
+    budget = self.length - 3  # Too long: the longer text is cut first.
+    keep_a = min(len(a), max(budget - len(b), (budget + 1) // 2))
+    a, b = a[:keep_a], b[:budget - keep_a]
+    cls, sep = self.vocab["[CLS]"], self.vocab["[SEP]"]
+    ids = [cls] + a + [sep] + b + [sep]
+    one = lambda x: np.array([x], np.int32)  # The pair at its own length.
+    out = self.run(input_word_ids=one(ids), input_mask=one([1] * len(ids)),
+                   input_type_ids=one([0] * (len(a) + 2) + [1] * (len(b) + 1)))
+    probs = out["probabilities"][0]
+    return self.labels[int(probs.argmax())], float(probs.max())
+
+
 if __name__ == "__main__":
-  model = IntentSlotModel(sys.argv[1])
-  for query in sys.argv[2:]:
-    print(query, model(query))
+  names = zipfile.ZipFile(sys.argv[1]).namelist()
+  if "labels.txt" in names and len(sys.argv) == 4:  # A classifier, a pair.
+    print(PairClassifier(sys.argv[1])(*sys.argv[2:]))
+  else:
+    model = IntentSlotModel(sys.argv[1])
+    for query in sys.argv[2:]:
+      print(query, model(query))

@@ -17,7 +17,10 @@ its builtin file is checked the way each runtime takes it:
   resolver, Hugging Face `tokenizers` WordPiece on the metadata's vocabulary,
   first-piece alignment, valid-IOB decoding), and agrees with the raw-string
   .tflite on >= 99.5% of intents and of words' tags on SNIPS valid (the
-  example's validation split without `../shared`).
+  example's validation split without `../shared`); a sentence-pair
+  classifier's file (`deploy_testing.tiny_pair_classifier`: the examples hold
+  no pairs) runs there too (`PairClassifier`: both texts packed, the longer
+  cut first) and gives the raw-string .tflite's labels.
 
 MediaPipe's Python package (`mediapipe==1.2.3`, installed with --no-deps:
 its absl-py pin conflicts with tf-models-official's) is needed; without it
@@ -172,15 +175,33 @@ _REFERENCE_RUNNER = """
 import json, sys
 sys.path.insert(0, {examples!r})
 import builtin_reference
-model = builtin_reference.IntentSlotModel({model!r})
+model = builtin_reference.{kind}({model!r})
 with open({queries!r}, encoding="utf-8") as f:
   queries = json.load(f)
-results = [model(query) for query in queries]
+results = [model(*query) if isinstance(query, list) else model(query)
+           for query in queries]
 with open({output!r}, "w", encoding="utf-8") as f:
   json.dump({{"results": results,
              "tensorflow_text": "tensorflow_text" in sys.modules,
              "tensorflow": "tensorflow" in sys.modules}}, f)
 """
+
+
+def _run_reference(kind, builtin, queries, tmp_path):
+  """`examples/builtin_reference.py`'s `kind` on `queries` (a pair: a list
+  of two texts), in a process that must not import TensorFlow."""
+  queries_json = tmp_path / "queries.json"
+  output_json = tmp_path / "reference.json"
+  queries_json.write_text(json.dumps(queries), encoding="utf-8")
+  script = _REFERENCE_RUNNER.format(
+      examples=os.path.join(_ROOT, "examples"), kind=kind, model=builtin,
+      queries=str(queries_json), output=str(output_json))
+  result = subprocess.run([sys.executable, "-c", script],
+                          capture_output=True, text=True, timeout=900)
+  assert result.returncode == 0, result.stderr[-3000:]
+  output = json.loads(output_json.read_text(encoding="utf-8"))
+  assert not output["tensorflow_text"] and not output["tensorflow"]
+  return output["results"]
 
 
 def test_intent_slot_runs_without_tensorflow_text(models, tmp_path):
@@ -190,19 +211,9 @@ def test_intent_slot_runs_without_tensorflow_text(models, tmp_path):
   if os.path.exists(snips):
     with open(snips, encoding="utf-8") as f:
       queries = [" ".join(line.split()) for line in f if line.strip()]
-  queries_json = tmp_path / "queries.json"
-  output_json = tmp_path / "reference.json"
-  queries_json.write_text(json.dumps(queries), encoding="utf-8")
-  script = _REFERENCE_RUNNER.format(
-      examples=os.path.join(_ROOT, "examples"), model=model["builtin"],
-      queries=str(queries_json), output=str(output_json))
-  result = subprocess.run([sys.executable, "-c", script],
-                          capture_output=True, text=True, timeout=900)
-  assert result.returncode == 0, result.stderr[-3000:]
-  output = json.loads(output_json.read_text(encoding="utf-8"))
-  assert not output["tensorflow_text"] and not output["tensorflow"]
+  reference = _run_reference("IntentSlotModel", model["builtin"], queries,
+                             tmp_path)
   raw = _raw_predictions(model["tflite"], queries)
-  reference = output["results"]
   intents = _agreement([p["intent"] for p in raw],
                        [intent for intent, _ in reference])
   raw_tags = [tag for p in raw for tag in p["tags"]]
@@ -213,6 +224,28 @@ def test_intent_slot_runs_without_tensorflow_text(models, tmp_path):
         f"{100 * tags:.2f}% of {len(raw_tags)}")
   assert intents >= MIN_AGREEMENT
   assert tags >= MIN_AGREEMENT
+
+
+def test_pair_classifier_runs_without_tensorflow_text(models, tmp_path):
+  # Short enough that the long pairs are cut, some in each text.
+  pair = deploy_testing.tiny_pair_classifier(str(tmp_path), seq_length=24)
+  queries = models["text_classification"]["queries"]
+  pairs = [[a, b] for a, b in zip(queries[0::2], queries[1::2])] + [
+      ["play " * 30, "a short second text"],
+      ["a short first text", "rate this book " * 10],
+      ["book a table for two " * 5, "what is the weather in paris " * 5],
+      ["", "nothing in the first text"]]
+  reference = _run_reference("PairClassifier", pair["builtin"], pairs,
+                             tmp_path)
+  raw = _raw_predictions(pair["tflite"], ["\t".join(p) for p in pairs])
+  labels = _agreement([p["label"] for p in raw],
+                      [label for label, _ in reference])
+  print(f"Reference (no tensorflow-text) against the raw-string .tflite on "
+        f"{len(pairs)} pairs: labels {100 * labels:.2f}%")
+  assert labels >= MIN_AGREEMENT
+  assert len({p["label"] for p in raw}) > 1
+  for want, (_, score) in zip(raw, reference):
+    assert abs(want["score"] - score) < 1e-4, (want, score)
 
 
 def test_serving_doc_shows_the_reference_implementation():
