@@ -10,9 +10,11 @@ and to fp32 builtin-ops files (token ids in). Checked: the SavedModel, the
 .tflite and the builtin file give the same labels, slot tags, words and
 spans; top-k ordering and length; the label names of a .tflite
 (its own table, else `<model>.labels.json`, else only top-1); IOB spans;
-batching; the command on stdin / stdout and on files; the one-line errors.
+batching; the command on stdin / stdout and on files; the one-line errors;
+`mixvocab-evaluate --model` scoring each export on labelled files.
 """
 
+import collections
 import contextlib
 import json
 import os
@@ -34,6 +36,7 @@ from mixvocab_tf.models import joint_intent_slot_model
 from mixvocab_tf.models import sentence_classifier
 from mixvocab_tf.serving import predictor as predictor_lib
 from mixvocab_tf.datasets import glue as glue_lib
+from mixvocab_tf.tasks.finetuning import metrics as metrics_lib
 from mixvocab_tf.tasks.finetuning.text_classification import export_module as text_classification_export
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 from mixvocab_tf.tasks.finetuning.intent_slot import export_module as intent_slot_export
@@ -572,3 +575,97 @@ def test_console_script_help():
                           env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
   assert "JSON lines out" in result.stdout
   assert "--top_k" in result.stdout
+
+
+# Scoring an export on labelled data: `mixvocab-evaluate --model`.
+
+
+def _evaluate(*args):
+  env = dict(os.environ, PYTHONPATH=_ROOT, TF_CPP_MIN_LOG_LEVEL="2")
+  return subprocess.Popen(
+      [sys.executable, "-m", "mixvocab_tf.cli.evaluate", *args],
+      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=_ROOT)
+
+
+def test_evaluate_scores_each_export_on_labelled_files(
+    snips, snips_builtin, glue, tmp_path):
+  """The command's scores are those of the predictor's answers, scored by
+  hand here, for the SavedModel, the .tflite and the builtin file of an
+  intent and slot model (a Goo split directory) and for a pair classifier
+  (a CSV); a model given another task's data is refused in one line."""
+  queries = [q for q in QUERIES if q.strip()][:5]
+  answers = predictor_lib.load_predictor(snips[1]).predict(queries)
+  # Gold: the model's own answer for the first three queries (one tag of
+  # the third changed), another intent and all-'O' tags for the rest.
+  gold = []
+  for i, answer in enumerate(answers):
+    tags = list(answer["tags"]) + ["O"] * (len(queries[i].split()) -
+                                           len(answer["tags"]))
+    if i == 2:
+      tags[0] = "B-city" if tags[0] != "B-city" else "B-artist"
+    intent = (answer["intent"] if i < 3 else
+              next(n for n in INTENTS if n != answer["intent"]))
+    gold.append((intent, tags if i < 3 else ["O"] * len(tags)))
+  valid = tmp_path / "valid"
+  valid.mkdir()
+  (valid / "seq.in").write_text("".join(q + "\n" for q in queries),
+                                encoding="utf-8")
+  (valid / "seq.out").write_text("".join(" ".join(t) + "\n"
+                                         for _, t in gold))
+  (valid / "label").write_text("".join(i + "\n" for i, _ in gold))
+  want_slot_f1 = metrics_lib.slot_f1(
+      [t for _, t in gold],
+      [list(a["tags"]) + ["O"] * (len(t) - len(a["tags"]))
+       for a, (_, t) in zip(answers, gold)])
+
+  # A file's empty text is refused, so the pairs without one; the second
+  # of the three gold-labelled with the label the model does not answer.
+  pairs = [p for p in PAIRS if all(p)]
+  glue_predictor = predictor_lib.load_predictor(glue[1])
+  pair_gold = [a["label"] if i != 1 else
+               next(n for n in glue_predictor.labels if n != a["label"])
+               for i, a in enumerate(glue_predictor.predict(
+                   ["\t".join(p) for p in pairs]))]
+  pairs_csv = tmp_path / "pairs.csv"
+  pairs_csv.write_text("text_a,text_b,label\n" + "".join(
+      f'"{a}","{b}",{label}\n' for (a, b), label in zip(pairs, pair_gold)),
+                       encoding="utf-8")
+
+  models = [snips[0], snips[1], snips_builtin]
+  processes = [
+      _evaluate(f"--model={m}", f"--data={valid}",
+                f"--output_json={tmp_path / f'{i}.json'}",
+                f"--predictions={tmp_path / f'{i}.jsonl'}")
+      for i, m in enumerate(models)]
+  processes.append(_evaluate(f"--model={glue[1]}", f"--data={pairs_csv}"))
+  processes.append(_evaluate(f"--model={snips[1]}", f"--data={pairs_csv}"))
+  for i, process in enumerate(processes[:3]):
+    status, stdout, stderr = _finish(process)
+    assert status == 0, stderr
+    record = json.loads((tmp_path / f"{i}.json").read_text())
+    got = record["metrics"]
+    assert record["examples"] == 5
+    assert got["intent_accuracy"] == pytest.approx(3 / 5)
+    assert got["slot_f1"] == pytest.approx(want_slot_f1)
+    assert 0 < want_slot_f1 < 1
+    # The floor: the most frequent gold intent (2 of 5 at most here).
+    floor = max(collections.Counter(i for i, _ in gold).values()) / 5
+    assert got["majority_accuracy"] == pytest.approx(floor)
+    assert "| intent accuracy | 60.00 |" in stdout
+    written = [json.loads(l) for l in
+               (tmp_path / f"{i}.jsonl").read_text().splitlines()]
+    assert [w["correct"] for w in written] == [True, True, False, False,
+                                               False]
+    assert [w["gold"]["intent"] for w in written] == [i for i, _ in gold]
+
+  status, stdout, stderr = _finish(processes[3])
+  assert status == 0, stderr
+  assert "| accuracy | 66.67 |" in stdout
+  assert json.loads(stdout[:stdout.rindex("}") + 1])["metrics"][
+      "accuracy"] == pytest.approx(2 / 3)
+
+  status, stdout, stderr = _finish(processes[4])
+  assert status == 1 and "Traceback" not in stderr
+  assert re.search(r"error: ValueError: .*model.tflite is an intent and slot "
+                   r"model, but .*pairs.csv holds sentence pairs with labels",
+                   stderr.strip().splitlines()[-1]), stderr

@@ -17,10 +17,30 @@ model_dir is all it needs. `mixvocab-evaluate` (installed) or
 It prints the metrics as JSON, then a markdown header and row (model,
 parameters, fp32 size, metrics) for reports; `--output_json` also writes
 them. `--checkpoint` takes 'latest', 'best', a directory or a ckpt-N prefix.
+
+An exported model (a SavedModel, a .tflite or its builtin-ops file) is
+scored with `--model` on labelled data in the own-data job's formats
+(`--data`: a .csv, .tsv or .jsonl file, a seq.in / seq.out / label
+directory, or a dataset directory, whose `--split` is read, validation by
+default), through the predictor an app's answers come from
+(`serving/scoring.py`): intent accuracy and slot F1, or accuracy, and
+macro-F1, beside the floor of always answering the most frequent label
+(train's for a dataset directory, else the data's own), the worst labels
+and the most confused pairs:
+
+  mixvocab-evaluate --model=runs/mine/export/model_dynamic.tflite \
+      --data=new_queries.csv --predictions=answers.jsonl
+  mixvocab-evaluate --model=runs/mine/export/saved_model \
+      --data=my_dataset --split=test
+
+It prints the scores as JSON, then a short table for people;
+`--output_json` also writes the JSON, `--predictions` each example's answer
+beside its gold label. The data is checked before the model loads.
 """
 
 import json
 import os
+import sys
 
 from absl import flags
 import gin
@@ -62,6 +82,27 @@ def define_flags():
                     "Pretraining runs: held-out text files (default: the "
                     "run's training text).")
   flags.DEFINE_string("output_json", None, "Also write the metrics here.")
+  flags.DEFINE_string(
+      "model", None, "An exported model to score on --data instead of a "
+      "checkpoint: a SavedModel directory, a .tflite or its builtin-ops "
+      "file.")
+  flags.DEFINE_string(
+      "data", None, "With --model: labelled examples, a .csv, .tsv or "
+      ".jsonl file, a seq.in / seq.out / label directory, or a dataset "
+      "directory (its --split; default validation).")
+  flags.DEFINE_string("text_column", "text", "With --data: the column of "
+                      "the text (or of the first text of a pair).")
+  flags.DEFINE_string("text_b_column", None, "With --data: the column of "
+                      "a pair's second text (default: text_b when there is "
+                      "no text column).")
+  flags.DEFINE_string("label_column", "label", "With --data: the column of "
+                      "the label.")
+  flags.DEFINE_string("predictions", None, "With --model: write each "
+                      "example's answer, its gold label and whether it is "
+                      "right here (JSON lines).")
+  flags.DEFINE_integer("batch_size", None, "With --model: examples per call "
+                       "of the model (default: the predictor's).",
+                       lower_bound=1)
 
 
 def _parse_config():
@@ -92,14 +133,48 @@ def load_model(task, path):
   (`mixvocab_tf.export`) plug in here.
   """
   if os.path.isfile(os.path.join(path, "saved_model.pb")):
-    raise NotImplementedError(
-        f"{path} is a SavedModel; evaluating exports is not supported yet. "
-        "Evaluate the trainer checkpoint it was exported from.")
+    raise ValueError(
+        f"{path} is a SavedModel, not a trainer checkpoint; score an export "
+        "with --model and --data (labelled examples).")
   model = task.build_model()
   return model, evaluation.restore_model(task, model, path)
 
 
+def _run_export():
+  """`--model`: an exported model scored on `--data`."""
+  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf.serving import predictor as predictor_lib
+  from mixvocab_tf.serving import scoring
+  # pylint: enable=g-import-not-at-top
+  if FLAGS.model_dir or FLAGS.gin_file:
+    raise ValueError("--model scores an exported model; --model_dir and "
+                     "--gin_file name a training run. Give one of them.")
+  if not FLAGS.data:
+    raise ValueError("--model needs --data: the labelled examples to score "
+                     "it on (a .csv, .tsv or .jsonl file, a seq.in / seq.out "
+                     "/ label directory, or a dataset directory).")
+  labelled = scoring.read_labelled(
+      FLAGS.data, split=FLAGS.split, text_column=FLAGS.text_column,
+      text_b_column=FLAGS.text_b_column, label_column=FLAGS.label_column)
+  kwargs = {} if FLAGS.batch_size is None else {
+      "batch_size": FLAGS.batch_size}
+  predictor = predictor_lib.load_predictor(FLAGS.model, **kwargs)
+  result = scoring.score_predictor(
+      predictor, labelled, predictions_path=FLAGS.predictions,
+      progress=lambda line: print(line, file=sys.stderr, flush=True))
+  extra = {k: v for k, v in result.items() if k != "scores"}
+  print(json.dumps({"metrics": result["scores"], **extra}, indent=2,
+                   sort_keys=True, ensure_ascii=False))
+  print("\n".join(scoring.summary_lines(result)))
+  if FLAGS.output_json:
+    metrics_io.write_metrics_json(FLAGS.output_json, result["scores"],
+                                  **extra)
+
+
 def _run():
+  if FLAGS.model:
+    _run_export()
+    return
   task = _parse_config()
   path = _checkpoint_path()
   model, checkpoint = load_model(task, path)
@@ -128,8 +203,8 @@ def _run():
 
 def main(argv):
   """The absl main of `mixvocab-evaluate` (flags: `define_flags`)."""
-  console.run_tool(argv, _run,
-                   (ValueError, FileNotFoundError, NotImplementedError))
+  # A DataError (a broken --data file) is a ValueError.
+  console.run_tool(argv, _run, (ValueError, FileNotFoundError))
 
 
 def run():

@@ -90,7 +90,7 @@ def _near_miss_hint(data_dir: str, split: str) -> str:
   return " ".join(hints)
 
 
-def _peek_jsonl_kind(path: str) -> str:
+def peek_jsonl_kind(path: str) -> str:
   """INTENT_SLOT if the first object of `path` has a key 'tokens' or 'tags'.
 
   ('intent' alone is not enough: {"text": ..., "intent": ...} is a text
@@ -174,7 +174,7 @@ def find_dataset(data_dir: str) -> DatasetFiles:
   if fmt == "goo":
     kind = examples.INTENT_SLOT
   elif fmt == "jsonl":
-    kind = _peek_jsonl_kind(files["train"])
+    kind = peek_jsonl_kind(files["train"])
   else:
     kind = examples.TEXT_CLASSIFICATION
   return DatasetFiles(kind=kind, data_dir=data_dir, files=files, format=fmt)

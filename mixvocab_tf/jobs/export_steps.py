@@ -16,7 +16,8 @@ run this step, kind `export`, on a fine-tuned or distilled student run:
    each run in the LiteRT interpreter by the package's predictor
    (`serving.predictor`, what `mixvocab-predict` runs) on the dataset's
    validation split (and test, when it has one), scored by
-   `tasks/finetuning/metrics.py` alone (`scores`): intent accuracy and slot
+   `tasks/finetuning/metrics.py` alone (`serving.scoring.scores`, what
+   `mixvocab-evaluate --model` scores with): intent accuracy and slot
    F1, or accuracy; macro-F1 over train's labels; the majority-label floor;
    each label's precision, recall and F1 and the most confused pairs;
    and timed one query at a time on one thread (the interpreter's call,
@@ -48,7 +49,7 @@ from mixvocab_tf import assets
 from mixvocab_tf.core import run_files
 from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.datasets import user_dataset
-from mixvocab_tf.tasks.finetuning import metrics
+from mixvocab_tf.serving import scoring
 
 SUMMARY_JSON = "summary.json"
 #: The check of the 4-bit word table (`word_table_check`), kept in the step.
@@ -76,60 +77,6 @@ def load_data(options) -> user_dataset.UserDataset:
                                      "label_column") if k in options}
   return user_dataset.load_dataset(options.get("data_dir") or
                                    snips_data_dir(), **columns)
-
-
-def rows_and_gold(split):
-  """(inputs for the predictor, gold) of a split; gold is None without labels.
-
-  Gold is the label (text classification) or (intent, tags) (intent-slot).
-  """
-  if isinstance(split, examples_lib.IntentSlotExamples):
-    rows = [" ".join(words) for words in split.words]
-    gold = (None if split.intents is None else
-            list(zip(split.intents, split.tags)))
-  else:
-    if split.texts_b is None:
-      rows = list(split.texts_a)
-    else:
-      rows = [{"text_a": a, "text_b": b}
-              for a, b in zip(split.texts_a, split.texts_b)]
-    gold = split.labels
-  return rows, gold
-
-
-def scores(kind, predictions, gold, labels, majority):
-  """Scores of predictions (the predictor's records) against gold labels.
-
-  All from `metrics`: intent accuracy and slot F1 (`snips_metrics`; a query
-  the model cut short is scored with 'O' for the words it dropped) or
-  accuracy; macro-F1 over `labels` (train's: a gold label train lacks is an
-  error, not a class of its own); the accuracy of always answering
-  `majority`, train's most frequent label; per-label scores and confused
-  pairs of the labels (intents).
-
-  Returns:
-    (scores, per_label, confused).
-  """
-  if kind == examples_lib.INTENT_SLOT:
-    gold_labels = [g[0] for g in gold]
-    predicted = [p["intent"] for p in predictions]
-    gold_tags = [list(g[1]) for g in gold]
-    tags = [list(p["tags"]) + ["O"] * (len(g) - len(p["tags"]))
-            for p, g in zip(predictions, gold_tags)]
-    result = metrics.snips_metrics(gold_labels, predicted, gold_tags, tags)
-  else:
-    gold_labels = list(gold)
-    predicted = [p["label"] for p in predictions]
-    result = {}
-  ids = {label: i for i, label in enumerate(labels)}
-  gold_ids = [ids.get(g, metrics.UNKNOWN_LABEL) for g in gold_labels]
-  predicted_ids = [ids.get(p, metrics.UNKNOWN_LABEL) for p in predicted]
-  result.update(metrics.text_classification_metrics(
-      gold_ids, predicted_ids, len(labels), ids[majority]))
-  if kind == examples_lib.INTENT_SLOT:
-    del result["accuracy"]  # intent_accuracy, the same number.
-  return (result, metrics.per_label_scores(gold_labels, predicted),
-          metrics.confused_pairs(gold_labels, predicted))
 
 
 def majority_label(dataset) -> str:
@@ -189,11 +136,12 @@ def score_model(model_path, dataset, batch_size=None, predictions_path=None,
     split = dataset.splits.get(name)
     if split is None:
       continue
-    rows, gold = rows_and_gold(split)
+    rows, gold = scoring.rows_and_gold(split)
     predicted = predictor.predict(rows, top_k=TOP_K)
     entry = {"examples": len(rows)}
     if gold is not None:
-      entry["scores"], entry["per_label"], entry["confused"] = scores(
+      (entry["scores"], entry["per_label"],
+       entry["confused"]) = scoring.scores(
           dataset.kind, predicted, gold, dataset.labels, majority)
     if name == "test" and predictions_path:
       run_files.write_text(predictions_path, "".join(
@@ -201,7 +149,7 @@ def score_model(model_path, dataset, batch_size=None, predictions_path=None,
       entry["predictions"] = predictions_path
     result["splits"][name] = entry
   if timed:
-    queries = rows_and_gold(
+    queries = scoring.rows_and_gold(
         dataset.splits["validation"])[0][:LATENCY_QUERIES]
     result.update(latency_ms(model_path, predictor, queries))
   return result
@@ -237,7 +185,7 @@ def word_table_check(saved_model_dir, dataset, batch_size=None,
   bits = info.get("word_table_bits", 32)
   result = {"pack": True, "word_table_bits": bits,
             "tolerance_points": tolerance}
-  rows, gold = rows_and_gold(dataset.splits["validation"])
+  rows, gold = scoring.rows_and_gold(dataset.splits["validation"])
   if bits == 32 or gold is None:
     return result
   names = HEADLINE_SCORES.get(dataset.kind, DEFAULT_HEADLINE_SCORES)
@@ -247,8 +195,9 @@ def word_table_check(saved_model_dir, dataset, batch_size=None,
                          ("packed", tflite_conversion.TFLITE_SIGNATURE)):
     predictor = predict_lib.load_predictor(saved_model_dir,
                                            signature=signature, **kwargs)
-    values = scores(dataset.kind, predictor.predict(rows, top_k=1), gold,
-                    dataset.labels, majority_label(dataset))[0]
+    values = scoring.scores(dataset.kind,
+                            predictor.predict(rows, top_k=1), gold,
+                            dataset.labels, majority_label(dataset))[0]
     result["scores"][key] = {name: values[name] for name in names}
   result["cost_points"] = max(
       100 * (result["scores"]["float"][n] - result["scores"]["packed"][n])
@@ -327,7 +276,7 @@ def export_step(step_dir, output_dir, options):
       logging.info("Converting the SavedModel to a .tflite (%s)...", quantize)
       calibration = None
       if quantize == "int8":
-        calibration = rows_and_gold(dataset.splits["train"])[0][::50]
+        calibration = scoring.rows_and_gold(dataset.splits["train"])[0][::50]
       run_files.write_atomically(path, tflite_conversion.convert_saved_model(
           saved_model_dir, quantize=quantize,
           representative_examples=calibration))
@@ -351,7 +300,8 @@ def export_step(step_dir, output_dir, options):
                                                     "dynamic"))
   summary["builtin"] = builtin_model.summary(
       builtin_path, saved_model_dir,
-      rows_and_gold(dataset.splits["validation"])[0][:LATENCY_QUERIES])
+      scoring.rows_and_gold(
+          dataset.splits["validation"])[0][:LATENCY_QUERIES])
   # Scored as an app runs it: tokenized outside, then the file alone.
   with run_files.local_copy(builtin_path) as local:
     summary["builtin"]["splits"] = score_model(

@@ -894,7 +894,10 @@ def report_step(step_dir, output_dir, options):
                    "tokenizes for the builtin file"] if builtin else [])
   lines += ["", "Predict with it: `mixvocab-predict --model="
             f"{export['path']} --input={'pairs' if pair else 'queries'}.txt "
-            "--output=-`" + (f" ({'; '.join(notes)})" if notes else ""), ""]
+            "--output=-`" + (f" ({'; '.join(notes)})" if notes else ""), "",
+            "Score it on new labelled examples (a file or split in your "
+            "dataset's format): `mixvocab-evaluate --model="
+            f"{export['path']} --data=NEW`", ""]
   if builtin:
     lines += deploy_lines(intent_slot, pair)
   lines += step_times.section(output_dir)

@@ -1,0 +1,345 @@
+"""Scores an exported model on labelled examples beside its floor.
+
+What `mixvocab-evaluate --model=... --data=...` prints, and what the jobs'
+export step scores its .tflite files with: an exported model (a SavedModel,
+a raw-string .tflite or a builtin-ops file) answers a labelled split
+through the predictor (`predictor.load_predictor`, what `mixvocab-predict`
+and an app run), and `tasks/finetuning/metrics.py` alone scores the answers
+(`scores`): intent accuracy and slot F1 (CoNLL chunks), or accuracy;
+macro-F1 over the model's labels; the floor of always answering the most
+frequent label; each label's precision, recall and F1; the most confused
+pairs.
+
+The labelled data (`read_labelled`) is one split in the own-data job's
+formats (`mixvocab_tf.datasets`): a `.csv`, `.tsv` or `.jsonl` file, a
+directory in the Goo et al. layout (`seq.in`, `seq.out`, `label`), or a
+whole dataset directory (`train`, `validation`, `test`), of which one split
+is read. It is checked as the job checks its files, before the model runs.
+
+  labelled = scoring.read_labelled("new_queries.csv")
+  predictor = predictor_lib.load_predictor("runs/mine/export/"
+                                           "model_dynamic.tflite")
+  result = scoring.score_predictor(predictor, labelled)
+  result["scores"]["accuracy"], result["scores"]["majority_accuracy"]
+"""
+
+import collections
+import dataclasses
+import json
+import os
+from typing import Any, Callable, Optional, Sequence
+
+import tensorflow as tf
+
+from mixvocab_tf.datasets import errors
+from mixvocab_tf.datasets import examples as examples_lib
+from mixvocab_tf.datasets import intent_slot_files
+from mixvocab_tf.datasets import layout
+from mixvocab_tf.datasets import records
+from mixvocab_tf.datasets import text_classification_files
+from mixvocab_tf.tasks.finetuning import metrics
+
+#: How many examples the predictor answers between two progress lines.
+PROGRESS_EXAMPLES = 2048
+#: How many confused pairs a result keeps.
+CONFUSED_PAIRS = 20
+
+
+def rows_and_gold(split):
+  """(inputs for the predictor, gold) of a split; gold is None without labels.
+
+  Gold is the label (text classification) or (intent, tags) (intent-slot).
+  """
+  if isinstance(split, examples_lib.IntentSlotExamples):
+    rows = [" ".join(words) for words in split.words]
+    gold = (None if split.intents is None else
+            list(zip(split.intents, split.tags)))
+  else:
+    if split.texts_b is None:
+      rows = list(split.texts_a)
+    else:
+      rows = [{"text_a": a, "text_b": b}
+              for a, b in zip(split.texts_a, split.texts_b)]
+    gold = split.labels
+  return rows, gold
+
+
+def scores(kind, predictions, gold, labels, majority):
+  """Scores of predictions (the predictor's records) against gold labels.
+
+  All from `metrics`: intent accuracy and slot F1 (`snips_metrics`; a query
+  the model cut short is scored with 'O' for the words it dropped) or
+  accuracy; macro-F1 over `labels` (the model's, or train's: a gold label
+  outside them is an error, not a class of its own); the accuracy of always
+  answering `majority` (one of `labels`); per-label scores and confused
+  pairs of the labels (intents).
+
+  Returns:
+    (scores, per_label, confused).
+  """
+  if kind == examples_lib.INTENT_SLOT:
+    gold_labels = [g[0] for g in gold]
+    predicted = [p["intent"] for p in predictions]
+    gold_tags = [list(g[1]) for g in gold]
+    tags = [list(p["tags"]) + ["O"] * (len(g) - len(p["tags"]))
+            for p, g in zip(predictions, gold_tags)]
+    result = metrics.snips_metrics(gold_labels, predicted, gold_tags, tags)
+  else:
+    gold_labels = list(gold)
+    predicted = [p["label"] for p in predictions]
+    result = {}
+  ids = {label: i for i, label in enumerate(labels)}
+  gold_ids = [ids.get(g, metrics.UNKNOWN_LABEL) for g in gold_labels]
+  predicted_ids = [ids.get(p, metrics.UNKNOWN_LABEL) for p in predicted]
+  result.update(metrics.text_classification_metrics(
+      gold_ids, predicted_ids, len(labels), ids[majority]))
+  if kind == examples_lib.INTENT_SLOT:
+    del result["accuracy"]  # intent_accuracy, the same number.
+  return (result, metrics.per_label_scores(gold_labels, predicted),
+          metrics.confused_pairs(gold_labels, predicted))
+
+
+@dataclasses.dataclass
+class Labelled:
+  """One labelled split to score a model on.
+
+  Attributes:
+    kind: `examples.INTENT_SLOT` or `examples.TEXT_CLASSIFICATION`.
+    path: the file (or Goo directory) read.
+    split: `examples.TextClassificationExamples` or
+      `examples.IntentSlotExamples`, with labels.
+    train_labels: the labels (intents) of the dataset's train split when
+      the data was a dataset directory (the floor is train's most frequent
+      label, as the own-data report's), else None (the floor is the split's
+      own most frequent label).
+  """
+  kind: str
+  path: str
+  split: Any
+  train_labels: Optional[Sequence[str]] = None
+
+  @property
+  def gold_labels(self) -> list:
+    """The split's labels (intents), one per example."""
+    return list(self.split.intents if self.kind == examples_lib.INTENT_SLOT
+                else self.split.labels)
+
+  @property
+  def pair(self) -> bool:
+    return (self.kind == examples_lib.TEXT_CLASSIFICATION and
+            self.split.texts_b is not None)
+
+
+def _split_kind(path: str) -> str:
+  """The kind of task one split's file or Goo directory holds."""
+  if tf.io.gfile.isdir(path):
+    return examples_lib.INTENT_SLOT
+  fmt = records.format_of(path, records.FORMATS)
+  if fmt == "jsonl":
+    return layout.peek_jsonl_kind(path)
+  return examples_lib.TEXT_CLASSIFICATION
+
+
+def _read_split(path, kind, columns):
+  if kind == examples_lib.INTENT_SLOT:
+    return intent_slot_files.read_intent_slot(path, require_labels=True)
+  return text_classification_files.read_text_classification(
+      path, require_labels=True, **columns)
+
+
+def read_labelled(data: str,
+                  split: Optional[str] = None,
+                  text_column: str = "text",
+                  text_b_column: Optional[str] = None,
+                  label_column: str = "label") -> Labelled:
+  """Reads and checks the labelled examples at `data`.
+
+  Args:
+    data: a `.csv`, `.tsv` or `.jsonl` file, a Goo et al. split directory
+      (`seq.in`, `seq.out`, `label`), or a dataset directory holding splits
+      (`layout.find_dataset`).
+    split: for a dataset directory, the split to read: 'validation' (the
+      default; 'dev' and 'valid' name it too), 'test' or 'train'. Refused
+      for a single split.
+    text_column, text_b_column, label_column: the columns of a text
+      classification file (`text_classification_files`).
+
+  Raises:
+    DataError: `data` is missing or breaks the data contract, or a split
+      lacks labels (scoring needs them).
+    ValueError: `split` is unknown, missing from the dataset, or given for a
+      single split.
+  """
+  columns = dict(text_column=text_column, text_b_column=text_b_column,
+                 label_column=label_column)
+  if not tf.io.gfile.exists(data):
+    raise errors.data_error(
+        data, None, "the path does not exist",
+        "a .csv, .tsv or .jsonl file, a directory holding seq.in, seq.out "
+        "and label, or a dataset directory holding train, validation and "
+        "test", "Check the path.")
+  is_split = not tf.io.gfile.isdir(data) or any(
+      errors.isfile(os.path.join(data, name))
+      for name in intent_slot_files.GOO_FILES)
+  if is_split:
+    if split is not None:
+      raise ValueError(
+          f"--split={split} names a split of a dataset directory, but "
+          f"{data} is a single split; drop --split, or give the dataset's "
+          "directory.")
+    kind = _split_kind(data)
+    return Labelled(kind, data, _read_split(data, kind, columns))
+  wanted = split or "validation"
+  names = {name: canonical for canonical, aliases in layout.SPLIT_NAMES.items()
+           for name in aliases}
+  if wanted not in names:
+    raise ValueError(
+        f"--split={wanted} is not a split name; expected one of "
+        f"{', '.join(sorted(names))}.")
+  files = layout.find_dataset(data)
+  canonical = names[wanted]
+  if canonical not in files.files:
+    raise ValueError(
+        f"{data} has no {canonical} split (it has "
+        f"{', '.join(sorted(files.files))}); choose one of those with "
+        "--split.")
+  path = files.files[canonical]
+  train = (_read_split(files.files["train"], files.kind, columns)
+           if canonical != "train" else None)
+  labelled = Labelled(files.kind, path, _read_split(path, files.kind, columns))
+  source = labelled if train is None else Labelled(files.kind, "", train)
+  labelled.train_labels = source.gold_labels
+  return labelled
+
+
+def check_compatible(predictor, labelled: Labelled) -> None:
+  """Raises ValueError if the model cannot answer the labelled examples."""
+  model = ("an intent and slot model" if predictor.kind == "intent_slot" else
+           "a sentence-pair classifier" if predictor.pair else
+           "a one-text classifier")
+  data = ("intent and slot examples (words, tags, an intent)"
+          if labelled.kind == examples_lib.INTENT_SLOT else
+          "sentence pairs with labels" if labelled.pair else
+          "texts with labels")
+  fits = ((predictor.kind == "intent_slot") ==
+          (labelled.kind == examples_lib.INTENT_SLOT) and
+          predictor.pair == labelled.pair)
+  if not fits:
+    hint = ("A pair's texts are the columns text_a and text_b (or name "
+            "them with --text_column and --text_b_column)."
+            if predictor.pair and labelled.kind != examples_lib.INTENT_SLOT
+            else "Score the model on data of its own task.")
+    raise ValueError(f"{predictor.model_path} is {model}, but "
+                     f"{labelled.path} holds {data}. {hint}")
+  if predictor.labels is None:
+    raise ValueError(
+        f"{predictor.model_path} does not name its labels, so its answers "
+        "cannot be compared with gold labels; put <model>.labels.json "
+        "beside a .tflite (mixvocab-convert writes it), or score the "
+        "SavedModel it came from.")
+
+
+def floor_label(labelled: Labelled, labels: Sequence[str]) -> tuple:
+  """(label, where from) of the floor: always answering the most frequent
+  label of train (a dataset directory) or of the split itself, among the
+  labels the model can answer."""
+  source = labelled.train_labels or labelled.gold_labels
+  counts = collections.Counter(l for l in source if l in set(labels))
+  where = "train" if labelled.train_labels else "the scored examples"
+  if not counts:
+    return labels[0], where
+  return counts.most_common(1)[0][0], where
+
+
+def score_predictor(predictor,
+                    labelled: Labelled,
+                    predictions_path: Optional[str] = None,
+                    progress: Optional[Callable[[str], None]] = None
+                    ) -> dict:
+  """Scores `predictor` (a `predictor.Predictor`) on `labelled`.
+
+  Args:
+    predictor: the model, from `predictor.load_predictor`.
+    labelled: the examples, from `read_labelled`.
+    predictions_path: where to write each example's record (the
+      predictor's, with `gold` and `correct` added) as JSON lines; None:
+      nowhere.
+    progress: called with a line after every `PROGRESS_EXAMPLES` examples
+      (None: silent).
+
+  Returns:
+    {'model', 'data', 'examples', 'scores' (with 'majority_accuracy'),
+     'floor_label', 'floor_from', 'unknown_labels' ({gold label the model
+     cannot answer: examples}), 'per_label' (worst first), 'confused'
+     (most frequent first, at most `CONFUSED_PAIRS`)}.
+
+  Raises:
+    ValueError: `check_compatible`'s, or an example the predictor refuses.
+  """
+  check_compatible(predictor, labelled)
+  rows, gold = rows_and_gold(labelled.split)
+  predicted = []
+  for start in range(0, len(rows), PROGRESS_EXAMPLES):
+    predicted.extend(predictor.predict(rows[start:start + PROGRESS_EXAMPLES]))
+    if progress and len(rows) > PROGRESS_EXAMPLES:
+      progress(f"{len(predicted):,} of {len(rows):,} examples answered")
+  labels = list(predictor.labels)
+  majority, floor_from = floor_label(labelled, labels)
+  result, per_label, confused = scores(labelled.kind, predicted, gold, labels,
+                                       majority)
+  known = set(labels)
+  unknown = collections.Counter(l for l in labelled.gold_labels
+                                if l not in known)
+  if predictions_path:
+    with tf.io.gfile.GFile(predictions_path, "w") as f:
+      for record, answer in zip(predicted, gold):
+        if labelled.kind == examples_lib.INTENT_SLOT:
+          gold_record = {"intent": answer[0], "tags": list(answer[1])}
+          correct = (record["intent"] == answer[0] and
+                     list(record["tags"]) == list(answer[1]))
+        else:
+          gold_record = {"label": answer}
+          correct = record["label"] == answer
+        f.write(json.dumps({**record, "gold": gold_record,
+                            "correct": correct}, ensure_ascii=False) + "\n")
+  return {"model": predictor.model_path, "data": labelled.path,
+          "examples": len(rows), "scores": result, "floor_label": majority,
+          "floor_from": floor_from, "unknown_labels": dict(unknown),
+          "per_label": per_label,
+          "confused": confused[:CONFUSED_PAIRS]}
+
+
+def summary_lines(result: dict) -> list:
+  """A short markdown summary of `score_predictor`'s result, for people."""
+  s = result["scores"]
+  rows = []
+  if "slot_f1" in s:
+    rows.append(("intent accuracy", s["intent_accuracy"]))
+    rows.append(("slot F1", s["slot_f1"]))
+    rows.append(("sentence accuracy (intent and every tag)",
+                 s["sentence_accuracy"]))
+  else:
+    rows.append(("accuracy", s["accuracy"]))
+  rows.append(("macro-F1", s["macro_f1"]))
+  lines = [f"{result['model']} on {result['data']} "
+           f"({result['examples']:,} examples):", "",
+           "| score | value |", "|---|---|"]
+  lines += [f"| {name} | {100 * value:.2f} |" for name, value in rows]
+  lines.append(f"| floor: every example answered "
+               f"{result['floor_label']!r} (the most frequent label of "
+               f"{result['floor_from']}) | "
+               f"{100 * s['majority_accuracy']:.2f} |")
+  if result["unknown_labels"]:
+    count = sum(result["unknown_labels"].values())
+    names = ", ".join(sorted(result["unknown_labels"]))
+    lines += ["", f"{count:,} examples have labels the model does not "
+              f"know ({names}); they count as errors."]
+  worst = [r for r in result["per_label"] if r["support"]][:5]
+  if worst:
+    lines += ["", "Worst labels (F1, support): " + "; ".join(
+        f"{r['label']} {100 * r['f1']:.1f} ({r['support']})" for r in worst)]
+  if result["confused"]:
+    lines.append("Most confused (gold -> answer, count): " + "; ".join(
+        f"{c['gold']} -> {c['predicted']} ({c['count']})"
+        for c in result["confused"][:5]))
+  return lines

@@ -1,0 +1,209 @@
+"""Tests of `scoring`: the scores, the labelled data, the floor.
+
+The predictor here answers as told (`_Predictor`); real exports are scored
+end to end in tests/test_predict.py (`mixvocab-evaluate --model`).
+"""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from mixvocab_tf.datasets import examples as examples_lib
+from mixvocab_tf.serving import scoring
+from mixvocab_tf.tasks.finetuning import metrics
+from mixvocab_testing import datasets_testing
+
+
+def test_text_classification_scores_are_the_trainers():
+  # 'c' is a gold label train lacked: an error, not a class of its own.
+  known = ["a", "b"]
+  gold = ["a", "a", "b", "c", "c"]
+  predicted = ["a", "b", "b", "a", "b"]
+  result, per_label, confused = scoring.scores(
+      "text_classification", [{"label": p} for p in predicted], gold,
+      known, majority="a")
+  ids = {"a": 0, "b": 1, "c": metrics.UNKNOWN_LABEL}
+  expected = metrics.macro_f1(np.array([ids[g] for g in gold]),
+                              np.array([ids[p] for p in predicted]), 2)
+  assert result["macro_f1"] == pytest.approx(expected)
+  assert result["accuracy"] == pytest.approx(2 / 5)
+  assert result["majority_accuracy"] == pytest.approx(2 / 5)
+  # The report still lists the unseen label, with recall 0.
+  assert {"label": "c", "support": 2, "precision": 0.0, "recall": 0.0,
+          "f1": 0.0} in per_label
+  assert sorted((c["gold"], c["predicted"], c["count"])
+                for c in confused) == [("a", "b", 1), ("c", "a", 1),
+                                       ("c", "b", 1)]
+
+
+def test_intent_slot_scores_pad_a_query_the_model_cut_short():
+  # A query longer than the model's sequence comes back with fewer tags:
+  # the words it dropped are scored as 'O', not an error.
+  gold = [("play", ["O", "B-x", "I-x"]), ("stop", ["O", "O", "B-y"])]
+  predictions = [{"intent": "play", "tags": ["O", "B-x", "I-x"]},
+                 {"intent": "play", "tags": ["O", "O"]}]
+  result, per_label, _ = scoring.scores(
+      "intent_slot", predictions, gold, ["play", "stop"], majority="play")
+  assert result["intent_accuracy"] == pytest.approx(0.5)
+  assert result["slot_f1"] == pytest.approx(metrics.slot_f1(
+      [g[1] for g in gold], [["O", "B-x", "I-x"], ["O", "O", "O"]]))
+  assert result["majority_accuracy"] == pytest.approx(0.5)
+  assert "accuracy" not in result
+  assert [r["label"] for r in per_label] == ["stop", "play"]
+
+
+class _Predictor:
+  """Answers each text with the label (or intent and tags) it is told."""
+
+  def __init__(self, answers, kind="classification", pair=False,
+               labels=("a", "b")):
+    self.answers = answers
+    self.kind = kind
+    self.pair = pair
+    self.labels = labels
+    self.model_path = "model.tflite"
+
+  def predict(self, rows):
+    records = []
+    for row in rows:
+      key = row if isinstance(row, str) else row["text_a"]
+      answer = self.answers[key]
+      if self.kind == "intent_slot":
+        records.append({"intent": answer[0], "tags": answer[1]})
+      else:
+        records.append({"label": answer})
+    return records
+
+
+def _csv(path, rows, header="text,label"):
+  return datasets_testing.write(
+      path, header + "\n" + "".join(",".join(r) + "\n" for r in rows))
+
+
+def test_a_csv_file_is_scored_beside_its_own_floor(tmp_path):
+  path = _csv(tmp_path / "new.csv", [("one", "a"), ("two", "a"),
+                                     ("three", "b"), ("four", "c")])
+  labelled = scoring.read_labelled(path)
+  assert (labelled.kind, labelled.train_labels) == (
+      examples_lib.TEXT_CLASSIFICATION, None)
+  predictor = _Predictor({"one": "a", "two": "b", "three": "b",
+                          "four": "a"})
+  out = tmp_path / "predictions.jsonl"
+  result = scoring.score_predictor(predictor, labelled,
+                                   predictions_path=str(out))
+  assert result["examples"] == 4
+  assert result["scores"]["accuracy"] == pytest.approx(0.5)
+  # The floor: the file's most frequent label, 'a' (2 of 4).
+  assert (result["floor_label"], result["floor_from"]) == (
+      "a", "the scored examples")
+  assert result["scores"]["majority_accuracy"] == pytest.approx(0.5)
+  # 'c' is not the model's: an error, and said so.
+  assert result["unknown_labels"] == {"c": 1}
+  records = [json.loads(l) for l in out.read_text().splitlines()]
+  assert [(r["label"], r["gold"], r["correct"]) for r in records] == [
+      ("a", {"label": "a"}, True), ("b", {"label": "a"}, False),
+      ("b", {"label": "b"}, True), ("a", {"label": "c"}, False)]
+  summary = "\n".join(scoring.summary_lines(result))
+  assert "| accuracy | 50.00 |" in summary
+  assert ("| floor: every example answered 'a' (the most frequent label of "
+          "the scored examples) | 50.00 |") in summary
+  assert "1 examples have labels the model does not know (c)" in summary
+
+
+def test_the_floor_is_among_the_labels_the_model_knows(tmp_path):
+  # The file's most frequent label ('z', 3) is not the model's: the floor
+  # is the most frequent one it can answer ('b', 2 of 6).
+  path = _csv(tmp_path / "new.csv", [("1", "z"), ("2", "z"), ("3", "z"),
+                                     ("4", "b"), ("5", "b"), ("6", "a")])
+  labelled = scoring.read_labelled(path)
+  result = scoring.score_predictor(
+      _Predictor({str(i): "b" for i in range(1, 7)}), labelled)
+  assert result["floor_label"] == "b"
+  assert result["scores"]["majority_accuracy"] == pytest.approx(2 / 6)
+  assert result["scores"]["accuracy"] == pytest.approx(2 / 6)
+
+
+def test_a_dataset_directory_gives_a_split_and_train_floor(tmp_path):
+  _csv(tmp_path / "d" / "train.csv", [("1", "b"), ("2", "b"), ("3", "a")])
+  _csv(tmp_path / "d" / "dev.csv", [("4", "a"), ("5", "a"), ("6", "b")])
+  _csv(tmp_path / "d" / "test.csv", [("7", "b")])
+  data = str(tmp_path / "d")
+  labelled = scoring.read_labelled(data)
+  assert labelled.path.endswith("dev.csv")
+  result = scoring.score_predictor(
+      _Predictor({"4": "a", "5": "b", "6": "b"}), labelled)
+  # Train's most frequent label, as the own-data report's floor.
+  assert (result["floor_label"], result["floor_from"]) == ("b", "train")
+  assert result["scores"]["majority_accuracy"] == pytest.approx(1 / 3)
+  assert result["scores"]["accuracy"] == pytest.approx(2 / 3)
+  assert scoring.read_labelled(data, split="test").path.endswith("test.csv")
+  assert scoring.read_labelled(data, split="valid").path.endswith("dev.csv")
+  assert scoring.read_labelled(data, split="train").train_labels == [
+      "b", "b", "a"]
+  with pytest.raises(ValueError, match="--split=val is not a split name"):
+    scoring.read_labelled(data, split="val")
+  os.remove(tmp_path / "d" / "test.csv")
+  with pytest.raises(ValueError, match="has no test split"):
+    scoring.read_labelled(data, split="test")
+  with pytest.raises(ValueError, match="is a single split; drop --split"):
+    scoring.read_labelled(str(tmp_path / "d" / "dev.csv"), split="test")
+
+
+def test_intent_slot_splits_in_goo_and_jsonl(tmp_path):
+  goo = datasets_testing.write_goo(
+      tmp_path / "valid", ["play jazz", "rain today"],
+      ["O B-genre", "O B-date"], ["PlayMusic", "GetWeather"])
+  jsonl = datasets_testing.write_jsonl(tmp_path / "new.jsonl", [
+      {"tokens": ["play", "jazz"], "tags": ["O", "B-genre"],
+       "intent": "PlayMusic"},
+      {"tokens": ["rain", "today"], "tags": ["O", "B-date"],
+       "intent": "GetWeather"}])
+  predictor = _Predictor(
+      {"play jazz": ("PlayMusic", ["O", "B-genre"]),
+       "rain today": ("PlayMusic", ["O", "O"])}, kind="intent_slot",
+      labels=("GetWeather", "PlayMusic"))
+  for data in (goo, jsonl):
+    labelled = scoring.read_labelled(data)
+    assert labelled.kind == examples_lib.INTENT_SLOT
+    result = scoring.score_predictor(predictor, labelled)
+    assert result["scores"]["intent_accuracy"] == pytest.approx(0.5)
+    assert result["scores"]["slot_f1"] == pytest.approx(2 / 3)
+    assert result["scores"]["sentence_accuracy"] == pytest.approx(0.5)
+    summary = "\n".join(scoring.summary_lines(result))
+    assert "| slot F1 | 66.67 |" in summary
+
+
+def test_data_of_another_task_is_refused_before_the_model_runs(tmp_path):
+  texts = scoring.read_labelled(_csv(tmp_path / "t.csv", [("x", "a")]))
+  pairs = scoring.read_labelled(_csv(tmp_path / "p.csv", [("x", "y", "a")],
+                                     header="text_a,text_b,label"))
+  assert pairs.pair and not texts.pair
+
+  class Refuses(_Predictor):
+
+    def predict(self, rows):
+      raise AssertionError("the model ran")
+
+  cases = [(Refuses({}, kind="intent_slot"), texts,
+            "is an intent and slot model, but .* holds texts with labels"),
+           (Refuses({}, pair=True), texts,
+            "is a sentence-pair classifier, but .* holds texts"),
+           (Refuses({}), pairs,
+            "is a one-text classifier, but .* holds sentence pairs"),
+           (Refuses({}, labels=None), texts, "does not name its labels")]
+  for predictor, labelled, match in cases:
+    with pytest.raises(ValueError, match=match):
+      scoring.score_predictor(predictor, labelled)
+
+
+def test_data_without_labels_or_broken_is_refused(tmp_path):
+  # A test split without labels can be predicted, not scored.
+  path = datasets_testing.write(tmp_path / "test.csv", "text\nhello\n")
+  datasets_testing.raises("label", scoring.read_labelled, path)
+  datasets_testing.raises("the path does not exist", scoring.read_labelled,
+                          str(tmp_path / "missing.csv"))
+  datasets_testing.raises("does not end in a known extension",
+                          scoring.read_labelled,
+                          datasets_testing.write(tmp_path / "x.xlsx", "PK"))
