@@ -82,6 +82,11 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
   assert re.search(r"\| student builtin \.tflite \(phones, browsers\) \| "
                    r"test \|  \| [0-9.]+ \| [0-9.]+ \|", report), report
   assert "RateBook" in report  # listed in the unseen-label warning
+  # Each slot type of the test split's gold tags, scored.
+  assert re.search(r"## Worst slot types by F1 \(test, \.tflite\)\n\n.*\n\n"
+                   r"\| slot type \| support \|(.|\n)*\| genre \| 2 \|",
+                   report), report
+  assert "`mixvocab-evaluate --model=" in report
   # Each run's validation slot F1 during training, plotted beside the table.
   assert "![validation slot F1 during training](training_curves.png)" in report
   assert (job / "training_curves.png").read_bytes()[:4] == b"\x89PNG"
@@ -119,6 +124,7 @@ def test_text_classification_csv_to_tflite_report_and_predictions(
   assert re.search(r"\| student builtin \.tflite \(phones, browsers\) \| "
                    r"validation \|  \| [0-9.]+ \| [0-9.]+ \|", report), report
   assert "![validation accuracy during training](training_curves.png)" in report
+  assert "slot type" not in report
   assert (job / "training_curves.png").read_bytes()[:4] == b"\x89PNG"
   # Validation rows are the trainers' own records of their best checkpoints
   # (nothing evaluates them again); test rows are evaluated.

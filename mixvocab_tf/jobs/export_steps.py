@@ -19,7 +19,8 @@ run this step, kind `export`, on a fine-tuned or distilled student run:
    `tasks/finetuning/metrics.py` alone (`serving.scoring.scores`, what
    `mixvocab-evaluate --model` scores with): intent accuracy and slot
    F1, or accuracy; macro-F1 over train's labels; the majority-label floor;
-   each label's precision, recall and F1 and the most confused pairs;
+   each label's (and slot type's) precision, recall and F1 and the most
+   confused pairs;
    and timed one query at a time on one thread (the interpreter's call,
    raw strings in);
 3. the model on token ids with builtin operators only and its metadata
@@ -124,7 +125,8 @@ def score_model(model_path, dataset, batch_size=None, predictions_path=None,
     timed: whether to time the raw-string file on queries (`latency_ms`).
 
   Returns:
-    {'splits': {name: {'examples', 'scores', 'per_label', 'confused'}},
+    {'splits': {name: {'examples', 'scores', 'per_label', 'confused',
+                       'per_slot_type' (intent and slots)}},
      'p50_ms', 'p90_ms' (if `timed`)}.
   """
   from mixvocab_tf.serving import predictor as predict_lib  # pylint: disable=g-import-not-at-top
@@ -143,6 +145,8 @@ def score_model(model_path, dataset, batch_size=None, predictions_path=None,
       (entry["scores"], entry["per_label"],
        entry["confused"]) = scoring.scores(
           dataset.kind, predicted, gold, dataset.labels, majority)
+      if dataset.kind == examples_lib.INTENT_SLOT:
+        entry["per_slot_type"] = scoring.slot_type_scores(predicted, gold)
     if name == "test" and predictions_path:
       run_files.write_text(predictions_path, "".join(
           json.dumps(p, ensure_ascii=False) + "\n" for p in predicted))

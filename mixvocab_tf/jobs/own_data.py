@@ -32,9 +32,9 @@ dynamic-range .tflite, scores the .tflite on validation and test in the
 LiteRT interpreter and writes the test predictions as JSONL; `report` writes
 `report.md`: validation and test scores of teacher and student, each run's
 best and last step and its validation curve (`training_curves.png`, beside
-the majority-label floor), the worst labels by F1, the most confused pairs,
-sizes, latency and each step's time. Every step is an ordinary pipeline step:
-rerunning the command resumes.
+the majority-label floor), the worst labels (and slot types) by F1, the
+most confused pairs, sizes, latency and each step's time. Every step is an
+ordinary pipeline step: rerunning the command resumes.
 
 The dataset is read from the local disk (`user_dataset`); the job's directory
 may be on any file system TensorFlow reads that its child processes reach
@@ -861,6 +861,15 @@ def report_step(step_dir, output_dir, options):
     lines += [f"## Worst {what} by F1 ({focus}, .tflite)", "",
               report.markdown_table([what[:-1], "support", "precision",
                                      "recall", "F1"], worst), ""]
+    slot_types = [[r["label"], r["support"], f"{100 * r['precision']:.1f}",
+                   f"{100 * r['recall']:.1f}", f"{100 * r['f1']:.1f}"]
+                  for r in entry.get("per_slot_type", [])[:TABLE_ROWS]]
+    if slot_types:
+      lines += [f"## Worst slot types by F1 ({focus}, .tflite)", "",
+                "Each type's spans as slot F1 counts them; support: its "
+                "spans in the gold tags.", "",
+                report.markdown_table(["slot type", "support", "precision",
+                                       "recall", "F1"], slot_types), ""]
     confused = [[c["gold"], c["predicted"], c["count"]]
                 for c in entry["confused"][:TABLE_ROWS]]
     if confused:

@@ -7,8 +7,8 @@ through the predictor (`predictor.load_predictor`, what `mixvocab-predict`
 and an app run), and `tasks/finetuning/metrics.py` alone scores the answers
 (`scores`): intent accuracy and slot F1 (CoNLL chunks), or accuracy;
 macro-F1 over the model's labels; the floor of always answering the most
-frequent label; each label's precision, recall and F1; the most confused
-pairs.
+frequent label; each label's precision, recall and F1 (and each slot
+type's); the most confused pairs.
 
 The labelled data (`read_labelled`) is one split in the own-data job's
 formats (`mixvocab_tf.datasets`): a `.csv`, `.tsv` or `.jsonl` file, a
@@ -97,6 +97,16 @@ def scores(kind, predictions, gold, labels, majority):
     del result["accuracy"]  # intent_accuracy, the same number.
   return (result, metrics.per_label_scores(gold_labels, predicted),
           metrics.confused_pairs(gold_labels, predicted))
+
+
+def slot_type_scores(predictions, gold):
+  """Each slot type's chunk precision, recall and F1, worst first
+  (`metrics.per_slot_type_scores`; a query the model cut short is scored
+  with 'O' for the words it dropped, as `scores` does)."""
+  gold_tags = [list(g[1]) for g in gold]
+  tags = [list(p["tags"]) + ["O"] * (len(g) - len(p["tags"]))
+          for p, g in zip(predictions, gold_tags)]
+  return metrics.per_slot_type_scores(gold_tags, tags)
 
 
 @dataclasses.dataclass
@@ -271,7 +281,8 @@ def score_predictor(predictor,
     {'model', 'data', 'examples', 'scores' (with 'majority_accuracy'),
      'floor_label', 'floor_from', 'unknown_labels' ({gold label the model
      cannot answer: examples}), 'per_label' (worst first), 'confused'
-     (most frequent first, at most `CONFUSED_PAIRS`)}.
+     (most frequent first, at most `CONFUSED_PAIRS`), and for intent and
+     slots 'per_slot_type' (`slot_type_scores`)}.
 
   Raises:
     ValueError: `check_compatible`'s, or an example the predictor refuses.
@@ -302,11 +313,14 @@ def score_predictor(predictor,
           correct = record["label"] == answer
         f.write(json.dumps({**record, "gold": gold_record,
                             "correct": correct}, ensure_ascii=False) + "\n")
-  return {"model": predictor.model_path, "data": labelled.path,
-          "examples": len(rows), "scores": result, "floor_label": majority,
-          "floor_from": floor_from, "unknown_labels": dict(unknown),
-          "per_label": per_label,
-          "confused": confused[:CONFUSED_PAIRS]}
+  result = {"model": predictor.model_path, "data": labelled.path,
+            "examples": len(rows), "scores": result, "floor_label": majority,
+            "floor_from": floor_from, "unknown_labels": dict(unknown),
+            "per_label": per_label,
+            "confused": confused[:CONFUSED_PAIRS]}
+  if labelled.kind == examples_lib.INTENT_SLOT:
+    result["per_slot_type"] = slot_type_scores(predicted, gold)
+  return result
 
 
 def summary_lines(result: dict) -> list:
@@ -334,12 +348,20 @@ def summary_lines(result: dict) -> list:
     names = ", ".join(sorted(result["unknown_labels"]))
     lines += ["", f"{count:,} examples have labels the model does not "
               f"know ({names}); they count as errors."]
-  worst = [r for r in result["per_label"] if r["support"]][:5]
-  if worst:
-    lines += ["", "Worst labels (F1, support): " + "; ".join(
-        f"{r['label']} {100 * r['f1']:.1f} ({r['support']})" for r in worst)]
+  worst = ("intents" if "per_slot_type" in result else "labels",
+           result["per_label"]), ("slot types", result.get("per_slot_type",
+                                                           []))
+  tail = []
+  for name, table in worst:
+    table = [r for r in table if r["support"]][:5]
+    if table:
+      tail.append(f"Worst {name} (F1, support): " + "; ".join(
+          f"{r['label']} {100 * r['f1']:.1f} ({r['support']})"
+          for r in table))
   if result["confused"]:
-    lines.append("Most confused (gold -> answer, count): " + "; ".join(
+    tail.append("Most confused (gold -> answer, count): " + "; ".join(
         f"{c['gold']} -> {c['predicted']} ({c['count']})"
         for c in result["confused"][:5]))
+  if tail:
+    lines += [""] + tail
   return lines

@@ -171,8 +171,14 @@ def test_intent_slot_splits_in_goo_and_jsonl(tmp_path):
     assert result["scores"]["intent_accuracy"] == pytest.approx(0.5)
     assert result["scores"]["slot_f1"] == pytest.approx(2 / 3)
     assert result["scores"]["sentence_accuracy"] == pytest.approx(0.5)
+    # 'date' never found, 'genre' always.
+    assert [(r["label"], r["support"], r["f1"])
+            for r in result["per_slot_type"]] == [("date", 1, 0.0),
+                                                  ("genre", 1, 1.0)]
     summary = "\n".join(scoring.summary_lines(result))
     assert "| slot F1 | 66.67 |" in summary
+    assert "Worst slot types (F1, support): date 0.0 (1); genre 100.0 (1)" in (
+        summary)
 
 
 def test_data_of_another_task_is_refused_before_the_model_runs(tmp_path):

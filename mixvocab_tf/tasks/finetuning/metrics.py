@@ -225,6 +225,21 @@ def slot_spans(tags):
                 iob_chunks(tags))
 
 
+def _score_rows(support, predicted_counts, hits):
+  """Rows of precision, recall and F1 from counts per label, worst first."""
+  rows = []
+  for label in sorted(set(support) | set(predicted_counts)):
+    precision = (hits[label] / predicted_counts[label]
+                 if predicted_counts[label] else 0.0)
+    recall = hits[label] / support[label] if support[label] else 0.0
+    f1 = (2 * precision * recall / (precision + recall)
+          if precision + recall else 0.0)
+    rows.append({"label": label, "support": support[label],
+                 "precision": precision, "recall": recall, "f1": f1})
+  rows.sort(key=lambda r: (r["f1"], -r["support"], r["label"]))
+  return rows
+
+
 def per_label_scores(gold, predicted):
   """Precision, recall and F1 of each label, worst F1 first.
 
@@ -238,20 +253,36 @@ def per_label_scores(gold, predicted):
   """
   gold, predicted = list(gold), list(predicted)
   _check_same_length(np.asarray(gold, object), np.asarray(predicted, object))
-  support = collections.Counter(gold)
-  predicted_counts = collections.Counter(predicted)
-  hits = collections.Counter(g for g, p in zip(gold, predicted) if g == p)
-  rows = []
-  for label in sorted(set(support) | set(predicted_counts)):
-    precision = (hits[label] / predicted_counts[label]
-                 if predicted_counts[label] else 0.0)
-    recall = hits[label] / support[label] if support[label] else 0.0
-    f1 = (2 * precision * recall / (precision + recall)
-          if precision + recall else 0.0)
-    rows.append({"label": label, "support": support[label],
-                 "precision": precision, "recall": recall, "f1": f1})
-  rows.sort(key=lambda r: (r["f1"], -r["support"], r["label"]))
-  return rows
+  return _score_rows(
+      collections.Counter(gold), collections.Counter(predicted),
+      collections.Counter(g for g, p in zip(gold, predicted) if g == p))
+
+
+def per_slot_type_scores(gold_tags, predicted_tags):
+  """Chunk precision, recall and F1 of each slot type, worst F1 first.
+
+  Chunks as `slot_f1` counts them (`iob_chunks`, conlleval's rules): a
+  predicted chunk is right when its start, end and type are a gold chunk's.
+  The micro-average of the rows is `slot_precision_recall_f1`.
+
+  Args:
+    gold_tags: list of sentences, each a list of IOB tag strings.
+    predicted_tags: the same shape as `gold_tags`.
+
+  Returns:
+    [{'label' (the slot type), 'support' (gold chunks), 'precision',
+      'recall', 'f1'}], ordered as `per_label_scores`' rows.
+  """
+  _check_tag_sequences(gold_tags, predicted_tags)
+  support, predicted_counts, hits = (collections.Counter(),
+                                     collections.Counter(),
+                                     collections.Counter())
+  for gold, pred in zip(gold_tags, predicted_tags):
+    gold_chunks, pred_chunks = iob_chunks(gold), iob_chunks(pred)
+    support.update(kind for _, _, kind in gold_chunks)
+    predicted_counts.update(kind for _, _, kind in pred_chunks)
+    hits.update(kind for _, _, kind in gold_chunks & pred_chunks)
+  return _score_rows(support, predicted_counts, hits)
 
 
 def confused_pairs(gold, predicted):

@@ -102,6 +102,45 @@ class MetricsTest(tf.test.TestCase):
     self.assertLen(seen, 5)
     self.assertLess(max(seen), 0.95)
 
+  def test_per_slot_type_scores(self):
+    gold = [["B-a", "I-a", "O", "B-b"], ["B-b", "O", "B-c"]]
+    pred = [["B-a", "I-a", "O", "B-a"], ["B-b", "O", "O"]]
+    rows = {r["label"]: r for r in metrics.per_slot_type_scores(gold, pred)}
+    # a: 1 right of 2 predicted, 1 gold; b: 1 right of 1 predicted, 2 gold;
+    # c: never predicted.
+    self.assertEqual((rows["a"]["support"], rows["a"]["precision"],
+                      rows["a"]["recall"]), (1, 0.5, 1.0))
+    self.assertEqual((rows["b"]["support"], rows["b"]["precision"],
+                      rows["b"]["recall"]), (2, 1.0, 0.5))
+    self.assertEqual(rows["c"]["f1"], 0.0)
+    self.assertEqual([r["label"] for r in metrics.per_slot_type_scores(
+        gold, pred)], ["c", "b", "a"])
+    self.assertEqual(metrics.per_slot_type_scores([["O"]], [["O"]]), [])
+
+  def test_per_slot_type_scores_match_seqeval_on_corrupted_snips(self):
+    try:
+      from seqeval import metrics as seqeval  # pylint: disable=g-import-not-at-top
+    except ImportError:
+      self.skipTest("seqeval is not installed (pip install seqeval).")
+    gold = _read_gold_tags()
+    types = sorted({t[2:] for tags in gold for t in tags if t != "O"})
+    predicted = _corrupt(gold, 0, types)
+    want = seqeval.classification_report(gold, predicted, output_dict=True,
+                                         zero_division=0)
+    rows = metrics.per_slot_type_scores(gold, predicted)
+    self.assertCountEqual([r["label"] for r in rows if r["support"]],
+                          types)
+    for row in rows:
+      if not row["support"]:  # seqeval lists gold types only.
+        continue
+      reference = want[row["label"]]
+      self.assertEqual(row["support"], reference["support"])
+      for key in ("precision", "recall"):
+        self.assertAlmostEqual(row[key], reference[key], delta=1e-9)
+      self.assertAlmostEqual(row["f1"], reference["f1-score"], delta=1e-9)
+    # Some types are hurt more than others by the same corruption.
+    self.assertGreater(rows[-1]["f1"] - rows[0]["f1"], 0.2)
+
   def test_snips_metrics(self):
     gold_tags = [["B-a", "I-a", "O"], ["O", "B-b"]]
     pred_tags = [["B-a", "I-a", "O"], ["O", "B-c"]]
