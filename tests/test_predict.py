@@ -639,6 +639,7 @@ def test_evaluate_scores_each_export_on_labelled_files(
       for i, m in enumerate(models)]
   processes.append(_evaluate(f"--model={glue[1]}", f"--data={pairs_csv}"))
   processes.append(_evaluate(f"--model={snips[1]}", f"--data={pairs_csv}"))
+  processes.append(_evaluate(f"--model_dir={tmp_path}", f"--data={valid}"))
   for i, process in enumerate(processes[:3]):
     status, stdout, stderr = _finish(process)
     assert status == 0, stderr
@@ -669,3 +670,8 @@ def test_evaluate_scores_each_export_on_labelled_files(
   assert re.search(r"error: ValueError: .*model.tflite is an intent and slot "
                    r"model, but .*pairs.csv holds sentence pairs with labels",
                    stderr.strip().splitlines()[-1]), stderr
+
+  status, stdout, stderr = _finish(processes[5])
+  assert status == 1 and "Traceback" not in stderr
+  assert stderr.strip().splitlines()[-1].startswith(
+      "error: ValueError: --data goes with --model"), stderr

@@ -26,7 +26,7 @@ default), through the predictor an app's answers come from
 (`serving/scoring.py`): intent accuracy and slot F1, or accuracy, and
 macro-F1, beside the floor of always answering the most frequent label
 (train's for a dataset directory, else the data's own), the worst labels
-and the most confused pairs:
+(and slot types) and the most confused pairs:
 
   mixvocab-evaluate --model=runs/mine/export/model_dynamic.tflite \
       --data=new_queries.csv --predictions=answers.jsonl
@@ -71,7 +71,9 @@ def define_flags():
   flags.DEFINE_string("split", None,
                       "Fine-tuning split to evaluate (SNIPS: valid, train; "
                       "GLUE: validation, validation_mismatched, train); "
-                      "default: the task's eval_split.")
+                      "default: the task's eval_split. With --model and a "
+                      "dataset directory: validation (default), test or "
+                      "train.")
   flags.DEFINE_integer("max_batches", None,
                        "Evaluate only this many batches (default: all).")
   flags.DEFINE_enum("mlm_mode", None, list(mlm_eval.MODES),
@@ -175,6 +177,13 @@ def _run():
   if FLAGS.model:
     _run_export()
     return
+  given = [f"--{name}" for name in ("data", "predictions")
+           if FLAGS[name].value]
+  if given:
+    raise ValueError(
+        f"{' and '.join(given)} {'go' if len(given) > 1 else 'goes'} with "
+        "--model (an exported model scored on labelled data); a training "
+        "run's checkpoint is scored on its own task's data.")
   task = _parse_config()
   path = _checkpoint_path()
   model, checkpoint = load_model(task, path)
