@@ -87,6 +87,10 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
                    r"\| slot type \| support \|(.|\n)*\| genre \| 2 \|",
                    report), report
   assert "`mixvocab-evaluate --model=" in report
+  # Every test query answered at threshold 0; the share answered falls
+  # with the threshold.
+  assert "## Answering only above a score (test, .tflite)" in report
+  assert "| 0.00 | 100.0% (4) |" in report
   # Each run's validation slot F1 during training, plotted beside the table.
   assert "![validation slot F1 during training](training_curves.png)" in report
   assert (job / "training_curves.png").read_bytes()[:4] == b"\x89PNG"

@@ -126,7 +126,8 @@ def score_model(model_path, dataset, batch_size=None, predictions_path=None,
 
   Returns:
     {'splits': {name: {'examples', 'scores', 'per_label', 'confused',
-                       'per_slot_type' (intent and slots)}},
+                       'by_confidence', 'per_slot_type' (intent and
+                       slots)}},
      'p50_ms', 'p90_ms' (if `timed`)}.
   """
   from mixvocab_tf.serving import predictor as predict_lib  # pylint: disable=g-import-not-at-top
@@ -147,6 +148,9 @@ def score_model(model_path, dataset, batch_size=None, predictions_path=None,
           dataset.kind, predicted, gold, dataset.labels, majority)
       if dataset.kind == examples_lib.INTENT_SLOT:
         entry["per_slot_type"] = scoring.slot_type_scores(predicted, gold)
+      entry["by_confidence"] = scoring.by_confidence(
+          predicted, [g[0] for g in gold]
+          if dataset.kind == examples_lib.INTENT_SLOT else gold)
     if name == "test" and predictions_path:
       run_files.write_text(predictions_path, "".join(
           json.dumps(p, ensure_ascii=False) + "\n" for p in predicted))

@@ -876,6 +876,20 @@ def report_step(step_dir, output_dir, options):
       lines += [f"## Most confused pairs ({focus}, .tflite)", "",
                 report.markdown_table(["gold", "predicted", "count"],
                                       confused), ""]
+    if entry.get("by_confidence"):
+      what = "intent" if intent_slot else "label"
+      rows = [[f"{r['threshold']:.2f}",
+               f"{100 * r['coverage']:.1f}% ({r['answered']:,})",
+               "-" if r["accuracy"] is None else f"{100 * r['accuracy']:.1f}"]
+              for r in entry["by_confidence"]]
+      lines += [f"## Answering only above a score ({focus}, .tflite)", "",
+                f"An app can fall back (\"Sorry?\") when the {what}'s score "
+                "is low: how many examples it would answer at each "
+                "threshold, and how many of those answers are right. "
+                "`mixvocab-evaluate --model` prints the same on new data.",
+                "", report.markdown_table(
+                    ["threshold", "answered", "accuracy of the answers"],
+                    rows), ""]
   lines += [
       "## Export", "",
       f"- SavedModel (raw strings in): `{export['saved_model_dir']}`, "

@@ -43,6 +43,8 @@ from mixvocab_tf.tasks.finetuning import metrics
 PROGRESS_EXAMPLES = 2048
 #: How many confused pairs a result keeps.
 CONFUSED_PAIRS = 20
+#: The scores `by_confidence` tries as an app's threshold for answering.
+THRESHOLDS = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99)
 
 
 def rows_and_gold(split):
@@ -107,6 +109,30 @@ def slot_type_scores(predictions, gold):
   tags = [list(p["tags"]) + ["O"] * (len(g) - len(p["tags"]))
           for p, g in zip(predictions, gold_tags)]
   return metrics.per_slot_type_scores(gold_tags, tags)
+
+
+def by_confidence(predictions, gold_labels, thresholds=THRESHOLDS):
+  """How an app that answers only above a score would fare.
+
+  An app on a phone usually falls back ("Sorry?") when the model's score
+  for its label (intent) is low. For each threshold: the share of examples
+  the model would answer (score >= threshold), and the accuracy of those
+  answers (labels, or intents).
+
+  Returns:
+    [{'threshold', 'answered', 'coverage', 'accuracy'}] (accuracy None when
+    nothing is answered), in the order of `thresholds`.
+  """
+  key = "intent" if predictions and "intent" in predictions[0] else "label"
+  rows = []
+  for threshold in thresholds:
+    answered = [(p[key] == g) for p, g in zip(predictions, gold_labels)
+                if p["score"] >= threshold]
+    rows.append({"threshold": threshold, "answered": len(answered),
+                 "coverage": len(answered) / max(1, len(gold_labels)),
+                 "accuracy": (sum(answered) / len(answered)
+                              if answered else None)})
+  return rows
 
 
 @dataclasses.dataclass
@@ -281,8 +307,9 @@ def score_predictor(predictor,
     {'model', 'data', 'examples', 'scores' (with 'majority_accuracy'),
      'floor_label', 'floor_from', 'unknown_labels' ({gold label the model
      cannot answer: examples}), 'per_label' (worst first), 'confused'
-     (most frequent first, at most `CONFUSED_PAIRS`), and for intent and
-     slots 'per_slot_type' (`slot_type_scores`)}.
+     (most frequent first, at most `CONFUSED_PAIRS`), 'by_confidence'
+     (`by_confidence`), and for intent and slots 'per_slot_type'
+     (`slot_type_scores`)}.
 
   Raises:
     ValueError: `check_compatible`'s, or an example the predictor refuses.
@@ -320,6 +347,7 @@ def score_predictor(predictor,
             "confused": confused[:CONFUSED_PAIRS]}
   if labelled.kind == examples_lib.INTENT_SLOT:
     result["per_slot_type"] = slot_type_scores(predicted, gold)
+  result["by_confidence"] = by_confidence(predicted, labelled.gold_labels)
   return result
 
 
@@ -364,4 +392,15 @@ def summary_lines(result: dict) -> list:
         for c in result["confused"][:5]))
   if tail:
     lines += [""] + tail
+  rows = result.get("by_confidence")
+  if rows:
+    what = "intent" if "per_slot_type" in result else "label"
+    lines += ["", f"Answering only when the {what}'s score is at least a "
+              "threshold (an app's fallback below it):", "",
+              "| threshold | answered | accuracy of the answers |",
+              "|---|---|---|"]
+    lines += [f"| {r['threshold']:.2f} | {100 * r['coverage']:.1f}% "
+              f"({r['answered']:,}) | " +
+              ("-" if r["accuracy"] is None else
+               f"{100 * r['accuracy']:.2f}") + " |" for r in rows]
   return lines

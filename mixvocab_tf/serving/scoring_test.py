@@ -71,9 +71,10 @@ class _Predictor:
       key = row if isinstance(row, str) else row["text_a"]
       answer = self.answers[key]
       if self.kind == "intent_slot":
-        records.append({"intent": answer[0], "tags": answer[1]})
+        records.append({"intent": answer[0], "tags": answer[1],
+                        "score": 1.0})
       else:
-        records.append({"label": answer})
+        records.append({"label": answer, "score": 1.0})
     return records
 
 
@@ -213,3 +214,36 @@ def test_data_without_labels_or_broken_is_refused(tmp_path):
   datasets_testing.raises("does not end in a known extension",
                           scoring.read_labelled,
                           datasets_testing.write(tmp_path / "x.xlsx", "PK"))
+
+
+def test_by_confidence_counts_the_answers_above_each_threshold():
+  predictions = [{"label": "a", "score": 0.99}, {"label": "b", "score": 0.9},
+                 {"label": "a", "score": 0.6}, {"label": "b", "score": 0.4}]
+  gold = ["a", "a", "a", "b"]
+  rows = scoring.by_confidence(predictions, gold,
+                               thresholds=(0.0, 0.5, 0.95, 0.999))
+  assert [(r["threshold"], r["answered"], r["coverage"], r["accuracy"])
+          for r in rows] == [(0.0, 4, 1.0, 0.75), (0.5, 3, 0.75, 2 / 3),
+                             (0.95, 1, 0.25, 1.0), (0.999, 0, 0.0, None)]
+  # Intent and slot records are read by their intent.
+  intents = [{"intent": "x", "score": 0.8, "tags": []}]
+  assert scoring.by_confidence(intents, ["y"], thresholds=(0.5,))[0][
+      "accuracy"] == 0.0
+
+
+def test_the_summary_has_the_thresholds_table(tmp_path):
+  path = _csv(tmp_path / "new.csv", [("one", "a"), ("two", "b")])
+  result = scoring.score_predictor(
+      _ScoredPredictor({"one": ("a", 0.97), "two": ("a", 0.6)}),
+      scoring.read_labelled(path))
+  summary = "\n".join(scoring.summary_lines(result))
+  assert "| 0.50 | 100.0% (2) | 50.00 |" in summary
+  assert "| 0.95 | 50.0% (1) | 100.00 |" in summary
+  assert "| 0.99 | 0.0% (0) | - |" in summary
+
+
+class _ScoredPredictor(_Predictor):
+
+  def predict(self, rows):
+    return [{"label": self.answers[r][0], "score": self.answers[r][1]}
+            for r in rows]
