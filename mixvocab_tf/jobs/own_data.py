@@ -33,7 +33,8 @@ LiteRT interpreter and writes the test predictions as JSONL; `report` writes
 `report.md`: validation and test scores of teacher and student, each run's
 best and last step and its validation curve (`training_curves.png`, beside
 the majority-label floor), the worst labels (and slot types) by F1, the
-most confused pairs, sizes, latency and each step's time. Every step is an
+most confused pairs, the share answered and right above score thresholds
+(an app's fallback), sizes, latency and each step's time. Every step is an
 ordinary pipeline step: rerunning the command resumes.
 
 The dataset is read from the local disk (`user_dataset`); the job's directory
