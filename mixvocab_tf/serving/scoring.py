@@ -232,7 +232,13 @@ def read_labelled(data: str,
     raise ValueError(
         f"--split={wanted} is not a split name; expected one of "
         f"{', '.join(sorted(names))}.")
-  files = layout.find_dataset(data)
+  try:
+    files = layout.find_dataset(data)
+  except errors.DataError as e:
+    # A folder of loose files is not a dataset: its file may be scored.
+    raise errors.DataError(
+        f"{e} To score one file or split directory in it, give that as "
+        "--data.", path=e.path, line=e.line) from e
   canonical = names[wanted]
   if canonical not in files.files:
     raise ValueError(

@@ -150,6 +150,14 @@ def test_a_dataset_directory_gives_a_split_and_train_floor(tmp_path):
     scoring.read_labelled(data, split="test")
   with pytest.raises(ValueError, match="is a single split; drop --split"):
     scoring.read_labelled(str(tmp_path / "d" / "dev.csv"), split="test")
+  # A folder holding only a test file is no dataset; its file is a split.
+  _csv(tmp_path / "loose" / "test.csv", [("1", "a")])
+  datasets_testing.raises(
+      "there is no train split.*To score one file or split directory in "
+      "it, give that as --data", scoring.read_labelled,
+      str(tmp_path / "loose"))
+  assert scoring.read_labelled(
+      str(tmp_path / "loose" / "test.csv")).gold_labels == ["a"]
 
 
 def test_intent_slot_splits_in_goo_and_jsonl(tmp_path):
