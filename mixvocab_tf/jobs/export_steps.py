@@ -146,11 +146,7 @@ def score_model(model_path, dataset, batch_size=None, predictions_path=None,
       (entry["scores"], entry["per_label"],
        entry["confused"]) = scoring.scores(
           dataset.kind, predicted, gold, dataset.labels, majority)
-      if dataset.kind == examples_lib.INTENT_SLOT:
-        entry["per_slot_type"] = scoring.slot_type_scores(predicted, gold)
-      entry["by_confidence"] = scoring.by_confidence(
-          predicted, [g[0] for g in gold]
-          if dataset.kind == examples_lib.INTENT_SLOT else gold)
+      entry.update(scoring.tables(dataset.kind, predicted, gold))
     if name == "test" and predictions_path:
       run_files.write_text(predictions_path, "".join(
           json.dumps(p, ensure_ascii=False) + "\n" for p in predicted))

@@ -855,16 +855,17 @@ def report_step(step_dir, output_dir, options):
   focus = "test" if has_test else "validation"
   entry = export["splits"].get(focus, {})
   if "per_label" in entry:
-    worst = [[r["label"], r["support"], f"{100 * r['precision']:.1f}",
-              f"{100 * r['recall']:.1f}", f"{100 * r['f1']:.1f}"]
-             for r in entry["per_label"][:TABLE_ROWS]]
+    def f1_rows(rows):
+      return [[r["label"], r["support"], f"{100 * r['precision']:.1f}",
+               f"{100 * r['recall']:.1f}", f"{100 * r['f1']:.1f}"]
+              for r in rows[:TABLE_ROWS]]
+
+    worst = f1_rows(entry["per_label"])
     what = "intents" if intent_slot else "labels"
     lines += [f"## Worst {what} by F1 ({focus}, .tflite)", "",
               report.markdown_table([what[:-1], "support", "precision",
                                      "recall", "F1"], worst), ""]
-    slot_types = [[r["label"], r["support"], f"{100 * r['precision']:.1f}",
-                   f"{100 * r['recall']:.1f}", f"{100 * r['f1']:.1f}"]
-                  for r in entry.get("per_slot_type", [])[:TABLE_ROWS]]
+    slot_types = f1_rows(entry.get("per_slot_type", []))
     if slot_types:
       lines += [f"## Worst slot types by F1 ({focus}, .tflite)", "",
                 "Each type's spans as slot F1 counts them; support: its "

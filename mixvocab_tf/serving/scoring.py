@@ -66,6 +66,21 @@ def rows_and_gold(split):
   return rows, gold
 
 
+def _tags(predictions, gold):
+  """(gold tags, predicted tags) of intent-slot answers; a query the model
+  cut short gets 'O' for the words it dropped."""
+  gold_tags = [list(g[1]) for g in gold]
+  tags = [list(p["tags"]) + ["O"] * (len(g) - len(p["tags"]))
+          for p, g in zip(predictions, gold_tags)]
+  return gold_tags, tags
+
+
+def _gold_labels(kind, gold):
+  """The labels (intents) of `rows_and_gold`'s gold."""
+  return [g[0] for g in gold] if kind == examples_lib.INTENT_SLOT else list(
+      gold)
+
+
 def scores(kind, predictions, gold, labels, majority):
   """Scores of predictions (the predictor's records) against gold labels.
 
@@ -79,15 +94,12 @@ def scores(kind, predictions, gold, labels, majority):
   Returns:
     (scores, per_label, confused).
   """
+  gold_labels = _gold_labels(kind, gold)
   if kind == examples_lib.INTENT_SLOT:
-    gold_labels = [g[0] for g in gold]
     predicted = [p["intent"] for p in predictions]
-    gold_tags = [list(g[1]) for g in gold]
-    tags = [list(p["tags"]) + ["O"] * (len(g) - len(p["tags"]))
-            for p, g in zip(predictions, gold_tags)]
-    result = metrics.snips_metrics(gold_labels, predicted, gold_tags, tags)
+    result = metrics.snips_metrics(gold_labels, predicted,
+                                   *_tags(predictions, gold))
   else:
-    gold_labels = list(gold)
     predicted = [p["label"] for p in predictions]
     result = {}
   ids = {label: i for i, label in enumerate(labels)}
@@ -105,10 +117,7 @@ def slot_type_scores(predictions, gold):
   """Each slot type's chunk precision, recall and F1, worst first
   (`metrics.per_slot_type_scores`; a query the model cut short is scored
   with 'O' for the words it dropped, as `scores` does)."""
-  gold_tags = [list(g[1]) for g in gold]
-  tags = [list(p["tags"]) + ["O"] * (len(g) - len(p["tags"]))
-          for p, g in zip(predictions, gold_tags)]
-  return metrics.per_slot_type_scores(gold_tags, tags)
+  return metrics.per_slot_type_scores(*_tags(predictions, gold))
 
 
 def by_confidence(predictions, gold_labels, thresholds=THRESHOLDS):
@@ -133,6 +142,16 @@ def by_confidence(predictions, gold_labels, thresholds=THRESHOLDS):
                  "accuracy": (sum(answered) / len(answered)
                               if answered else None)})
   return rows
+
+
+def tables(kind, predictions, gold):
+  """The tables beside `scores`: {'by_confidence'} and, for intent and
+  slots, {'per_slot_type'} (`slot_type_scores`)."""
+  result = {"by_confidence": by_confidence(predictions,
+                                           _gold_labels(kind, gold))}
+  if kind == examples_lib.INTENT_SLOT:
+    result["per_slot_type"] = slot_type_scores(predictions, gold)
+  return result
 
 
 @dataclasses.dataclass
@@ -286,7 +305,8 @@ def floor_label(labelled: Labelled, labels: Sequence[str]) -> tuple:
   label of train (a dataset directory) or of the split itself, among the
   labels the model can answer."""
   source = labelled.train_labels or labelled.gold_labels
-  counts = collections.Counter(l for l in source if l in set(labels))
+  known = set(labels)
+  counts = collections.Counter(l for l in source if l in known)
   where = "train" if labelled.train_labels else "the scored examples"
   if not counts:
     return labels[0], where
@@ -313,9 +333,7 @@ def score_predictor(predictor,
     {'model', 'data', 'examples', 'scores' (with 'majority_accuracy'),
      'floor_label', 'floor_from', 'unknown_labels' ({gold label the model
      cannot answer: examples}), 'per_label' (worst first), 'confused'
-     (most frequent first, at most `CONFUSED_PAIRS`), 'by_confidence'
-     (`by_confidence`), and for intent and slots 'per_slot_type'
-     (`slot_type_scores`)}.
+     (most frequent first, at most `CONFUSED_PAIRS`), and `tables`'}.
 
   Raises:
     ValueError: `check_compatible`'s, or an example the predictor refuses.
@@ -351,9 +369,7 @@ def score_predictor(predictor,
             "floor_from": floor_from, "unknown_labels": dict(unknown),
             "per_label": per_label,
             "confused": confused[:CONFUSED_PAIRS]}
-  if labelled.kind == examples_lib.INTENT_SLOT:
-    result["per_slot_type"] = slot_type_scores(predicted, gold)
-  result["by_confidence"] = by_confidence(predicted, labelled.gold_labels)
+  result.update(tables(labelled.kind, predicted, gold))
   return result
 
 
