@@ -6,8 +6,9 @@ an own-data job writes them (`export/model_dynamic.tflite`,
 `export/model_builtin.tflite`, `export/saved_model`). One query per call,
 one interpreter thread, the two files alternating query by query so that
 other load on the machine hits both alike. The builtin file is timed on the
-ids of the export's own tokenizer, padded to its fixed input length, and
-also with Hugging Face `tokenizers` WordPiece in front (what an app's
+ids of the export's own tokenizer, each query at its own length (padded to
+the file's length for a file exported before its inputs took any length),
+and also with Hugging Face `tokenizers` WordPiece in front (what an app's
 tokenizer adds).
 
   python bench/builtin_latency_bench.py --export_dir=runs/mine/export \
@@ -72,6 +73,7 @@ def main(argv):
             for name, t in times.items()}
   result["queries"] = len(queries)
   result["builtin_seq_length"] = builtin.seq_length
+  result["builtin_own_length"] = builtin.dynamic
   result["builtin_over_raw_p50"] = round(
       result["builtin_model_only"]["p50_ms"] /
       result["raw_string"]["p50_ms"], 2)

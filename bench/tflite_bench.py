@@ -98,11 +98,16 @@ a `--seq_length` other than the student export's. With random weights at
 Beside the latency ratios it prints `multiply-adds` ratios: BERT-base's
 encoder multiply-adds a query over the student's (`core/flops.py`), each
 query at its own length for the raw-string files and at `--seq_length` for
-the builtin ones: the latency ratio each pair would have at equal FLOP/s
+the builtin ones padded (at its own length, a builtin file's arithmetic is
+the raw-string file's): the latency ratio each pair would have at equal FLOP/s
 and no cost outside the layers. The student's vocabulary cuts a SNIPS
 query into about 1.4x as many pieces as BERT-base's, so on raw strings
 that ratio is about 87x (119x at one length); `bench/tflite_layers_bench.py`
 times the student's layers alone.
+Since the intent-and-slot builtin files take any length (2026-12-05), each
+builtin file is timed twice: padded to [1, seq_length], as LiteRT.js runs
+it, and at each query's own length (the `, own length` rows), as a stock
+LiteRT app can feed it.
 """
 
 import json
@@ -142,8 +147,9 @@ _CALIBRATION = flags.DEFINE_integer("calibration_examples", 100,
 _BUILTIN = flags.DEFINE_list(
     "builtin_quantizations", ["none", "dynamic"],
     "Quantizations of each model's builtin-ops file too (token ids in, the "
-    "model only, [1, seq_length] inputs: what MediaPipe Tasks, LiteRT.js and "
-    "a stock LiteRT app run); empty: none.")
+    "model only: padded to [1, seq_length], as LiteRT.js runs it, and at each "
+    "query's own length, as MediaPipe Tasks and a stock LiteRT app can); "
+    "empty: none.")
 
 # name -> (num_layers, hidden_size, num_attention_heads, vocabulary).
 _MODEL_SIZES = {
@@ -220,23 +226,30 @@ def _latency_in_process(tflite_path, queries, core, warmup):
   return _timed(lambda query: runner([query]), queries, warmup)
 
 
-def _builtin_latency_in_process(tflite_model, inputs, core, warmup):
+def _builtin_latency_in_process(tflite_model, inputs, own_length, core,
+                                warmup):
   """Latency of a builtin-ops file (`_timed`) on token-id inputs, the model
-  only, one query per call."""
+  only, one query per call: each at its own length (`own_length`, as a
+  stock LiteRT app feeds it) or padded to the file's [1, seq_length] (as
+  LiteRT.js runs it)."""
   os.sched_setaffinity(0, {core})
   from mixvocab_tf.export import builtin_model  # pylint: disable=g-import-not-at-top
   runner = builtin_model.BuiltinRunner(model_content=tflite_model,
                                        num_threads=1)
-  return _timed(lambda features: runner.runner(**features),
-                [runner.fit(f) for f in inputs], warmup)
+  fitted = [runner.fit(f) for f in inputs]
+  if not own_length:
+    fitted = [{name: np.pad(value, ((0, 0),
+                                    (0, runner.seq_length - value.shape[1])))
+               for name, value in f.items()} for f in fitted]
+  return _timed(lambda features: runner.runner(**features), fitted, warmup)
 
 
 def _arithmetic(name, features):
   """Mean tokens and encoder multiply-adds of a query (`flops.encoder_macs`).
 
   `raw`: each query at its own length, [CLS] and [SEP] included, as the
-  raw-string file runs it; `builtin`: at `--seq_length`, the builtin file's
-  fixed intent-and-slot input. Sizes are `_MODEL_SIZES`' (a
+  raw-string file runs it (and the builtin file's "own length" rows);
+  `builtin`: at `--seq_length`, the builtin file padded. Sizes are `_MODEL_SIZES`' (a
   `--student_saved_model` is taken to be a 6x96 student).
   """
   from mixvocab_tf.core import flops  # pylint: disable=g-import-not-at-top
@@ -263,8 +276,9 @@ def _latency(tflite_path, queries):
   return _in_new_process(_latency_in_process, tflite_path, queries)
 
 
-def _builtin_latency(tflite_model, inputs):
-  return _in_new_process(_builtin_latency_in_process, tflite_model, inputs)
+def _builtin_latency(tflite_model, inputs, own_length):
+  return _in_new_process(_builtin_latency_in_process, tflite_model, inputs,
+                         own_length)
 
 
 def main(argv):
@@ -340,16 +354,19 @@ def main(argv):
         f.write(tflite_model)
       if name not in inputs:
         inputs[name] = builtin_model.features(export_dir, queries)
-      wall50, wall90, cpu50, cpu90 = _builtin_latency(tflite_model,
-                                                      inputs[name])
-      row = dict(model=name, quantize=f"{quantize} builtin",
-                 size_bytes=len(tflite_model), tokenizer_bytes=0,
-                 p50_ms=wall50, p90_ms=wall90, cpu_p50_ms=cpu50,
-                 cpu_p90_ms=cpu90, queries=len(queries),
-                 convert_seconds=round(convert_seconds, 1))
+      dynamic = builtin_model.BuiltinRunner(model_content=tflite_model).dynamic
+      for own_length in (False, True) if dynamic else (False,):
+        wall50, wall90, cpu50, cpu90 = _builtin_latency(
+            tflite_model, inputs[name], own_length)
+        row = dict(model=name, quantize=f"{quantize} builtin" + (
+            ", own length" if own_length else ""),
+                   size_bytes=len(tflite_model), tokenizer_bytes=0,
+                   p50_ms=wall50, p90_ms=wall90, cpu_p50_ms=cpu50,
+                   cpu_p90_ms=cpu90, queries=len(queries),
+                   convert_seconds=round(convert_seconds, 1))
+        results.append(row)
+        print(json.dumps(row), flush=True)
       del tflite_model
-      results.append(row)
-      print(json.dumps(row), flush=True)
     if name not in inputs:
       inputs[name] = builtin_model.features(export_dir, queries)
     arithmetic[name] = _arithmetic(name, inputs[name])

@@ -44,9 +44,9 @@ class IntentSlotModel:
                  or [self.vocab["[UNK]"]])
     ids = ([self.vocab["[CLS]"]] + pieces[:self.length - 2] +
            [self.vocab["[SEP]"]])
-    pad = lambda x: np.array([x + [0] * (self.length - len(x))], np.int32)
-    out = self.run(input_word_ids=pad(ids), input_mask=pad([1] * len(ids)),
-                   input_type_ids=pad([0]))
+    one = lambda x: np.array([x], np.int32)  # The query at its own length.
+    out = self.run(input_word_ids=one(ids), input_mask=one([1] * len(ids)),
+                   input_type_ids=one([0] * len(ids)))
     intent = self.intents[int(out["intent_probs"][0].argmax())]
     kept = [f for f in firsts if f <= self.length - 2]  # Cut words: 'O'.
     if not kept:

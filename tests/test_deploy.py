@@ -5,7 +5,9 @@ real teacher and the shipped student (`deploy_testing`, short budgets), and
 its builtin file is checked the way each runtime takes it:
 
 - its operators are LiteRT builtins only, and it loads with the builtin op
-  resolver; its inputs are BERT's three int32 [1, seq_length] tensors;
+  resolver; its inputs are BERT's three int32 [1, n] tensors, any n
+  (default [1, seq_length]), and a query at its own length gets the outputs
+  it gets padded;
 - its TFLite Model Metadata holds the run's student vocabulary as a
   BertTokenizer process unit and the run's labels (and slot tags);
 - MediaPipe Tasks' TextClassifier loads the classifier file unchanged, in a
@@ -35,6 +37,7 @@ import subprocess
 import sys
 import unicodedata
 
+import numpy as np
 import pytest
 
 from mixvocab_testing import deploy_testing
@@ -80,8 +83,40 @@ def test_builtin_files_hold_builtin_operators_only(models):
     assert sorted(inputs) == sorted(builtin_model.INPUT_NAMES)
     for detail in inputs.values():
       assert list(detail["shape"]) == [1, runner.seq_length]
+      assert list(detail["shape_signature"]) == [1, -1]
       assert detail["dtype"].__name__ == "int32"
     assert set(runner.runner.get_output_details()) == outputs[kind]
+    # As stored in the file (LiteRT.js compiles what is stored): inputs and
+    # outputs of any length, their default length the export's.
+    from ai_edge_litert import schema_py_generated as schema  # pylint: disable=g-import-not-at-top
+    graph = schema.Model.GetRootAsModel(bytearray(content), 0).Subgraphs(0)
+    stored = [graph.Tensors(graph.Inputs(i))
+              for i in range(graph.InputsLength())] + [
+                  graph.Tensors(graph.Outputs(i))
+                  for i in range(graph.OutputsLength())]
+    dynamic = [(list(t.ShapeAsNumpy()), list(t.ShapeSignatureAsNumpy()))
+               for t in stored if t.ShapeSignatureLength()]
+    assert len(dynamic) == 3 + (kind == "intent_slot"), dynamic
+    for shape, signature in dynamic:
+      assert shape[:2] == [1, runner.seq_length] and signature[:2] == [1, -1]
+    # A query at its own length gets the outputs it gets padded, at its
+    # positions (float32: dynamic-range activations take their scale from
+    # every position, the padding's too).
+    float32 = builtin_model.BuiltinRunner(model_content=(
+        builtin_model.convert_builtin(model["saved_model"], "none")))
+    (features,) = builtin_model.features(model["saved_model"],
+                                         model["queries"][:1])
+    own = float32.fit(features)
+    length = own["input_word_ids"].shape[1]
+    assert 2 < length == features["input_mask"].sum() < float32.seq_length
+    padded = {name: np.pad(value, ((0, 0), (0, float32.seq_length - length)))
+              for name, value in own.items()}
+    got, want = float32.runner(**own), float32.runner(**padded)
+    for name, value in got.items():
+      if name == "slot_probs":
+        assert value.shape[1] == length
+        want[name] = want[name][:, :length]
+      np.testing.assert_allclose(value, want[name], atol=1e-5)
     # Size and latency stand beside the raw-string file's in the report.
     summary = testing_utils.read_json(
         os.path.join(model["job"], "export", "summary.json"))

@@ -39,7 +39,7 @@ tensorflow_text.tflite_registrar.SELECT_TFTEXT_OPS, model_path=...)`.
 
 A fine-tuned model also gets `--builtin_output` (default
 `<output stem>_builtin.tflite`): the same model on BERT's three int32
-[1, seq_length] inputs (a classifier's: [1, n], any n), LiteRT builtin
+[1, n] inputs (any n; default [1, seq_length]), LiteRT builtin
 operators only, with TFLite Model Metadata (vocabulary as a BertTokenizer,
 label files), which MediaPipe Tasks, LiteRT.js and a stock LiteRT app load
 (docs/SERVING.md, "Deploy").

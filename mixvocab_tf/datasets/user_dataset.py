@@ -408,8 +408,7 @@ class UserDataset:
     if intent_slot:
       effect = ("their words past the cut are not read in training, and the "
                 "exported model tags them 'O'")
-      cost = ("; the phone file's fixed input grows with it, and each query "
-              "costs more in training and on the phone")
+      cost = "; each long query costs more in training and on the phone"
     else:
       effect = "their last pieces are not read, in training or served"
       cost = "; each long text costs more in training and served"

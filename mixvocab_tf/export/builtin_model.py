@@ -11,18 +11,17 @@ export also writes this file:
   `input_type_ids`; in the metadata `ids`, `mask`, `segment_ids`, as
   MediaPipe Model Maker names them): `[CLS]`, the student WordPieces of the
   text, `[SEP]`, then `[PAD]` (id 0) with mask 0.
-  - A text classifier's are [1, n], any n (shape signature [1, -1], default
-    shape [1, seq_length]): MediaPipe Tasks and a LiteRT that resizes feed
-    each text at its own length, several times faster on short texts than
-    padded to seq_length (the same outputs). The model reads at most
-    seq_length positions: a longer input keeps its first seq_length - 1 and
-    its last token (`cut_to_length`).
-  - Intent and slots' are [1, seq_length]: LiteRT.js, their browser
-    runtime, rejects inputs of dynamic length.
+  They are [1, n], any n (shape signature [1, -1], default shape
+  [1, seq_length]): MediaPipe Tasks and a LiteRT that resizes feed each text
+  at its own length, faster than padded to seq_length (the same outputs at
+  the text's positions); LiteRT.js, which compiles fixed shapes only, runs a
+  copy whose inputs are fixed at [1, seq_length] and pads. The model reads
+  at most seq_length positions: a longer input keeps its first
+  seq_length - 1 and its last token (`cut_to_length`).
 - **Outputs**: class probabilities `probabilities` [1, labels] for a text
-  classifier; `intent_probs` [1, intents] and `slot_probs`
-  [1, seq_length, tags] (per WordPiece; a word's tag is read at its first
-  piece) for intent and slots.
+  classifier; `intent_probs` [1, intents] and `slot_probs` [1, n, tags]
+  (per WordPiece; a word's tag is read at its first piece) for intent and
+  slots.
 - **Operators**: LiteRT builtins only (`operators` lists them); weights
   dynamic-range quantized like the raw-string file.
 - **TFLite Model Metadata** (`write_metadata`), in the form MediaPipe Tasks
@@ -122,10 +121,14 @@ def cut_to_length(inputs: Sequence[tf.Tensor], seq_length: int
   return [tf.gather(x, positions, axis=1) for x in inputs]
 
 
-def _set_default_input_length(model: bytes, seq_length: int) -> bytes:
-  """`model` with its inputs' default shape [1, seq_length] (their shape
-  signature stays [1, -1]): runtimes that read a fixed length (MediaPipe's
-  static path, a page that pads) get the served one, not 1."""
+def _set_default_length(model: bytes, seq_length: int) -> bytes:
+  """`model` with the default shape of its inputs [1, seq_length] and of its
+  outputs' length axis seq_length (their shape signatures keep the -1):
+  runtimes that read a fixed shape (MediaPipe's static path, LiteRT.js on a
+  copy fixed at it, `withFixedShapes` of `examples/web`) get the served
+  length, not the converter's placeholder 1 (LiteRT.js wrote [1, 48, tags]
+  slot probabilities into the room of [1, 1, tags]: "memory access out of
+  bounds")."""
   from ai_edge_litert import schema_py_generated as schema  # pylint: disable=g-import-not-at-top
   buffer = bytearray(model)
   subgraph = schema.Model.GetRootAsModel(buffer, 0).Subgraphs(0)
@@ -136,6 +139,13 @@ def _set_default_input_length(model: bytes, seq_length: int) -> bytes:
       raise ValueError(f"Builtin inputs are [1, n]; found shape {shape}.")
     if tensor.ShapeSignatureLength() == 2 and tensor.ShapeSignature(1) == -1:
       shape[1] = seq_length  # a view into `buffer`
+  for i in range(subgraph.OutputsLength()):
+    tensor = subgraph.Tensors(subgraph.Outputs(i))
+    if tensor.ShapeSignatureLength() == tensor.ShapeLength():
+      shape = tensor.ShapeAsNumpy()
+      for axis in range(tensor.ShapeLength()):
+        if tensor.ShapeSignature(axis) == -1:
+          shape[axis] = seq_length
   return bytes(buffer)
 
 
@@ -233,13 +243,11 @@ def write_metadata(model: bytes, info: dict, vocab: Sequence[str],
           "[SEP])" if pair else "the label of a text")
   description = (
       f"A mixvocab_tf student that predicts {what}. Inputs: [CLS] student "
-      f"WordPieces [SEP] as int32 ids, mask and segment ids of shape " + (
-          f"[1, {seq_length}] (seq_length={seq_length}; [PAD]=0 after the "
-          "text). " if intent_slot else
-          f"[1, n], any n (default {seq_length}): the text at its own "
-          f"length, or padded with [PAD]=0 and mask 0; at most "
-          f"seq_length={seq_length} positions are read (a longer text keeps "
-          f"its first {seq_length - 1} and its [SEP]). ") +
+      f"WordPieces [SEP] as int32 ids, mask and segment ids of shape "
+      f"[1, n], any n (default {seq_length}): the text at its own "
+      f"length, or padded with [PAD]=0 and mask 0; at most "
+      f"seq_length={seq_length} positions are read (a longer text keeps "
+      f"its first {seq_length - 1} and its [SEP]). "
       f"lower_case={bool(info.get('lower_case', True))}, accents stripped, "
       "punctuation split. Only LiteRT builtin operators.")
   with _metadata_modules() as (_, metadata_info, metadata_writer,
@@ -353,7 +361,7 @@ def convert_builtin(saved_model_dir: str, quantize: str = "dynamic") -> bytes:
   model = tflite_conversion.convert_saved_model(
       saved_model_dir, QUANTIZE_FOR.get(quantize, quantize),
       signature=BUILTIN_SIGNATURE, builtin_only=True)
-  model = _set_default_input_length(model, int(info["seq_length"]))
+  model = _set_default_length(model, int(info["seq_length"]))
   vocab = os.path.join(saved_model_dir, "assets", VOCAB_FILE)
   if not tf.io.gfile.exists(vocab):
     candidates = tf.io.gfile.glob(os.path.join(saved_model_dir, "assets",

@@ -724,9 +724,10 @@ def deploy_lines(intent_slot: bool, pair: bool) -> list:
           "packing both texts (`[CLS] a [SEP] b [SEP]`, segment ids 1 on b "
           "and its `[SEP]`; MediaPipe Tasks' TextClassifier takes one text)"
           if pair else
-          "runs in stock LiteRT and LiteRT.js with your own WordPiece "
-          "tokenizer and tag decoding (MediaPipe Tasks has no intent-and-slot "
-          "task)" if intent_slot else
+          "runs in stock LiteRT, and in LiteRT.js once its inputs are "
+          "fixed at [1, seq_length], with your own WordPiece tokenizer and "
+          "tag decoding (MediaPipe Tasks has no intent-and-slot task)"
+          if intent_slot else
           "loads in MediaPipe Tasks (TextClassifier), and in LiteRT.js once "
           "its inputs are fixed at [1, seq_length]") +
       "; try it in the browser with the page in the package's "

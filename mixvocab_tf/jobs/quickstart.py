@@ -272,8 +272,10 @@ def report_step(step_dir, output_dir, bindings):
       lines += [
           "The raw-string files tokenize inside the model with "
           "tensorflow_text's kernels (Python LiteRT); the builtin file "
-          f"(`{builtin['path']}`) takes [1, {builtin['seq_length']}] token "
-          "ids and carries its vocabulary and labels as TFLite Model "
+          f"(`{builtin['path']}`) takes token ids, " + (
+              "each query at its own length, at most "
+              if builtin.get("dynamic") else "padded to ") +
+          f"{builtin['seq_length']}, and carries its vocabulary and labels as TFLite Model "
           "Metadata, for MediaPipe Tasks, LiteRT.js and stock LiteRT "
           "(docs/SERVING.md, \"Deploy\"); its p50 leaves out the app's "
           "tokenization, its scores are the file's on ids that the "

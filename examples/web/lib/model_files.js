@@ -41,6 +41,7 @@ export function findText(modelBytes, text) {
 const MODEL_SUBGRAPHS = 2;
 const SUBGRAPH_TENSORS = 0;
 const SUBGRAPH_INPUTS = 1;
+const SUBGRAPH_OUTPUTS = 2;
 const TENSOR_SHAPE = 0;
 const TENSOR_SHAPE_SIGNATURE = 7;
 
@@ -62,26 +63,29 @@ function flatBuffer(bytes) {
 }
 
 /**
- * The model's bytes with each input of its main graph that takes any length
- * ([1, -1], a classifier's file) fixed at the length of its `shape` (the
- * export's seq_length): LiteRT.js compiles fixed shapes only. A copy; the
- * model computes the same (positions past the text are padding, masked).
+ * The model's bytes with each input and output of its main graph that takes
+ * any length ([1, -1] inputs, [1, -1, tags] slot probabilities) fixed at the
+ * length of its `shape` (the export's seq_length): LiteRT.js compiles fixed
+ * shapes only. A copy; the model computes the same (positions past the text
+ * are padding, masked).
  */
-export function withFixedInputs(modelBytes) {
+export function withFixedShapes(modelBytes) {
   const bytes = modelBytes.slice();
   const { view, root, vector, follow } = flatBuffer(bytes);
   const subgraph = follow(vector(root, MODEL_SUBGRAPHS).start);
   const tensors = vector(subgraph, SUBGRAPH_TENSORS);
-  const inputs = vector(subgraph, SUBGRAPH_INPUTS);
-  for (let i = 0; i < inputs.length; i++) {
-    const index = view.getInt32(inputs.start + 4 * i, true);
-    const tensor = follow(tensors.start + 4 * index);
-    const shape = vector(tensor, TENSOR_SHAPE);
-    const signature = vector(tensor, TENSOR_SHAPE_SIGNATURE);
-    if (!shape || !signature || shape.length !== signature.length) continue;
-    for (let d = 0; d < shape.length; d++) {
-      if (view.getInt32(signature.start + 4 * d, true) === -1) {
-        view.setInt32(signature.start + 4 * d, view.getInt32(shape.start + 4 * d, true), true);
+  for (const field of [SUBGRAPH_INPUTS, SUBGRAPH_OUTPUTS]) {
+    const indices = vector(subgraph, field);
+    for (let i = 0; i < indices.length; i++) {
+      const index = view.getInt32(indices.start + 4 * i, true);
+      const tensor = follow(tensors.start + 4 * index);
+      const shape = vector(tensor, TENSOR_SHAPE);
+      const signature = vector(tensor, TENSOR_SHAPE_SIGNATURE);
+      if (!shape || !signature || shape.length !== signature.length) continue;
+      for (let d = 0; d < shape.length; d++) {
+        if (view.getInt32(signature.start + 4 * d, true) === -1) {
+          view.setInt32(signature.start + 4 * d, view.getInt32(shape.start + 4 * d, true), true);
+        }
       }
     }
   }

@@ -4,7 +4,7 @@
 // elsewhere.
 import { FilesetResolver, TextClassifier } from "@mediapipe/tasks-text";
 import { loadLiteRt, loadAndCompile, Tensor } from "@litertjs/core";
-import { associatedFiles, findText, PAIR_DESCRIPTION, withFixedInputs } from "./model_files.js";
+import { associatedFiles, findText, PAIR_DESCRIPTION, withFixedShapes } from "./model_files.js";
 import { wordPieceTokenizer, packWords, packSentences } from "./tokenize.js";
 import { allowedTransitions, viterbi, iobSpans } from "./iob.js";
 
@@ -75,13 +75,13 @@ function ranked(top) {
 
 let liteRtLoaded = null;
 
-/** A model compiled by LiteRT.js (wasm, CPU) and its sequence length. A
- * classifier's file takes any length: LiteRT.js compiles it at its export's
+/** A model compiled by LiteRT.js (wasm, CPU) and its sequence length. The
+ * builtin files take any length: LiteRT.js compiles them at their export's
  * seq_length. */
 async function compile(bytes) {
   liteRtLoaded ??= loadLiteRt(LITERT_WASM);
   await liteRtLoaded;
-  const model = await loadAndCompile(withFixedInputs(bytes), { accelerator: "wasm" });
+  const model = await loadAndCompile(withFixedShapes(bytes), { accelerator: "wasm" });
   const inputs = model.getInputDetails();
   const idsInput = inputs.find((d) => d.name.includes("input_word_ids"));
   if (!idsInput) {

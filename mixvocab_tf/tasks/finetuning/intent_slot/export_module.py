@@ -37,9 +37,9 @@ also written to `assets.extra/labels.json` of the SavedModel.
 
 `serving_builtin` is the model without tokenizer and decoding, for runtimes
 that tokenize themselves (MediaPipe Tasks, LiteRT.js, a stock LiteRT app):
-BERT's three int32 [1, seq_length] inputs in, `intent_probs` [1, intents]
-and `slot_probs` [1, seq_length, slots] (per piece; a word's tag is read at
-its first piece) out (`builtin_model`).
+BERT's three int32 [1, n] inputs in (any n, at most `seq_length` read),
+`intent_probs` [1, intents] and `slot_probs` [1, n, slots] (per piece; a
+word's tag is read at its first piece) out (`builtin_model`).
 
 `IntentSlotTask.export_module` builds this module; `intent_slot_scores` scores
 its outputs (or a .tflite's) as the paper does (Table 3), for the converter's
@@ -180,6 +180,8 @@ class IntentSlotExportModule(tf.Module):
     return self._predict(text, with_words=False)
 
   def _predict_builtin(self, input_word_ids, input_mask, input_type_ids):
+    input_word_ids, input_mask, input_type_ids = builtin_model.cut_to_length(
+        [input_word_ids, input_mask, input_type_ids], self.seq_length)
     outputs = self.model({"input_word_ids": input_word_ids,
                           "input_mask": input_mask,
                           "input_type_ids": input_type_ids}, training=False)
@@ -193,7 +195,8 @@ class IntentSlotExportModule(tf.Module):
   def signatures(self):
     builtin = tf.function(
         self._predict_builtin,
-        input_signature=builtin_model.input_signature(self.seq_length))
+        input_signature=builtin_model.input_signature(self.seq_length,
+                                                      dynamic=True))
     return {
         "serving_default": serving_contract.new_trace(self.serve),
         "serving_tflite": serving_contract.new_trace(self.serve_tflite),

@@ -15,8 +15,8 @@ also written to `assets.extra/labels.json` of the SavedModel.
 
 `serving_builtin` is the same classifier without the tokenizer, for runtimes
 that tokenize themselves (MediaPipe Tasks, LiteRT.js, a stock LiteRT app):
-BERT's three int32 [1, seq_length] inputs in, `probabilities` [1, labels]
-out (`builtin_model`).
+BERT's three int32 [1, n] inputs in (any n, at most `seq_length` read),
+`probabilities` [1, labels] out (`builtin_model`).
 `TextClassificationTask.export_module` builds this module.
 """
 
