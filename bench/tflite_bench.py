@@ -98,9 +98,9 @@ a `--seq_length` other than the student export's. With random weights at
 Beside the latency ratios it prints `multiply-adds` ratios: BERT-base's
 encoder multiply-adds a query over the student's (`core/flops.py`), each
 query at its own length for the raw-string files and at `--seq_length` for
-the builtin ones padded (at its own length, a builtin file's arithmetic is
-the raw-string file's): the latency ratio each pair would have at equal FLOP/s
-and no cost outside the layers. The student's vocabulary cuts a SNIPS
+the builtin ones padded (at its own length, a builtin file's arithmetic
+is the raw-string file's): the latency ratio each pair would have at equal
+FLOP/s and no cost outside the layers. The student's vocabulary cuts a SNIPS
 query into about 1.4x as many pieces as BERT-base's, so on raw strings
 that ratio is about 87x (119x at one length); `bench/tflite_layers_bench.py`
 times the student's layers alone.
@@ -249,8 +249,9 @@ def _arithmetic(name, features):
 
   `raw`: each query at its own length, [CLS] and [SEP] included, as the
   raw-string file runs it (and the builtin file's "own length" rows);
-  `builtin`: at `--seq_length`, the builtin file padded. Sizes are `_MODEL_SIZES`' (a
-  `--student_saved_model` is taken to be a 6x96 student).
+  `builtin`: at `--seq_length`, the builtin file padded. Sizes are
+  `_MODEL_SIZES`' (a `--student_saved_model` is taken to be a 6x96
+  student).
   """
   from mixvocab_tf.core import flops  # pylint: disable=g-import-not-at-top
   layers, hidden, _, _ = _MODEL_SIZES[name]
@@ -358,11 +359,11 @@ def main(argv):
       for own_length in (False, True) if dynamic else (False,):
         wall50, wall90, cpu50, cpu90 = _builtin_latency(
             tflite_model, inputs[name], own_length)
-        row = dict(model=name, quantize=f"{quantize} builtin" + (
-            ", own length" if own_length else ""),
-                   size_bytes=len(tflite_model), tokenizer_bytes=0,
-                   p50_ms=wall50, p90_ms=wall90, cpu_p50_ms=cpu50,
-                   cpu_p90_ms=cpu90, queries=len(queries),
+        label = f"{quantize} builtin" + (", own length" if own_length
+                                          else "")
+        row = dict(model=name, quantize=label, size_bytes=len(tflite_model),
+                   tokenizer_bytes=0, p50_ms=wall50, p90_ms=wall90,
+                   cpu_p50_ms=cpu50, cpu_p90_ms=cpu90, queries=len(queries),
                    convert_seconds=round(convert_seconds, 1))
         results.append(row)
         print(json.dumps(row), flush=True)
