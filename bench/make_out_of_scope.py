@@ -22,6 +22,7 @@ import os
 import random
 import re
 
+from make_long_queries import write_goo  # bench/, beside this script
 from mixvocab_tf import assets
 from mixvocab_tf.datasets import intent_slot_files
 
@@ -51,15 +52,6 @@ def split_rows(snips_split, others):
   rows = list(zip(data.words, data.tags, data.intents))
   rows += [(words, ["O"] * len(words), OUT_OF_SCOPE) for words in others]
   return rows
-
-
-def write_goo(directory, rows):
-  os.makedirs(directory, exist_ok=True)
-  for name, column in (("seq.in", 0), ("seq.out", 1)):
-    with open(os.path.join(directory, name), "w", encoding="utf-8") as f:
-      f.write("".join(" ".join(row[column]) + "\n" for row in rows))
-  with open(os.path.join(directory, "label"), "w", encoding="utf-8") as f:
-    f.write("".join(row[2] + "\n" for row in rows))
 
 
 def main():

@@ -276,7 +276,8 @@ def report_step(step_dir, output_dir, bindings):
               "each query at its own length, at most "
               if builtin.get("dynamic") else "padded to ") +
           f"{builtin['seq_length']}, and carries its vocabulary and labels "
-          "as TFLite Model Metadata, for MediaPipe Tasks, LiteRT.js and stock LiteRT "
+          "as TFLite Model Metadata, for MediaPipe Tasks, LiteRT.js and "
+          "stock LiteRT "
           "(docs/SERVING.md, \"Deploy\"); its p50 leaves out the app's "
           "tokenization, its scores are the file's on ids that the "
           "package's tokenizer gives (`mixvocab-predict` runs it so).", ""]
