@@ -11,7 +11,9 @@ the flags and runs `main`) that the console script calls:
   (`tools/export_saved_model.py`);
 - `mixvocab-convert`: `cli/convert_tflite.py` (`tools/convert_tflite.py`);
 - `mixvocab-predict`: `cli/predict.py`;
-- `mixvocab-build-vocab`: `cli/build_vocab.py` (`tools/build_vocab.py`).
+- `mixvocab-build-vocab`: `cli/build_vocab.py` (`tools/build_vocab.py`);
+- `mixvocab-split-data`: `cli/split_data.py` (one labelled file into the
+  own-data job's splits).
 
 What they share (starting as an absl app, one-paragraph errors, each
 warning once per run) is `console.py`. The libraries behind them sit below:

@@ -151,13 +151,20 @@ def find_dataset(data_dir: str) -> DatasetFiles:
   for split in ("train", "validation"):
     if not candidates[split]:
       hint = _near_miss_hint(data_dir, split)
+      fix = (hint + " " if hint else "") + (
+          "Name the split's file or directory with one of these names.")
+      if split == "validation" and candidates["train"]:
+        # One labelled file is a common start: say how to split it.
+        train = os.path.join(data_dir, candidates["train"][0][0])
+        fix += (" Or, if train is all the labelled data you have, "
+                f"`mixvocab-split-data --data={train} --output_dir="
+                f"{data_dir.rstrip('/')}_split` writes train and validation "
+                "splits from it (stratified by label) for DATA_DIR.")
       raise errors.data_error(
           data_dir, None,
           f"there is no {split} split; the directory holds "
           f"{errors.list_directory(data_dir)}",
-          f"for the {split} split {_accepted_names(split)}",
-          (hint + " " if hint else "") +
-          "Name the split's file or directory with one of these names.")
+          f"for the {split} split {_accepted_names(split)}", fix)
   chosen = {split: found[0] for split, found in candidates.items() if found}
   formats = {fmt for _, fmt in chosen.values()}
   if len(formats) > 1:

@@ -1,0 +1,260 @@
+"""One labelled file split into train, validation and test.
+
+The own-data job reads a dataset directory with a `validation` split (it
+picks the teacher's and the student's best checkpoints on it). A user who
+has one labelled file, or one directory in the Goo et al. layout, gets the
+splits from it with `split_dataset` (`mixvocab-split-data`), as Model
+Maker's `DataLoader.split` or scikit-learn's `train_test_split(...,
+stratify=labels)` would give them:
+
+- the file is read and checked as the job reads a split (`user_dataset`'s
+  data contract: a broken record stops the split, naming its line);
+- stratified by label (the intent, for intent and slots): of each label's n
+  examples, round(n * fraction) go to validation (and to test), drawn with
+  a seeded generator, but at least one stays in train; a label of fewer
+  than 1 / (2 * fraction) examples stays wholly in train (the summary lists
+  those labels);
+- each split keeps the records' order in the file and the file's format:
+  JSONL and Goo lines are copied as they are, CSV and TSV rows are written
+  again under the same header (CSV quoted where a field needs it).
+
+The same file, fractions and seed give the same splits.
+"""
+
+import collections
+import csv
+import dataclasses
+import io
+import math
+import os
+import random
+from typing import Callable
+
+import tensorflow as tf
+
+from mixvocab_tf.datasets import decoding
+from mixvocab_tf.datasets import examples as examples_lib
+from mixvocab_tf.datasets import intent_slot_files
+from mixvocab_tf.datasets import layout
+from mixvocab_tf.datasets import records
+from mixvocab_tf.datasets import text_classification_files
+
+#: The splits written, in order (`layout.SPLITS`' names).
+SPLITS = ("train", "validation", "test")
+
+
+@dataclasses.dataclass
+class _Source:
+  """A labelled file read for splitting.
+
+  Attributes:
+    kind: `examples.TEXT_CLASSIFICATION` or `examples.INTENT_SLOT`.
+    format: 'csv', 'tsv', 'jsonl' or 'goo'.
+    labels: each example's label (its intent for intent and slots).
+    write: writes the examples at the given indices, in that order, as the
+      split named by the first argument, into the directory of the second.
+  """
+  kind: str
+  format: str
+  labels: list[str]
+  write: Callable[[str, str, list[int]], str]
+
+
+def _lines_of(line_numbers: list[int], lines: list[str],
+              indices: list[int]) -> str:
+  return "".join(lines[line_numbers[i] - 1] + "\n" for i in indices)
+
+
+def _write_file(path: str, text: str) -> str:
+  with tf.io.gfile.GFile(path, "w") as f:
+    f.write(text)
+  return path
+
+
+def _jsonl_source(path: str, kind: str, labels: list[str],
+                  line_numbers: list[int]) -> _Source:
+  lines = decoding.read_lines(path, "one JSON object per line")
+  def write(split, output_dir, indices):
+    return _write_file(os.path.join(output_dir, f"{split}.jsonl"),
+                       _lines_of(line_numbers, lines, indices))
+  return _Source(kind, "jsonl", labels, write)
+
+
+def _goo_source(path: str) -> _Source:
+  data = intent_slot_files.read_intent_slot(path, require_labels=True)
+  lines = {name: decoding.read_lines(os.path.join(path, name), name)
+           for name in intent_slot_files.GOO_FILES}
+  def write(split, output_dir, indices):
+    split_dir = os.path.join(output_dir, split)
+    tf.io.gfile.makedirs(split_dir)
+    for name, file_lines in lines.items():
+      _write_file(os.path.join(split_dir, name),
+                  _lines_of(data.line_numbers, file_lines, indices))
+    return split_dir
+  return _Source(examples_lib.INTENT_SLOT, "goo", list(data.intents), write)
+
+
+def _table_source(path: str, fmt: str, columns: dict) -> _Source:
+  data = text_classification_files.read_text_classification(
+      path, require_labels=True, **columns)
+  _, header, rows = records.read_table(path, fmt)
+  fields = dict(rows)  # line -> {column: field}
+  def write(split, output_dir, indices):
+    text = io.StringIO()
+    if fmt == "csv":
+      writer = csv.writer(text, lineterminator="\n")
+    else:  # GLUE's TSV: no quoting; the reader left no tab or line break.
+      writer = csv.writer(text, delimiter="\t", quoting=csv.QUOTE_NONE,
+                          quotechar=None, lineterminator="\n")
+    writer.writerow(header)
+    for i in indices:
+      row = fields[data.line_numbers[i]]
+      writer.writerow([row[name] for name in header])
+    return _write_file(os.path.join(output_dir, f"{split}.{fmt}"),
+                       text.getvalue())
+  return _Source(examples_lib.TEXT_CLASSIFICATION, fmt, list(data.labels),
+                 write)
+
+
+def read_source(path: str, text_column: str = "text",
+                text_b_column: str | None = None,
+                label_column: str = "label") -> _Source:
+  """Reads and checks the labelled file (or Goo directory) `path`.
+
+  Raises:
+    DataError: the file breaks the data contract, or is not labelled.
+  """
+  if tf.io.gfile.isdir(path):
+    return _goo_source(path)
+  if not tf.io.gfile.exists(path):
+    raise FileNotFoundError(
+        f"--data={path!r} does not exist. Expected one labelled .csv, .tsv "
+        "or .jsonl file, or a directory holding seq.in, seq.out and label.")
+  fmt = records.format_of(path)
+  if fmt == "jsonl" and layout.peek_jsonl_kind(path) == examples_lib.INTENT_SLOT:
+    data = intent_slot_files.read_intent_slot(path, require_labels=True)
+    return _jsonl_source(path, examples_lib.INTENT_SLOT, list(data.intents),
+                         data.line_numbers)
+  columns = dict(text_column=text_column, text_b_column=text_b_column,
+                 label_column=label_column)
+  if fmt == "jsonl":
+    data = text_classification_files.read_text_classification(
+        path, require_labels=True, **columns)
+    return _jsonl_source(path, examples_lib.TEXT_CLASSIFICATION,
+                         list(data.labels), data.line_numbers)
+  return _table_source(path, fmt, columns)
+
+
+def stratified_indices(labels: list[str], fractions: dict[str, float],
+                       seed: int) -> dict[str, list[int]]:
+  """Each split's example indices, in file order (the module docstring).
+
+  Args:
+    labels: each example's label.
+    fractions: split ('validation', 'test') -> the share of each label's
+      examples it gets; train gets the rest.
+    seed: seeds the draw.
+  """
+  by_label = collections.defaultdict(list)
+  for i, label in enumerate(labels):
+    by_label[label].append(i)
+  rng = random.Random(seed)
+  chosen = {split: [] for split in SPLITS}
+  for label in sorted(by_label):
+    indices = by_label[label]
+    rng.shuffle(indices)
+    start = 0
+    for split, fraction in fractions.items():
+      # Half up, not Python's half to even: 5 examples at 0.1 give one.
+      count = min(int(len(indices) * fraction + 0.5),
+                  len(indices) - 1 - start)
+      chosen[split] += indices[start:start + max(0, count)]
+      start += max(0, count)
+    chosen["train"] += indices[start:]
+  return {split: sorted(indices) for split, indices in chosen.items()}
+
+
+def _check_fraction(name: str, value: float, allow_zero: bool) -> None:
+  if not 0.0 <= value < 1.0 or (value == 0.0 and not allow_zero):
+    interval = "[0, 1)" if allow_zero else "(0, 1)"
+    raise ValueError(f"{name} must be in {interval}; received {value}.")
+
+
+def split_dataset(path: str, output_dir: str,
+                  validation_fraction: float = 0.1,
+                  test_fraction: float = 0.0,
+                  seed: int = 0,
+                  text_column: str = "text",
+                  text_b_column: str | None = None,
+                  label_column: str = "label") -> dict:
+  """Writes `output_dir`'s train, validation (and test) splits of `path`.
+
+  Args:
+    path: one labelled .csv, .tsv or .jsonl file, or a directory in the Goo
+      et al. layout (seq.in, seq.out, label).
+    output_dir: the dataset directory to write (the own-data job's
+      DATA_DIR); created if missing. It must hold no split yet.
+    validation_fraction: each label's share that goes to validation.
+    test_fraction: each label's share that goes to test; 0: no test split.
+    seed: seeds the draw.
+    text_column, text_b_column, label_column: as the own-data job reads a
+      text classification file (`own_data_steps`).
+
+  Returns:
+    A summary (JSON): the input, kind and format, the written splits and
+    their sizes, the seed and fractions, and the labels that stayed wholly
+    in train.
+
+  Raises:
+    DataError: `path` breaks the data contract.
+    ValueError: a fraction outside its range, or a split that would be empty.
+    FileExistsError: `output_dir` already holds a split.
+  """
+  _check_fraction("validation_fraction", validation_fraction, False)
+  _check_fraction("test_fraction", test_fraction, True)
+  if validation_fraction + test_fraction >= 1.0:
+    raise ValueError(
+        f"validation_fraction + test_fraction must be below 1 so that "
+        f"train keeps examples; received {validation_fraction} + "
+        f"{test_fraction}.")
+  if tf.io.gfile.isdir(output_dir):
+    taken = [name for name in tf.io.gfile.listdir(output_dir)
+             if name.rstrip("/").split(".")[0].lower() in
+             {n for names in layout.SPLIT_NAMES.values() for n in names}]
+    if taken:
+      raise FileExistsError(
+          f"{output_dir} already holds {', '.join(sorted(taken))}. Expected a "
+          "new or empty directory: give another --output_dir, or remove "
+          "those splits.")
+  source = read_source(path, text_column, text_b_column, label_column)
+  fractions = {"validation": validation_fraction}
+  if test_fraction:
+    fractions["test"] = test_fraction
+  indices = stratified_indices(source.labels, fractions, seed)
+  counts = collections.Counter(source.labels)
+  for split in fractions:
+    if not indices[split]:
+      raise ValueError(
+          f"{path}: no label has enough examples for the {split} split at "
+          f"{fractions[split]} of each label ({len(source.labels)} examples, "
+          f"the most of one label {max(counts.values())}). Expected at least "
+          f"{max(2, math.ceil(0.5 / fractions[split]))} examples of one label "
+          "at this fraction: give a larger fraction or more examples.")
+  tf.io.gfile.makedirs(output_dir)
+  written = {split: source.write(split, output_dir, indices[split])
+             for split in SPLITS if split == "train" or split in fractions}
+  in_validation = collections.Counter(
+      source.labels[i] for i in indices["validation"])
+  return {
+      "input": path,
+      "kind": source.kind,
+      "format": source.format,
+      "output_dir": output_dir,
+      "seed": seed,
+      "fractions": fractions,
+      "files": written,
+      "examples": {split: len(indices[split]) for split in written},
+      "labels": len(counts),
+      "labels_only_in_train": sorted(
+          label for label in counts if not in_validation[label]),
+  }
