@@ -147,6 +147,9 @@ def test_an_error_and_a_warning_are_printed_once(tmp_path):
   assert "1 of 2 examples (50.0%) have an intent train lacks" in shown
   assert "1 word has a slot tag train lacks" in shown
   assert "intent 'BookTable' (1 example)" in shown
+  # Train's two intents have one query each: named once, before training.
+  assert shown.count("2 of 2 intents have fewer than 5 examples") == 1, (
+      shown[-3000:])
 
 
 # TensorFlow's C++ log lines: "2026-11-26 01:20:13.799474: I tensorflow/...".

@@ -156,10 +156,13 @@ def find_dataset(data_dir: str) -> DatasetFiles:
       if split == "validation" and candidates["train"]:
         # One labelled file is a common start: say how to split it.
         train = os.path.join(data_dir, candidates["train"][0][0])
+        split_dir = f"{data_dir.rstrip('/')}_split"
         fix += (" Or, if train is all the labelled data you have, "
                 f"`mixvocab-split-data --data={train} --output_dir="
-                f"{data_dir.rstrip('/')}_split` writes train and validation "
-                "splits from it (stratified by label) for DATA_DIR.")
+                f"{split_dir}` writes train and validation splits from it "
+                "(stratified by label) for DATA_DIR" + (
+                    f"; copy {candidates['test'][0][0]} there too"
+                    if candidates["test"] else "") + ".")
       raise errors.data_error(
           data_dir, None,
           f"there is no {split} split; the directory holds "

@@ -198,6 +198,10 @@ def test_the_job_error_without_validation_gives_the_command(tmp_path):
   command = (f"mixvocab-split-data --data={train} "
              f"--output_dir={tmp_path / 'mine'}_split")
   assert command in error
+  assert "copy" not in error
+  write(tmp_path / "mine" / "test.csv", _csv(_labelled()))
+  assert "; copy test.csv there too." in str(
+      raises("no validation split", layout.find_dataset, str(tmp_path / "mine")))
   # Which works, and gives the job a dataset it reads.
   splitting.split_dataset(train, f"{tmp_path / 'mine'}_split")
   assert layout.find_dataset(f"{tmp_path / 'mine'}_split").files.keys() == {

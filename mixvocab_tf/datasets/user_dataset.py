@@ -74,6 +74,8 @@ of the query to one IOB slot tag), in one of two layouts:
   the queries, or of `text` / `text_a` / `text_b`; `text.unreadable`), and
   `UserDataset.unreadable_warning()` names the splits where they are more
   than 2% of the words;
+- a label (intent) may have few examples in train:
+  `UserDataset.few_examples_warning()` names those with fewer than 5;
 - an example may be longer than the student's sequence: what falls past it
   is cut (a query's words past the cut are tagged 'O', a text's last pieces
   are not read). `UserDataset.long_examples(seq_length)` counts them, in the
@@ -87,6 +89,7 @@ Example:
   dataset = load_dataset("/data/my_intents")
   print(dataset.summary())
   for warning in (dataset.warning(), dataset.iob_warning(),
+                  dataset.few_examples_warning(),
                   dataset.unreadable_warning()):
     if warning:
       print(warning)
@@ -116,6 +119,10 @@ UNREADABLE_SHARE = 0.02
 #: `UserDataset.long_warning` names a split when more than this share of its
 #: examples are longer than the student reads (SNIPS train: 2 of 13,084).
 LONG_SHARE = 0.01
+#: `UserDataset.few_examples_warning` names the labels train has fewer
+#: examples of than this (a rule of thumb, not a measurement of this
+#: package's models).
+FEW_EXAMPLES = 5
 #: The longest sequence `UserDataset.long_warning` suggests: the students'
 #: and the default teacher's position embeddings.
 _MAX_SEQ_LENGTH = 512
@@ -285,6 +292,34 @@ class UserDataset:
         "model's decoder starts every span with B-<type>. Nothing else "
         "changes; to silence this, write B-<type> on the first word of each "
         "span.")
+
+  def few_examples_warning(self, least: int = FEW_EXAMPLES,
+                           most: int = 10) -> str | None:
+    """One message on the labels (intents) train has fewer than `least`
+    examples of, the `most` rarest named; None if there is none.
+
+    A classifier seldom learns to answer a label from a handful of examples
+    (and the student learns it from the teacher's answers on them), so the
+    job says so before training.
+    """
+    train = self.splits["train"]
+    labels = (train.intents if self.kind == examples_lib.INTENT_SLOT
+              else train.labels)
+    counts = collections.Counter(labels)
+    few = sorted((count, label) for label, count in counts.items()
+                 if count < least)
+    if not few:
+      return None
+    word = "intents" if self.kind == examples_lib.INTENT_SLOT else "labels"
+    listed = ", ".join(f"{label!r} ({errors.plural(count, 'example')})"
+                       for count, label in few[:most])
+    if len(few) > most:
+      listed += f" and {len(few) - most} more"
+    return (
+        f"{len(few)} of {len(counts)} {word} have fewer than {least} examples "
+        f"in train ({train.path}), too few for the model to learn them "
+        f"reliably: {listed}. Add examples of them to train, or merge them "
+        "into related ones.")
 
   def unreadable_warning(self, threshold: float = UNREADABLE_SHARE,
                          most: int = 10) -> str | None:

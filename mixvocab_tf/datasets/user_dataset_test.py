@@ -112,6 +112,29 @@ def test_warning_counts_the_cost_and_lists_the_most_frequent(tmp_path):
   assert "and 0 more" not in dataset.warning(most=15)
 
 
+def test_few_examples_warning_names_the_rarest_labels(tmp_path):
+  counts = {"often": 5, "four": 4, "one": 1, "two": 2}
+  rows = [f"{label} {i},{label}" for label, n in counts.items()
+          for i in range(n)]
+  write(tmp_path / "train.csv", "text,label\n" + "\n".join(rows) + "\n")
+  write(tmp_path / "dev.csv", "text,label\na,often\n")
+  dataset = user_dataset.load_dataset(str(tmp_path))
+  warning = dataset.few_examples_warning()
+  assert warning.startswith("3 of 4 labels have fewer than 5 examples")
+  assert ("'one' (1 example), 'two' (2 examples), 'four' (4 examples). "
+          "Add examples") in warning
+  assert "'often'" not in warning
+  assert "and 1 more" in dataset.few_examples_warning(most=2)
+  assert dataset.few_examples_warning(least=1) is None
+  # Intents, for intent and slots.
+  write_goo(tmp_path / "slots" / "train", **GOO_TRAIN)
+  write_goo(tmp_path / "slots" / "valid", **GOO_TRAIN)
+  warning = user_dataset.load_dataset(
+      str(tmp_path / "slots")).few_examples_warning(least=2)
+  assert warning.startswith("1 of 2 intents have fewer than 2 examples")
+  assert "'BookRestaurant' (1 example)" in warning
+
+
 def test_load_dataset_pair_csv(tmp_path):
   content = ("text_a,text_b,label\nA man sleeps.,A man rests.,entail\n"
              "It rains.,\"Sunny, warm.\",contradict\n")

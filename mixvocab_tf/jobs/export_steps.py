@@ -264,9 +264,10 @@ def export_step(step_dir, output_dir, options):
                              options.get("batch_size"), tolerance)
     run_files.write_json(check_path, check, indent=1)
     if "scores" in check:
+      cost = check["cost_points"]
       logging.info(
-          "The 4-bit word table costs %.2f points of validation %s (at most "
-          "%.2f): %s.", check["cost_points"],
+          "The 4-bit word table %s %.2f points of validation %s (it may cost "
+          "at most %.2f): %s.", "costs" if cost >= 0 else "gains", abs(cost),
           " / ".join(check["scores"]["float"]), check["allowed_points"],
           "kept" if check["pack"] else "the export keeps the table whole")
     _export_saved_model(options["run"], step_dir, saved_model_dir,

@@ -207,7 +207,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
         f"{precision_lib.PRECISIONS}; received {teacher_precision!r}.")
   dataset = user_dataset.load_dataset(data_dir, text_column, text_b_column,
                                       label_column)
-  for warning in (dataset.warning(), dataset.iob_warning()):
+  for warning in (dataset.warning(), dataset.iob_warning(),
+                  dataset.few_examples_warning()):
     if warning:
       logging.warning("%s", warning)
   summary = dataset.summary()
