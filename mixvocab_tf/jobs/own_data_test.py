@@ -321,6 +321,22 @@ class OwnDataStepsTest(tf.test.TestCase):
                      [])
     self.assertEqual(own_data.floor_lines(0.5, 0.5, 0.4, "accuracy"), [])
 
+  def test_report_says_what_one_example_of_a_small_validation_is_worth(self):
+    # The README's text-classification example split by mixvocab-split-data:
+    # 75 validation texts, the student's file at 96.0.
+    line, = [l for l in own_data.small_split_lines(75, 0.96, "accuracy")
+             if l]
+    self.assertIn("Validation holds 75 examples: one is 1.3 points of "
+                  "accuracy", line)
+    self.assertIn("student's 96.0 has a standard error of about 2.3 points",
+                  line)
+    self.assertTrue(own_data.small_split_lines(200, 0.9, "intent acc."))
+    # 201 or more (SNIPS valid: 700), or none: no note.
+    self.assertEqual(own_data.small_split_lines(201, 0.9, "accuracy"), [])
+    self.assertEqual(own_data.small_split_lines(700, 0.984, "intent acc."),
+                     [])
+    self.assertEqual(own_data.small_split_lines(0, 0.0, "accuracy"), [])
+
   def test_report_says_which_word_table_the_files_hold(self):
     check = {"pack": False, "tolerance_points": 0.3, "cost_points": 2.7,
              "scores": {"float": {"accuracy": 0.718},
