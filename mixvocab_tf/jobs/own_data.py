@@ -45,7 +45,6 @@ may be on any file system TensorFlow reads that its child processes reach
 import dataclasses
 import functools
 import json
-import math
 import os
 import subprocess
 import sys
@@ -716,27 +715,18 @@ def floor_lines(floor: float, teacher: float, student: float,
       ""]
 
 
-#: `small_split_lines` speaks up when one validation example is worth at
-#: least this many points (200 examples or fewer).
-SMALL_SPLIT_POINTS = 0.5
-
-
 def small_split_lines(examples: int, student: float, label: str) -> list:
   """A note for the report when validation is small enough that one example
-  moves a score by `SMALL_SPLIT_POINTS` or more: what one example is worth,
-  and the binomial standard error of the exported student's score (`student`,
-  a fraction), so that a reader does not take a gap of two examples for a
-  difference between models."""
-  if not examples or 100 / examples < SMALL_SPLIT_POINTS:
+  moves a score by `scoring.SMALL_SAMPLE_POINTS` or more: what one example
+  is worth, and where the exported student's score (`student`, a fraction)
+  may lie (`scoring.small_sample_note`)."""
+  from mixvocab_tf.serving import scoring  # pylint: disable=g-import-not-at-top
+  note = scoring.small_sample_note(examples, student, label,
+                                   "the exported student")
+  if not note:
     return []
-  error = 100 * math.sqrt(student * (1 - student) / examples)
-  return [
-      f"- Validation holds {examples:,} examples: one is "
-      f"{100 / examples:.1f} points of {label}, and the exported student's "
-      f"{100 * student:.1f} has a standard error of about {error:.1f} points "
-      "(binomial), so gaps of a few points between rows may be chance. More "
-      "validation examples make the scores, and the checkpoints chosen on "
-      "them, firmer.", ""]
+  return ["- Validation holds " + note + " More validation examples make the "
+          "scores, and the checkpoints chosen on them, firmer.", ""]
 
 
 def deploy_lines(intent_slot: bool, pair: bool) -> list:

@@ -328,8 +328,8 @@ class OwnDataStepsTest(tf.test.TestCase):
              if l]
     self.assertIn("Validation holds 75 examples: one is 1.3 points of "
                   "accuracy", line)
-    self.assertIn("student's 96.0 has a standard error of about 2.3 points",
-                  line)
+    self.assertIn("the exported student's 96.0 could be anywhere from 88.9 "
+                  "to 98.6 (95% Wilson interval)", line)
     self.assertTrue(own_data.small_split_lines(200, 0.9, "intent acc."))
     # 201 or more (SNIPS valid: 700), or none: no note.
     self.assertEqual(own_data.small_split_lines(201, 0.9, "accuracy"), [])

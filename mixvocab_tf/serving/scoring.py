@@ -26,6 +26,7 @@ is read. It is checked as the job checks its files, before the model runs.
 import collections
 import dataclasses
 import json
+import math
 import os
 from typing import Any, Callable, Optional, Sequence
 
@@ -373,6 +374,38 @@ def score_predictor(predictor,
   return result
 
 
+#: `small_sample_note` speaks up when one example is worth at least this
+#: many points of a score (200 examples or fewer).
+SMALL_SAMPLE_POINTS = 0.5
+
+
+def wilson_interval(score: float, examples: int,
+                    z: float = 1.96) -> tuple[float, float]:
+  """The Wilson score interval of an accuracy `score` on `examples` (95% at
+  the default z); unlike score +- z standard errors, it stays inside [0, 1]
+  and does not shrink to a point at a score of 0 or 1."""
+  z2 = z * z / examples
+  center = (score + z2 / 2) / (1 + z2)
+  half = z * math.sqrt(score * (1 - score) / examples +
+                       z2 / (4 * examples)) / (1 + z2)
+  return max(0.0, center - half), min(1.0, center + half)
+
+
+def small_sample_note(examples: int, score: float, label: str,
+                      subject: str) -> Optional[str]:
+  """What one example is worth and where `subject`'s `score` (a fraction of
+  examples right: an accuracy) may lie, when `examples` are few enough that
+  one moves it by `SMALL_SAMPLE_POINTS` or more; None otherwise. So that a
+  reader does not take a gap of two examples for a difference."""
+  if not examples or 100 / examples < SMALL_SAMPLE_POINTS:
+    return None
+  low, high = wilson_interval(score, examples)
+  return (f"{examples:,} examples: one is {100 / examples:.1f} points of "
+          f"{label}, and {subject}'s {100 * score:.1f} could be anywhere from "
+          f"{100 * low:.1f} to {100 * high:.1f} (95% Wilson interval), so "
+          "gaps of a few points may be chance.")
+
+
 def summary_lines(result: dict) -> list:
   """A short markdown summary of `score_predictor`'s result, for people."""
   s = result["scores"]
@@ -393,6 +426,11 @@ def summary_lines(result: dict) -> list:
                f"{result['floor_label']!r} (the most frequent label of "
                f"{result['floor_from']}) | "
                f"{100 * s['majority_accuracy']:.2f} |")
+  accuracy = "intent_accuracy" if "slot_f1" in s else "accuracy"
+  note = small_sample_note(result["examples"], s[accuracy], rows[0][0],
+                           "the model")
+  if note:
+    lines += ["", "On " + note]
   if result["unknown_labels"]:
     count = sum(result["unknown_labels"].values())
     names = ", ".join(sorted(result["unknown_labels"]))

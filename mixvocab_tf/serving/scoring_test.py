@@ -111,6 +111,25 @@ def test_a_csv_file_is_scored_beside_its_own_floor(tmp_path):
   assert ("| floor: every example answered 'a' (the most frequent label of "
           "the scored examples) | 50.00 |") in summary
   assert "1 examples have labels the model does not know (c)" in summary
+  # Four examples: each is 25 points, and 50.0 could be 15.0 to 85.0.
+  assert ("On 4 examples: one is 25.0 points of accuracy, and the model's "
+          "50.0 could be anywhere from 15.0 to 85.0 (95% Wilson interval)"
+          ) in summary
+
+
+def test_wilson_interval_and_the_small_sample_note():
+  # Wilson's 95% interval: 0.96 of 75 (the README example's student file on
+  # its split-off validation); at 1.0 it does not collapse to a point.
+  assert scoring.wilson_interval(0.96, 75) == pytest.approx((0.8889, 0.9863),
+                                                            abs=1e-4)
+  low, high = scoring.wilson_interval(1.0, 4)
+  assert (round(low, 3), high) == (0.510, 1.0)
+  assert scoring.wilson_interval(0.0, 10)[0] == 0.0
+  assert scoring.small_sample_note(200, 0.9, "accuracy", "it")
+  # 201 examples or more (SNIPS valid: 700), or none: nothing to say.
+  assert scoring.small_sample_note(201, 0.9, "accuracy", "it") is None
+  assert scoring.small_sample_note(700, 0.984, "intent accuracy", "it") is None
+  assert scoring.small_sample_note(0, 0.0, "accuracy", "it") is None
 
 
 def test_the_floor_is_among_the_labels_the_model_knows(tmp_path):
