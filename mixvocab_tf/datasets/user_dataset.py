@@ -76,6 +76,9 @@ of the query to one IOB slot tag), in one of two layouts:
   than 2% of the words;
 - a label (intent) may have few examples in train:
   `UserDataset.few_examples_warning()` names those with fewer than 5;
+- a validation or test text may also be in train, and train may give one
+  text two labels: `UserDataset.overlap_warning()` counts both (texts
+  compared lowercased, spaces collapsed);
 - an example may be longer than the student's sequence: what falls past it
   is cut (a query's words past the cut are tagged 'O', a text's last pieces
   are not read). `UserDataset.long_examples(seq_length)` counts them, in the
@@ -89,7 +92,7 @@ Example:
   dataset = load_dataset("/data/my_intents")
   print(dataset.summary())
   for warning in (dataset.warning(), dataset.iob_warning(),
-                  dataset.few_examples_warning(),
+                  dataset.few_examples_warning(), dataset.overlap_warning(),
                   dataset.unreadable_warning()):
     if warning:
       print(warning)
@@ -320,6 +323,79 @@ class UserDataset:
         f"in train ({train.path}), too few for the model to learn them "
         f"reliably: {listed}. Add examples of them to train, or merge them "
         "into related ones.")
+
+  def _keyed(self, split: str) -> list[tuple[str, str | None]]:
+    """(text, label) of each example of `split`: the text lowercased with
+    its spaces collapsed (a pair's two texts joined by a tab), the label
+    (intent) or None."""
+    data = self.splits[split]
+    if self.kind == examples_lib.INTENT_SLOT:
+      texts = [" ".join(words) for words in data.words]
+      labels = data.intents
+    else:
+      texts = (data.texts_a if data.texts_b is None else
+               [f"{a}\t{b}" for a, b in zip(data.texts_a, data.texts_b)])
+      labels = data.labels
+    normal = ["\t".join(" ".join(part.lower().split())
+                         for part in text.split("\t")) for text in texts]
+    return list(zip(normal, labels or [None] * len(normal)))
+
+  def overlap(self) -> dict:
+    """Texts shared between splits, and train's texts of several labels.
+
+    Returns:
+      {"in_train": {split: examples of validation / test whose text is also
+      a train text}, "conflicts": {text: train's labels of it, sorted}, for
+      texts that train gives more than one label (intent)}; texts compared
+      lowercased, their spaces collapsed.
+    """
+    train = collections.defaultdict(set)
+    for text, label in self._keyed("train"):
+      train[text].add(label)
+    return {
+        "in_train": {split: sum(text in train
+                                for text, _ in self._keyed(split))
+                     for split in self.splits if split != "train"},
+        "conflicts": {text: sorted(labels) for text, labels in train.items()
+                      if len(labels) > 1},
+    }
+
+  def overlap_warning(self, most: int = 5) -> str | None:
+    """One message on validation or test texts that train also holds, and
+    on train texts of several labels; None if there is neither.
+
+    A validation example whose text is in train is scored on what the model
+    saw (SNIPS valid: 15 of 700 queries), so the split measures less of how
+    the model does on new text; a text that train labels twice (SST-2
+    train: 5 phrases, 'laughably' both positive and negative) cannot be
+    answered right both times. Both are said once, before training.
+    """
+    found = self.overlap()
+    parts = []
+    for split, count in found["in_train"].items():
+      if count:
+        total = len(self.splits[split])
+        parts.append(
+            f"{split}: {count} of {total} examples ({count / total:.1%}) "
+            "have a text that train also holds, so their scores measure "
+            "what the model saw rather than how it does on new text (remove "
+            "them from one of the two splits for a stricter score)")
+    conflicts = found["conflicts"]
+    if conflicts:
+      word = "intent" if self.kind == examples_lib.INTENT_SLOT else "label"
+      listed = "; ".join(
+          f"{errors.show(text.replace(chr(9), ' / '), 40)}: "
+          f"{', '.join(labels)}"
+          for text, labels in sorted(conflicts.items())[:most])
+      if len(conflicts) > most:
+        listed += f"; and {len(conflicts) - most} more"
+      parts.append(
+          f"train: {errors.plural(len(conflicts), 'text')} carry more than "
+          f"one {word} ({listed}); the model can answer only one of them, "
+          "so check those labels")
+    if not parts:
+      return None
+    return "Texts seen twice: " + "; ".join(parts) + "."
 
   def unreadable_warning(self, threshold: float = UNREADABLE_SHARE,
                          most: int = 10) -> str | None:

@@ -135,6 +135,45 @@ def test_few_examples_warning_names_the_rarest_labels(tmp_path):
   assert "'BookRestaurant' (1 example)" in warning
 
 
+def test_overlap_warning_counts_texts_seen_twice(tmp_path):
+  write(tmp_path / "train.csv",
+        "text,label\nPlay  Jazz,music\nrain today,weather\nwhat,a\nwhat,b\n"
+        "hm,a\nHM,c\nok,a\nok,a\n")
+  # 'play jazz' is train's 'Play  Jazz' (case and spaces aside).
+  write(tmp_path / "dev.csv", "text,label\nplay jazz,music\nnew one,music\n")
+  write(tmp_path / "test.csv", "text\nrain today\nok\nfresh\n")
+  dataset = user_dataset.load_dataset(str(tmp_path))
+  assert dataset.overlap() == {
+      "in_train": {"validation": 1, "test": 2},
+      "conflicts": {"hm": ["a", "c"], "what": ["a", "b"]}}
+  warning = dataset.overlap_warning()
+  assert "validation: 1 of 2 examples (50.0%) have a text that train also " \
+      "holds" in warning
+  assert "test: 2 of 3 examples (66.7%)" in warning
+  assert ("train: 2 texts carry more than one label ('hm': a, c; 'what': "
+          "a, b)") in warning
+  assert "and 1 more" in dataset.overlap_warning(most=1)
+  assert "\n" not in warning
+  # Pairs compare both texts; intents too, for intent and slots.
+  write(tmp_path / "pairs" / "train.csv",
+        "text_a,text_b,label\nA,B,x\nA,C,y\nA,B,z\n")
+  write(tmp_path / "pairs" / "dev.csv", "text_a,text_b,label\nA,C,y\nB,A,x\n")
+  pairs = user_dataset.load_dataset(str(tmp_path / "pairs"))
+  assert pairs.overlap() == {"in_train": {"validation": 1},
+                             "conflicts": {"a\tb": ["x", "z"]}}
+  assert "('a / b': x, z)" in pairs.overlap_warning()
+  write_goo(tmp_path / "slots" / "train", **GOO_TRAIN)
+  write_goo(tmp_path / "slots" / "valid", ["book a table"], ["O O O"],
+            ["BookRestaurant"])
+  slots = user_dataset.load_dataset(str(tmp_path / "slots"))
+  assert slots.overlap() == {"in_train": {"validation": 1}, "conflicts": {}}
+  # Nothing seen twice: no warning.
+  write_goo(tmp_path / "slots" / "valid", ["play blues"], ["O B-genre"],
+            ["PlayMusic"])
+  assert user_dataset.load_dataset(
+      str(tmp_path / "slots")).overlap_warning() is None
+
+
 def test_load_dataset_pair_csv(tmp_path):
   content = ("text_a,text_b,label\nA man sleeps.,A man rests.,entail\n"
              "It rains.,\"Sunny, warm.\",contradict\n")
