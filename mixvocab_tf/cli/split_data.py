@@ -4,7 +4,9 @@ The own-data job needs a validation split beside train. From one labelled
 .csv, .tsv or .jsonl file, or one directory holding seq.in, seq.out and
 label, this writes `train` and `validation` (and `test` with
 --test_fraction) into --output_dir, stratified by label and seeded
-(`datasets.splitting`), in the input's format, and prints a JSON summary:
+(`datasets.splitting`), in the input's format, and prints a JSON summary.
+Given a dataset directory with train (and test) but no validation, it
+splits its train and copies its test:
 
   mixvocab-split-data --data=all.csv --output_dir=my_data
   python -m mixvocab_tf.train --gin_file=own_data.gin \
@@ -29,8 +31,9 @@ def define_flags():
   """The command's flags (`run` defines them; importing this does not)."""
   flags.DEFINE_string(
       "data", None,
-      "One labelled .csv, .tsv or .jsonl file, or a directory holding "
-      "seq.in, seq.out and label.")
+      "One labelled .csv, .tsv or .jsonl file, a directory holding seq.in, "
+      "seq.out and label, or a dataset directory with train (and test) but "
+      "no validation: its train is split, its test copied.")
   flags.DEFINE_string(
       "output_dir", None,
       "The dataset directory to write (the job's DATA_DIR); it must hold no "

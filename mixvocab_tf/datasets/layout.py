@@ -52,7 +52,7 @@ class DatasetFiles:
   format: str
 
 
-def _holds_goo_files(directory: str) -> bool:
+def holds_goo_files(directory: str) -> bool:
   return any(errors.isfile(os.path.join(directory, name))
              for name in intent_slot_files.GOO_FILES)
 
@@ -75,7 +75,7 @@ def _near_miss_hint(data_dir: str, split: str) -> str:
     if stem not in SPLIT_NAMES[split] and _NEAR_MISSES.get(stem) != split:
       continue
     if tf.io.gfile.isdir(full):
-      if _holds_goo_files(full):
+      if holds_goo_files(full):
         hints.append(f"Rename {name}/ to {SPLIT_NAMES[split][-1]}/.")
       else:
         hints.append(f"The directory {name}/ holds none of seq.in, seq.out "
@@ -102,6 +102,29 @@ def peek_jsonl_kind(path: str) -> str:
   return examples.TEXT_CLASSIFICATION
 
 
+def split_candidates(data_dir: str) -> dict[str, list[tuple[str, str]]]:
+  """Each split's candidate entries of `data_dir`: split -> [(name, format)]
+  of the files (.csv, .tsv, .jsonl) and Goo directories named as the split
+  (`SPLIT_NAMES`), in name order; other entries are left out."""
+  candidates = {split: [] for split in SPLITS}
+  for name in sorted(errors.listdir(data_dir)):
+    full = os.path.join(data_dir, name)
+    lower = name.lower()
+    if tf.io.gfile.isdir(full):
+      stem, fmt = lower, "goo"
+      if not holds_goo_files(full):
+        continue
+    else:
+      stem, ext = os.path.splitext(lower)
+      fmt = ext.lstrip(".")
+      if fmt not in records.FORMATS:
+        continue
+    for split, names in SPLIT_NAMES.items():
+      if stem in names:
+        candidates[split].append((name, fmt))
+  return candidates
+
+
 def find_dataset(data_dir: str) -> DatasetFiles:
   """Finds the splits of the dataset in `data_dir`, and its kind and format.
 
@@ -123,22 +146,7 @@ def find_dataset(data_dir: str) -> DatasetFiles:
         data_dir, None, found,
         "a dataset directory holding the splits train, validation (or dev, "
         "or valid) and optionally test", "Check the path.")
-  candidates = {split: [] for split in SPLITS}
-  for name in sorted(errors.listdir(data_dir)):
-    full = os.path.join(data_dir, name)
-    lower = name.lower()
-    if tf.io.gfile.isdir(full):
-      stem, fmt = lower, "goo"
-      if not _holds_goo_files(full):
-        continue
-    else:
-      stem, ext = os.path.splitext(lower)
-      fmt = ext.lstrip(".")
-      if fmt not in records.FORMATS:
-        continue
-    for split, names in SPLIT_NAMES.items():
-      if stem in names:
-        candidates[split].append((name, fmt))
+  candidates = split_candidates(data_dir)
   for split in SPLITS:
     if len(candidates[split]) > 1:
       names = [name + ("/" if fmt == "goo" else "")
@@ -155,14 +163,12 @@ def find_dataset(data_dir: str) -> DatasetFiles:
           "Name the split's file or directory with one of these names.")
       if split == "validation" and candidates["train"]:
         # One labelled file is a common start: say how to split it.
-        train = os.path.join(data_dir, candidates["train"][0][0])
-        split_dir = f"{data_dir.rstrip('/')}_split"
         fix += (" Or, if train is all the labelled data you have, "
-                f"`mixvocab-split-data --data={train} --output_dir="
-                f"{split_dir}` writes train and validation splits from it "
-                "(stratified by label) for DATA_DIR" + (
-                    f"; copy {candidates['test'][0][0]} there too"
-                    if candidates["test"] else "") + ".")
+                f"`mixvocab-split-data --data={data_dir} --output_dir="
+                f"{data_dir.rstrip('/')}_split` writes train and validation "
+                "splits from it (stratified by label" + (
+                    ", and a copy of test" if candidates["test"] else "") +
+                ") for DATA_DIR.")
       raise errors.data_error(
           data_dir, None,
           f"there is no {split} split; the directory holds "

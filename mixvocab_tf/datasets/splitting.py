@@ -2,8 +2,9 @@
 
 The own-data job reads a dataset directory with a `validation` split (it
 picks the teacher's and the student's best checkpoints on it). A user who
-has one labelled file, or one directory in the Goo et al. layout, gets the
-splits from it with `split_dataset` (`mixvocab-split-data`), as Model
+has one labelled file, one directory in the Goo et al. layout, or a dataset
+directory with train (and test) but no validation, gets the splits from it
+with `split_dataset` (`mixvocab-split-data`), as Model
 Maker's `DataLoader.split` or scikit-learn's `train_test_split(...,
 stratify=labels)` would give them:
 
@@ -33,6 +34,7 @@ from typing import Callable
 import tensorflow as tf
 
 from mixvocab_tf.datasets import decoding
+from mixvocab_tf.datasets import errors
 from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.datasets import intent_slot_files
 from mixvocab_tf.datasets import layout
@@ -180,6 +182,57 @@ def _check_fraction(name: str, value: float, allow_zero: bool) -> None:
     raise ValueError(f"{name} must be in {interval}; received {value}.")
 
 
+def _train_of(path: str, test_fraction: float) -> tuple[str, str | None]:
+  """(the file or Goo directory to split, the test split to copy or None).
+
+  `path` itself, unless it is a dataset directory (not a Goo split): then
+  its train split, and its test split, which is copied as it is.
+
+  Raises:
+    ValueError: the directory already has a validation split, has two
+      candidates for a split, or has a test split while `test_fraction`
+      asks for another.
+    FileNotFoundError: the directory has no train split.
+  """
+  if not tf.io.gfile.isdir(path) or layout.holds_goo_files(path):
+    return path, None
+  found = layout.split_candidates(path)
+  for split, names in found.items():
+    if len(names) > 1:
+      raise ValueError(
+          f"{path} has {len(names)} candidates for the {split} split: "
+          f"{', '.join(name for name, _ in names)}. Expected one; give the "
+          "file to split as --data.")
+  if found["validation"]:
+    raise ValueError(
+        f"{path} already has a validation split, "
+        f"{found['validation'][0][0]}: the own-data job reads the directory "
+        "as it is. Expected a directory without one, or one labelled file.")
+  if not found["train"]:
+    raise FileNotFoundError(
+        f"{path} holds no train split ({errors.list_directory(path)}). "
+        "Expected one labelled file, a directory holding seq.in, seq.out "
+        "and label, or a dataset directory with a train split.")
+  test = os.path.join(path, found["test"][0][0]) if found["test"] else None
+  if test and test_fraction:
+    raise ValueError(
+        f"{path} has a test split, {found['test'][0][0]}, which is copied "
+        f"as it is; --test_fraction={test_fraction} would write another. "
+        "Give --test_fraction=0, or split a directory without test.")
+  return os.path.join(path, found["train"][0][0]), test
+
+
+def _copy(source: str, target: str) -> None:
+  """Copies a split file, or a Goo split directory's files."""
+  if not tf.io.gfile.isdir(source):
+    tf.io.gfile.copy(source, target)
+    return
+  tf.io.gfile.makedirs(target)
+  for name in tf.io.gfile.listdir(source):
+    if not tf.io.gfile.isdir(os.path.join(source, name)):
+      tf.io.gfile.copy(os.path.join(source, name), os.path.join(target, name))
+
+
 def split_dataset(path: str, output_dir: str,
                   validation_fraction: float = 0.1,
                   test_fraction: float = 0.0,
@@ -190,8 +243,10 @@ def split_dataset(path: str, output_dir: str,
   """Writes `output_dir`'s train, validation (and test) splits of `path`.
 
   Args:
-    path: one labelled .csv, .tsv or .jsonl file, or a directory in the Goo
-      et al. layout (seq.in, seq.out, label).
+    path: one labelled .csv, .tsv or .jsonl file, a directory in the Goo
+      et al. layout (seq.in, seq.out, label), or a dataset directory with a
+      train split and no validation split (its train is split, its test, if
+      any, copied as it is).
     output_dir: the dataset directory to write (the own-data job's
       DATA_DIR); created if missing. It must hold no split yet.
     validation_fraction: each label's share that goes to validation.
@@ -201,9 +256,9 @@ def split_dataset(path: str, output_dir: str,
       text classification file (`own_data_steps`).
 
   Returns:
-    A summary (JSON): the input, kind and format, the written splits and
-    their sizes, the seed and fractions, and the labels that stayed wholly
-    in train.
+    A summary (JSON): the file split, its kind and format, the written
+    splits and their sizes, the copied test split, the seed and fractions,
+    and the labels that stayed wholly in train.
 
   Raises:
     DataError: `path` breaks the data contract.
@@ -226,6 +281,7 @@ def split_dataset(path: str, output_dir: str,
           f"{output_dir} already holds {', '.join(sorted(taken))}. Expected a "
           "new or empty directory: give another --output_dir, or remove "
           "those splits.")
+  path, test_copy = _train_of(path, test_fraction)
   source = read_source(path, text_column, text_b_column, label_column)
   fractions = {"validation": validation_fraction}
   if test_fraction:
@@ -243,6 +299,10 @@ def split_dataset(path: str, output_dir: str,
   tf.io.gfile.makedirs(output_dir)
   written = {split: source.write(split, output_dir, indices[split])
              for split in SPLITS if split == "train" or split in fractions}
+  copied = {}
+  if test_copy:
+    copied["test"] = os.path.join(output_dir, os.path.basename(test_copy))
+    _copy(test_copy, copied["test"])
   in_validation = collections.Counter(
       source.labels[i] for i in indices["validation"])
   return {
@@ -253,6 +313,7 @@ def split_dataset(path: str, output_dir: str,
       "seed": seed,
       "fractions": fractions,
       "files": written,
+      "copied": copied,
       "examples": {split: len(indices[split]) for split in written},
       "labels": len(counts),
       "labels_only_in_train": sorted(

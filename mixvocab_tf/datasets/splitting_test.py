@@ -192,20 +192,63 @@ def test_missing_input(tmp_path):
 
 
 def test_the_job_error_without_validation_gives_the_command(tmp_path):
-  train = write(tmp_path / "mine" / "train.csv", _csv(_labelled()))
-  error = str(raises("no validation split", layout.find_dataset,
-                     str(tmp_path / "mine")))
-  command = (f"mixvocab-split-data --data={train} "
-             f"--output_dir={tmp_path / 'mine'}_split")
+  mine = tmp_path / "mine"
+  write(mine / "train.csv", _csv(_labelled()))
+  error = str(raises("no validation split", layout.find_dataset, str(mine)))
+  command = f"mixvocab-split-data --data={mine} --output_dir={mine}_split"
   assert command in error
   assert "copy" not in error
-  write(tmp_path / "mine" / "test.csv", _csv(_labelled()))
-  assert "; copy test.csv there too." in str(
-      raises("no validation split", layout.find_dataset, str(tmp_path / "mine")))
   # Which works, and gives the job a dataset it reads.
-  splitting.split_dataset(train, f"{tmp_path / 'mine'}_split")
-  assert layout.find_dataset(f"{tmp_path / 'mine'}_split").files.keys() == {
+  splitting.split_dataset(str(mine), f"{mine}_split")
+  assert layout.find_dataset(f"{mine}_split").files.keys() == {
       "train", "validation"}
+
+
+def test_a_dataset_directory_has_its_train_split_and_its_test_copied(
+    tmp_path):
+  mine = tmp_path / "mine"
+  write(mine / "train.csv", _csv(_labelled()))
+  test = write(mine / "test.csv", "text\nunlabelled one\n")
+  assert "and a copy of test" in str(
+      raises("no validation split", layout.find_dataset, str(mine)))
+  out = tmp_path / "out"
+  summary = splitting.split_dataset(str(mine), str(out))
+  assert summary["input"] == str(mine / "train.csv")
+  assert summary["copied"] == {"test": str(out / "test.csv")}
+  assert (out / "test.csv").read_text() == open(test).read()
+  assert layout.find_dataset(str(out)).files.keys() == {
+      "train", "validation", "test"}
+  # A Goo dataset directory: the test directory's files copied.
+  write_goo(tmp_path / "goo" / "train",
+            seq_in=[" ".join(w) for w, _, _ in _queries()],
+            seq_out=[" ".join(t) for _, t, _ in _queries()],
+            label=[n for _, _, n in _queries()])
+  write_goo(tmp_path / "goo" / "test", seq_in=["play jazz"])
+  splitting.split_dataset(str(tmp_path / "goo"), str(tmp_path / "goo_out"))
+  assert (tmp_path / "goo_out" / "test" / "seq.in").read_text() == (
+      "play jazz\n")
+  assert layout.find_dataset(str(tmp_path / "goo_out")).format == "goo"
+
+
+@pytest.mark.parametrize("entries, flags, error, match", [
+    (("train.csv", "dev.csv"), {}, ValueError,
+     "already has a validation split, dev.csv"),
+    (("train.csv", "test.csv"), {"test_fraction": 0.1}, ValueError,
+     "which is copied as it is"),
+    (("train.csv", "train.tsv"), {}, ValueError,
+     "2 candidates for the train split"),
+    (("notes.csv",), {}, FileNotFoundError, "holds no train split"),
+])
+def test_a_dataset_directory_it_cannot_split(tmp_path, entries, flags, error,
+                                             match):
+  for name in entries:
+    content = _csv(_labelled())
+    write(tmp_path / "mine" / name,
+          content.replace(",", "\t") if name.endswith(".tsv") else content)
+  with pytest.raises(error, match=match):
+    splitting.split_dataset(str(tmp_path / "mine"), str(tmp_path / "out"),
+                            **flags)
+  assert not (tmp_path / "out").exists()
 
 
 def test_command_line(tmp_path):
