@@ -41,10 +41,6 @@ from mixvocab_tf.datasets import layout
 from mixvocab_tf.datasets import records
 from mixvocab_tf.datasets import text_classification_files
 
-#: The splits written, in order (`layout.SPLITS`' names).
-SPLITS = ("train", "validation", "test")
-
-
 @dataclasses.dataclass
 class _Source:
   """A labelled file read for splitting.
@@ -161,7 +157,7 @@ def stratified_indices(labels: list[str], fractions: dict[str, float],
   for i, label in enumerate(labels):
     by_label[label].append(i)
   rng = random.Random(seed)
-  chosen = {split: [] for split in SPLITS}
+  chosen = {split: [] for split in layout.SPLITS}
   for label in sorted(by_label):
     indices = by_label[label]
     rng.shuffle(indices)
@@ -298,7 +294,8 @@ def split_dataset(path: str, output_dir: str,
           "at this fraction: give a larger fraction or more examples.")
   tf.io.gfile.makedirs(output_dir)
   written = {split: source.write(split, output_dir, indices[split])
-             for split in SPLITS if split == "train" or split in fractions}
+             for split in layout.SPLITS
+             if split == "train" or split in fractions}
   copied = {}
   if test_copy:
     copied["test"] = os.path.join(output_dir, os.path.basename(test_copy))

@@ -383,10 +383,9 @@ class UserDataset:
     conflicts = found["conflicts"]
     if conflicts:
       word = "intent" if self.kind == examples_lib.INTENT_SLOT else "label"
-      listed = "; ".join(
-          f"{errors.show(text.replace(chr(9), ' / '), 40)}: "
-          f"{', '.join(labels)}"
-          for text, labels in sorted(conflicts.items())[:most])
+      shown = lambda text: errors.show(text.replace("\t", " / "), 40)
+      listed = "; ".join(f"{shown(text)}: {', '.join(labels)}"
+                         for text, labels in sorted(conflicts.items())[:most])
       if len(conflicts) > most:
         listed += f"; and {len(conflicts) - most} more"
       parts.append(
