@@ -132,11 +132,10 @@ def read_glue_tsv(task, path) -> examples_lib.TextClassificationExamples:
   promptID ... sentence1 sentence2 label1 ... gold_label`) reads the same for
   train and dev. Quotes are text, not quoting (MRPC and MNLI sentences start
   with `"`), as in GLUE's own reader. Unlike a user's file, a GLUE file may
-  start with a UTF-8 byte-order mark and hold an empty sentence (`allow_bom`,
-  `allow_empty_text`). Labels must be the task's: ids in SST-2 and MRPC
-  files, names in MNLI's, read as the names of `LABEL_NAMES` (the
-  tensorflow-datasets order), not as a user's dataset's labels, which are
-  whatever train holds.
+  hold an empty sentence (`allow_empty_text`). Labels must be the task's:
+  ids in SST-2 and MRPC files, names in MNLI's, read as the names of
+  `LABEL_NAMES` (the tensorflow-datasets order), not as a user's dataset's
+  labels, which are whatever train holds.
 
   Raises:
     DataError (a ValueError): the file is not UTF-8, a column is missing, a
@@ -147,7 +146,7 @@ def read_glue_tsv(task, path) -> examples_lib.TextClassificationExamples:
   col_a, col_b, col_label = _TASKS[task].columns
   split = text_classification_files.read_text_classification(
       path, text_column=col_a, text_b_column=col_b, label_column=col_label,
-      allow_bom=True, allow_empty_text=True)
+      allow_empty_text=True)
   allowed = _label_values(task)
   names = dict(zip(allowed, LABEL_NAMES[task]))
   labels = []

@@ -132,7 +132,8 @@ class GlueTest(tf.test.TestCase):
       glue.Glue("mnli", root).examples("dev")
 
   def test_byte_order_mark_and_empty_sentence_accepted(self):
-    # Refused in a user's file, read in a GLUE file (as GLUE tools do).
+    # An empty sentence is refused in a user's file, read in a GLUE file (as
+    # GLUE tools do); the byte-order mark is dropped in both.
     root = os.path.join(self.get_temp_dir(), "lenient")
     path = os.path.join(root, "MRPC", "dev.tsv")
     os.makedirs(os.path.dirname(path))
@@ -141,7 +142,8 @@ class GlueTest(tf.test.TestCase):
               b"1\t1\t2\t\"A\" b.\t\r\n0\t3\t4\tc\td\r\n")
     self.assertEqual(_as_lists("mrpc", "dev", root),
                      (["\"A\" b.", "c"], ["", "d"], [1, 0]))
-    with self.assertRaisesRegex(errors.DataError, "byte-order mark"):
+    with self.assertRaisesRegex(errors.DataError,
+                                "line 2: the text '#2 String' is empty"):
       text_classification_files.read_text_classification(
           path, text_column="#1 String", text_b_column="#2 String",
           label_column="Quality")

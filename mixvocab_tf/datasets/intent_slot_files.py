@@ -3,8 +3,10 @@
 One split is a directory holding `seq.in` (the words of each query),
 `seq.out` (one IOB slot tag per word) and `label` (the intent), as Goo et
 al. (2018) and JointBERT lay SNIPS and ATIS out, or a JSONL file of
-`{"tokens", "tags", "intent"}` objects (the data contract: `user_dataset`'s
-docstring). The built-in SNIPS copy is read here too.
+`{"tokens", "tags", "intent"}` objects, or of `{"text", "spans", "intent"}`
+objects whose slots are character spans, as annotation tools export them
+(the data contract: `user_dataset`'s docstring). The built-in SNIPS copy is
+read here too.
 
 Slot tags are IOB2 for the task (`intent_slot`): a span starts with
 `B-<type>`, its other words are `I-<type>`; its decoder emits only such
@@ -15,6 +17,7 @@ read as `B-<type>` and counted (`IntentSlotExamples.iob_repairs`), see
 """
 
 import os
+import re
 from typing import Any
 
 import tensorflow as tf
@@ -27,6 +30,9 @@ from mixvocab_tf.datasets import records
 #: The files of a split directory in the Goo et al. layout.
 GOO_FILES = ("seq.in", "seq.out", "label")
 _INTENT_SLOT_KEYS = ("tokens", "tags", "intent")
+_SPAN_KEYS = ("text", "spans", "intent")
+_SPAN_FORMS = ('{"start": 10, "end": 14, "label": "genre"} or [10, 14, '
+               '"genre"] (character offsets in the text, the end excluded)')
 
 
 def _is_iob_tag(tag: str) -> bool:
@@ -210,26 +216,152 @@ def _string_list(path: str, line: int, record: dict[str, Any],
   return value
 
 
+def _words_with_offsets(text: str) -> list[tuple[str, int, int]]:
+  """The whitespace words of `text` (`str.split`'s: `\\s` is the same
+  Unicode whitespace), with their character offsets [start, end)."""
+  return [(m.group(), m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+
+
+def _span(path: str, line: int, number: int, item: Any,
+          text_length: int) -> tuple[int, int, str]:
+  """(start, end, label) of span `number` (1-based) of a line, checked."""
+  if isinstance(item, dict):
+    label = item.get("label")
+    if label is None and isinstance(item.get("labels"), list) and len(
+        item["labels"]) == 1:
+      label = item["labels"][0]  # Label Studio's value.
+    fields = (item.get("start"), item.get("end"), label)
+  elif isinstance(item, list) and len(item) == 3:
+    fields = tuple(item)
+  else:
+    fields = None
+  if fields is None or not all(
+      isinstance(v, int) and not isinstance(v, bool) for v in fields[:2]):
+    raise errors.data_error(
+        path, line, f"span {number} is {errors.show(item)}", _SPAN_FORMS,
+        "Write each span of 'spans' in one of these forms.")
+  start, end, label = fields
+  if not isinstance(label, str) or not label.strip() or len(
+      label.split()) != 1:
+    raise errors.data_error(
+        path, line, f"span {number}'s label is {errors.show(label)}",
+        "a slot type without spaces (e.g. 'city'); its words are tagged "
+        "B-<type>, I-<type>", "Write the type, joining its words with '_'.")
+  if not 0 <= start < end <= text_length:
+    raise errors.data_error(
+        path, line,
+        f"span {number} runs from {start} to {end}, but the text has "
+        f"{errors.plural(text_length, 'character')}",
+        "0 <= start < end <= the text's length (offsets count the text's "
+        "characters, Unicode code points, from 0; the end is excluded)",
+        "Fix the offsets; a tool that counts UTF-16 units (JavaScript) "
+        "shifts them after an emoji.")
+  return start, end, label.strip()
+
+
+def _tags_from_spans(path: str, line: int, text: str,
+                     words: list[tuple[str, int, int]],
+                     spans: Any) -> list[str]:
+  """One IOB2 tag per word from character spans.
+
+  A word is in a span when the span covers any of its characters (so a span
+  that leaves out a word's trailing comma, or covers half a word, tags the
+  whole word: the model tags whitespace words). The first word of a span is
+  `B-<type>`, the others `I-<type>`.
+  """
+  if not isinstance(spans, list):
+    raise errors.data_error(
+        path, line, f"'spans' is a JSON {errors.json_type(spans)}: "
+        f"{errors.show(spans)}", "a list of spans, each " + _SPAN_FORMS,
+        "Write [] for a query without slots.")
+  tags = [examples.OUTSIDE_TAG] * len(words)
+  owner = [None] * len(words)
+  for number, item in enumerate(spans, start=1):
+    start, end, label = _span(path, line, number, item, len(text))
+    inside = [i for i, (_, word_start, word_end) in enumerate(words)
+              if word_start < end and start < word_end]
+    if not inside:
+      raise errors.data_error(
+          path, line,
+          f"span {number} ({start} to {end}, {errors.show(text[start:end])}) "
+          "holds no word, only whitespace",
+          "each span to cover at least one word", "Fix or delete the span.")
+    for i in inside:
+      if owner[i] is not None:
+        raise errors.data_error(
+            path, line,
+            f"the word {errors.show(words[i][0])} (word {i + 1}) is in span "
+            f"{owner[i]} and in span {number}",
+            "each word in at most one span (the model tags whole words, "
+            "split at whitespace)",
+            "Remove the overlap, or put a space between the two slots' "
+            "words.")
+      owner[i] = number
+      tags[i] = ("B-" if i == inside[0] else "I-") + label
+  return tags
+
+
+def _intent(path: str, line: int, record: dict[str, Any],
+            require_labels: bool) -> str | None:
+  """A JSONL line's intent, checked; None when absent and allowed."""
+  if record.get("intent") is None:
+    if require_labels:
+      raise errors.data_error(path, line, "'intent' is null",
+                              "an intent name")
+    return None
+  intent = records.json_label(path, line, "intent", record["intent"]).strip()
+  _check_intent(path, line, intent)
+  return intent
+
+
 def _read_intent_slot_jsonl(
     path: str, require_labels: bool) -> examples.IntentSlotExamples:
-  """Reads a JSONL intent-slot split ({"tokens", "tags", "intent"})."""
+  """Reads a JSONL intent-slot split ({"tokens", "tags", "intent"} or
+  {"text", "spans", "intent"} objects)."""
   expected = ('one JSON object per line with keys "tokens" (list of words), '
-              '"tags" (one IOB tag per word) and "intent"')
+              '"tags" (one IOB tag per word) and "intent", or "text", '
+              '"spans" (character spans) and "intent"')
   rows = records.read_jsonl(path, expected)
-  required = _INTENT_SLOT_KEYS if require_labels else ("tokens",)
   words, tags, intents, line_numbers = [], [], [], []
   repairs = _Repairs()
   for line, record in rows:
+    with_spans = "tokens" not in record and "text" in record
+    keys = _SPAN_KEYS if with_spans else _INTENT_SLOT_KEYS
+    required = keys if require_labels else keys[:1]
     missing = [key for key in required if key not in record]
     if missing:
       raise errors.data_error(
           path, line,
           f"the object has no key {', '.join(map(repr, missing))}; its keys "
           f"are {list(record)}",
-          f"the keys {list(required)}" +
-          ("" if require_labels else " (a test split may leave out 'tags' "
-           "and 'intent')"),
+          f"the keys {list(_INTENT_SLOT_KEYS)} or {list(_SPAN_KEYS)}" +
+          ("" if require_labels else f" (a test split may leave out "
+           f"{keys[1]!r} and 'intent')"),
           "Add the missing keys.")
+    if with_spans:
+      text = record["text"]
+      if not isinstance(text, str):
+        raise errors.data_error(
+            path, line, f"'text' is a JSON {errors.json_type(text)}: "
+            f"{errors.show(text)}", "a string",
+            "Write the query as a JSON string.")
+      spaced = _words_with_offsets(text)
+      if not spaced:
+        raise errors.data_error(path, line, "'text' is empty",
+                                "a query of at least one word",
+                                "Fill it in or delete the line.")
+      query_tags = None
+      if record.get("spans") is not None:
+        query_tags = _tags_from_spans(path, line, text, spaced,
+                                      record["spans"])
+      elif require_labels:
+        raise errors.data_error(path, line, "'spans' is null",
+                                "a list of spans ([] for none)")
+      words.append([word for word, _, _ in spaced])
+      tags.append(query_tags)
+      intents.append(_intent(path, line, record, require_labels))
+      line_numbers.append(line)
+      continue
     tokens = _string_list(path, line, record, "tokens")
     if not tokens:
       raise errors.data_error(path, line, "'tokens' is empty",
@@ -252,17 +384,9 @@ def _read_intent_slot_jsonl(
     elif require_labels:
       raise errors.data_error(path, line, "'tags' is null",
                               "a list of IOB tags")
-    intent = None
-    if record.get("intent") is not None:
-      intent = records.json_label(path, line, "intent",
-                                  record["intent"]).strip()
-      _check_intent(path, line, intent)
-    elif require_labels:
-      raise errors.data_error(path, line, "'intent' is null",
-                              "an intent name")
     words.append(tokens)
     tags.append(query_tags)
-    intents.append(intent)
+    intents.append(_intent(path, line, record, require_labels))
     line_numbers.append(line)
   records.check_all_or_none(path, tags, line_numbers, "'tags'")
   records.check_all_or_none(path, intents, line_numbers, "'intent'")
@@ -282,10 +406,13 @@ def read_intent_slot(
 
   Args:
     path: a Goo et al. split directory (`seq.in`, `seq.out`, `label`) or a
-      `.jsonl` file of `{"tokens": [...], "tags": [...], "intent": "..."}`.
+      `.jsonl` file of `{"tokens": [...], "tags": [...], "intent": "..."}`
+      or `{"text": "...", "spans": [...], "intent": "..."}` objects (a span
+      `{"start": 10, "end": 14, "label": "genre"}` or `[10, 14, "genre"]`,
+      character offsets, the end excluded).
     require_labels: whether every query must have tags and an intent. If
-      False (a test split), `seq.out` / `label` (or the keys `tags` /
-      `intent`) may be missing: `tags` / `intents` are then None.
+      False (a test split), `seq.out` / `label` (or the keys `tags` or
+      `spans` / `intent`) may be missing: `tags` / `intents` are then None.
 
   Returns:
     `IntentSlotExamples`, tags in IOB2 (see the module docstring).

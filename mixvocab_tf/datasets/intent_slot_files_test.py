@@ -4,9 +4,15 @@ import os
 
 import pytest
 
+from mixvocab_tf.datasets import examples
 from mixvocab_tf.datasets import intent_slot_files
+from mixvocab_tf.datasets import layout
 from mixvocab_testing.datasets_testing import (
     GOO_TRAIN, GOOD_QUERY, raises, write, write_goo, write_jsonl)
+
+#: A query as one text with character spans (doccano's form).
+SPAN_QUERY = {"text": "fly to new york, now", "spans": [[7, 15, "city"]],
+              "intent": "Go"}
 
 
 # -----------------------------------------------------------------------------
@@ -143,27 +149,108 @@ def test_read_intent_slot_jsonl_test_split_without_labels(tmp_path):
   assert split.tags is None and split.intents is None
 
 
-@pytest.mark.parametrize("change, match", [
-    ({"tags": ["O"]}, "there is 1 slot tag .* but 'tokens' has 2 words"),
-    ({"tags": ["O", "CITY"]}, "slot tag 2 is 'CITY', which is not an IOB"),
-    ({"tokens": "in paris"}, "'tokens' is a JSON string"),
-    ({"tokens": ["in", 3]}, "'tokens' holds a JSON number 3"),
-    ({"tags": ["O", None]}, "'tags' holds a JSON null"),
-    ({"tokens": []}, "'tokens' is empty"),
-    ({"tokens": ["in", "new york"], "tags": ["O", "B-city"]},
+@pytest.mark.parametrize("query, change, match", [
+    (GOOD_QUERY, {"tags": ["O"]},
+     "there is 1 slot tag .* but 'tokens' has 2 words"),
+    (GOOD_QUERY, {"tags": ["O", "CITY"]},
+     "slot tag 2 is 'CITY', which is not an IOB"),
+    (GOOD_QUERY, {"tokens": "in paris"}, "'tokens' is a JSON string"),
+    (GOOD_QUERY, {"tokens": ["in", 3]}, "'tokens' holds a JSON number 3"),
+    (GOOD_QUERY, {"tags": ["O", None]}, "'tags' holds a JSON null"),
+    (GOOD_QUERY, {"tokens": []}, "'tokens' is empty"),
+    (GOOD_QUERY, {"tokens": ["in", "new york"], "tags": ["O", "B-city"]},
      "token 2 is 'new york', which is several words"),
-    ({"intent": "go there"}, "the intent is 'go there', which holds "
-     "whitespace"),
-    ({"intent": None}, "'intent' is null"),
+    (GOOD_QUERY, {"intent": "go there"},
+     "the intent is 'go there', which holds whitespace"),
+    (GOOD_QUERY, {"intent": None}, "'intent' is null"),
+    # Character spans.
+    (SPAN_QUERY, {"spans": [[7, 99, "city"]]},
+     "span 1 runs from 7 to 99, but the text has 20 characters"),
+    (SPAN_QUERY, {"spans": [[9, 7, "city"]]}, "span 1 runs from 9 to 7"),
+    (SPAN_QUERY, {"spans": [[6, 7, "city"]]},
+     r"span 1 \(6 to 7, ' '\) holds no word"),
+    (SPAN_QUERY, {"spans": [[7, 10, "city"], [9, 15, "state"]]},
+     r"the word 'new' \(word 3\) is in span 1 and in span 2"),
+    (SPAN_QUERY, {"spans": [[7, 15, "home city"]]},
+     "span 1's label is 'home city'"),
+    (SPAN_QUERY, {"spans": [[7, "15", "city"]]},
+     r"span 1 is \[7, '15', 'city'\]"),
+    (SPAN_QUERY, {"spans": [{"begin": 7, "end": 15, "label": "city"}]},
+     "span 1 is"),
+    (SPAN_QUERY, {"spans": [[7, True, "city"]]}, "span 1 is"),
+    (SPAN_QUERY, {"spans": "7-15 city"}, "'spans' is a JSON string"),
+    (SPAN_QUERY, {"spans": None}, "'spans' is null"),
+    (SPAN_QUERY, {"text": ["fly"]}, "'text' is a JSON array"),
+    (SPAN_QUERY, {"text": "   "}, "'text' is empty"),
+    (SPAN_QUERY, {"intent": None}, "'intent' is null"),
 ])
-def test_bad_intent_slot_jsonl_lines(tmp_path, change, match):
-  path = write_jsonl(tmp_path / "train.jsonl",
-                     [GOOD_QUERY, dict(GOOD_QUERY, **change)])
+def test_bad_intent_slot_jsonl_lines(tmp_path, query, change, match):
+  path = write_jsonl(tmp_path / "train.jsonl", [query, dict(query, **change)])
   raises("line 2: " + match, intent_slot_files.read_intent_slot, path)
 
 
-def test_intent_slot_jsonl_missing_key(tmp_path):
-  bad = {k: v for k, v in GOOD_QUERY.items() if k != "tags"}
-  path = write_jsonl(tmp_path / "train.jsonl", [GOOD_QUERY, bad])
-  raises(r"line 2: the object has no key 'tags'; its keys are "
-         r"\['tokens', 'intent'\]", intent_slot_files.read_intent_slot, path)
+# -----------------------------------------------------------------------------
+# JSONL with character spans.
+# -----------------------------------------------------------------------------
+
+
+def test_spans_tag_whole_words_in_each_form(tmp_path):
+  path = write_jsonl(tmp_path / "train.jsonl", [
+      SPAN_QUERY,  # doccano: [start, end, type]; 'york,' keeps its comma.
+      {"text": "  book a table\tfor two  in  paris ",  # Prodigy's dicts.
+       "spans": [{"start": 27, "end": 32, "label": "city"},
+                 {"start": 19, "end": 21, "label": "party_size"}],
+       "intent": "Book"},
+      {"text": "wake me at 9am", "spans": [[12, 14, "period"]],
+       "intent": "Alarm"},  # Half a word tags the word.
+      {"text": "stop", "spans": [], "intent": "Stop"},
+      {"text": "play jazz", "spans": [{"start": 5, "end": 9,
+                                       "labels": ["genre"]}],  # Label Studio.
+       "intent": "Play"},
+      GOOD_QUERY,  # The token form may stand beside it.
+  ])
+  split = intent_slot_files.read_intent_slot(path)
+  assert split.words == [
+      ["fly", "to", "new", "york,", "now"],
+      ["book", "a", "table", "for", "two", "in", "paris"], ["wake", "me",
+                                                             "at", "9am"],
+      ["stop"], ["play", "jazz"], ["in", "paris"]]
+  assert split.tags == [
+      ["O", "O", "B-city", "I-city", "O"],
+      ["O", "O", "O", "O", "B-party_size", "O", "B-city"],
+      ["O", "O", "O", "B-period"], ["O"], ["O", "B-genre"], ["O", "B-city"]]
+  assert split.intents == ["Go", "Book", "Alarm", "Stop", "Play", "Go"]
+  assert split.line_numbers == [1, 2, 3, 4, 5, 6]
+
+
+def test_span_offsets_count_code_points(tmp_path):
+  # 'é' and the emoji are one character each, as Python counts them; words
+  # are split at any Unicode whitespace, as str.split splits them.
+  text = "café \U0001F600\u00a0in\u3000paris"
+  path = write_jsonl(tmp_path / "train.jsonl", [
+      {"text": text, "spans": [[text.index("paris"), len(text), "city"]],
+       "intent": "Go"}])
+  assert intent_slot_files.read_intent_slot(path).tags == [
+      ["O", "O", "O", "B-city"]]
+
+
+def test_span_test_split_without_labels_and_the_dataset_kind(tmp_path):
+  path = write_jsonl(tmp_path / "test.jsonl", [{"text": "play jazz"}])
+  split = intent_slot_files.read_intent_slot(path, require_labels=False)
+  assert (split.words, split.tags, split.intents) == ([["play", "jazz"]],
+                                                      None, None)
+  write_jsonl(tmp_path / "d" / "train.jsonl", [SPAN_QUERY])
+  assert layout.peek_jsonl_kind(str(tmp_path / "d" / "train.jsonl")) == (
+      examples.INTENT_SLOT)
+
+
+@pytest.mark.parametrize("query, key, keys", [
+    (GOOD_QUERY, "tags", r"\['tokens', 'intent'\]"),
+    (SPAN_QUERY, "spans", r"\['text', 'intent'\]"),
+])
+def test_intent_slot_jsonl_missing_key(tmp_path, query, key, keys):
+  bad = {k: v for k, v in query.items() if k != key}
+  path = write_jsonl(tmp_path / "train.jsonl", [query, bad])
+  raises(rf"line 2: the object has no key '{key}'; its keys are {keys}. "
+         r"Expected the keys \['tokens', 'tags', 'intent'\] or \['text', "
+         r"'spans', 'intent'\]", intent_slot_files.read_intent_slot, path)

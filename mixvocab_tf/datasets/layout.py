@@ -91,13 +91,14 @@ def _near_miss_hint(data_dir: str, split: str) -> str:
 
 
 def peek_jsonl_kind(path: str) -> str:
-  """INTENT_SLOT if the first object of `path` has a key 'tokens' or 'tags'.
+  """INTENT_SLOT if the first object of `path` has a key 'tokens', 'tags' or
+  'spans'.
 
   ('intent' alone is not enough: {"text": ..., "intent": ...} is a text
   classification file read with label_column='intent'.)
   """
   _, first = records.read_jsonl(path, "one JSON object per line")[0]
-  if "tokens" in first or "tags" in first:
+  if "tokens" in first or "tags" in first or "spans" in first:
     return examples.INTENT_SLOT
   return examples.TEXT_CLASSIFICATION
 
@@ -130,8 +131,8 @@ def find_dataset(data_dir: str) -> DatasetFiles:
 
   Split names: `train`; `validation`, `dev` or `valid`; `test` (optional).
   A split is a `.csv`, `.tsv` or `.jsonl` file (text classification, or
-  intent-slot JSONL when the first object of train has a key `tokens` or
-  `tags`), or a directory holding `seq.in`, `seq.out` or `label`
+  intent-slot JSONL when the first object of train has a key `tokens`,
+  `tags` or `spans`), or a directory holding `seq.in`, `seq.out` or `label`
   (intent-slot, Goo et al. layout).
 
   Raises:

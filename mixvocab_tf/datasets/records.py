@@ -81,13 +81,12 @@ def _table_records(
 
 
 def read_table(
-    path: str, fmt: str, allow_bom: bool = False
+    path: str, fmt: str
 ) -> tuple[int, list[str], list[tuple[int, dict[str, str]]]]:
   """Reads a CSV/TSV file: (header line, header, [(line, {column: field})]).
   """
   lines = decoding.read_lines(
-      path, f"a {fmt.upper()} file: a header row, then one example per row",
-      allow_bom)
+      path, f"a {fmt.upper()} file: a header row, then one example per row")
   header, header_line = None, None
   rows = []
   for start, end, row in _table_records(path, lines, fmt):
@@ -124,10 +123,10 @@ def read_table(
   return header_line, header, rows
 
 
-def read_jsonl(path: str, expected: str,
-               allow_bom: bool = False) -> list[tuple[int, dict[str, Any]]]:
+def read_jsonl(path: str,
+               expected: str) -> list[tuple[int, dict[str, Any]]]:
   """Reads a JSONL file: [(line, object)], blank lines skipped."""
-  lines = decoding.read_lines(path, expected, allow_bom)
+  lines = decoding.read_lines(path, expected)
   rows = []
   for line_number, line in enumerate(lines, start=1):
     if not line.strip():

@@ -143,6 +143,30 @@ def test_intent_slot_goo_and_jsonl(tmp_path, fmt):
       "PlayMusic": 4, "BookRestaurant": 2}
 
 
+def test_byte_order_marks_are_not_copied(tmp_path):
+  # Each Goo file as Notepad saves it; the lines are copied as read.
+  queries = _queries()
+  source = write_goo(tmp_path / "all",
+                     seq_in=[" ".join(w) for w, _, _ in queries],
+                     seq_out=[" ".join(t) for _, t, _ in queries],
+                     label=[n for _, _, n in queries])
+  for name in ("seq.in", "seq.out", "label"):
+    path = os.path.join(source, name)
+    with open(path, "rb") as f:
+      data = f.read()
+    write(path, b"\xef\xbb\xbf" + data)
+  out = str(tmp_path / "data")
+  splitting.split_dataset(source, out, validation_fraction=0.2)
+  for root, _, names in os.walk(out):
+    for name in names:
+      with open(os.path.join(root, name), "rb") as f:
+        assert b"\xef\xbb\xbf" not in f.read(), name
+  splits = user_dataset.load_dataset(out).splits
+  got = [(w, t, n) for d in splits.values()
+         for w, t, n in zip(d.words, d.tags, d.intents)]
+  assert sorted(map(str, got)) == sorted(map(str, queries))
+
+
 def test_a_broken_record_stops_it_naming_the_line(tmp_path):
   source = write(tmp_path / "all.csv", "text,label\ngood,pos\n,neg\n")
   error = raises("line 3", splitting.split_dataset, source,

@@ -46,9 +46,10 @@ def _choose_columns(
       expected += f", and a label {noun} {label_column!r}"
     there = (f"there is no {noun} {missing[0]!r}" if len(missing) == 1 else
              f"there are no {noun}s {', '.join(map(repr, missing))}")
+    fix = _separator_fix(path, found) if what == "columns" else None
     raise errors.data_error(
         path, line, f"{there}; the {what} are {found}", expected,
-        f"Rename the {noun}s, or name yours with the text_column, "
+        fix or f"Rename the {noun}s, or name yours with the text_column, "
         "text_b_column and label_column arguments (in the own-data job: "
         "--gin_bindings=\"own_data_steps.text_column = '<name>'\", and "
         "the same for text_b_column and label_column).")
@@ -58,6 +59,36 @@ def _choose_columns(
           path, line, f"the header names the column {column!r} twice: {found}",
           "each column name once", "Rename or delete one of them.")
   return text_a, text_b, label
+
+
+_SEPARATORS = {",": "commas", "\t": "tabs", ";": "semicolons", "|": "'|'"}
+
+
+def _separator_fix(path: str, found: list[str]) -> str | None:
+  """The fix for a one-column header split on another separator, or None.
+
+  A CSV file saved with semicolons (Excel in many European locales) or
+  tabs, or a TSV file with commas, reads as one column whose name holds the
+  real header.
+  """
+  if len(found) != 1:
+    return None
+  fmt = records.format_of(path)
+  expected = "," if fmt == "csv" else "\t"
+  counts = {sep: found[0].count(sep) for sep in _SEPARATORS if sep != expected}
+  separator = max(counts, key=counts.get)
+  if not counts[separator]:
+    return None
+  seen = f"The header is separated by {_SEPARATORS[separator]}"
+  if separator == "\t":
+    return f"{seen}: name the file .tsv instead of .{fmt}."
+  if separator == ",":
+    return f"{seen}: name the file .csv instead of .{fmt}."
+  excel = " (in Excel: 'CSV UTF-8 (Comma delimited)')" if fmt == "csv" else ""
+  return (f"{seen}, not {_SEPARATORS[expected]}: save the file again with "
+          f"{_SEPARATORS[expected]} between fields{excel}, or convert it "
+          f"with Python's csv module (read with delimiter={separator!r}, "
+          f"write with delimiter={expected!r}).")
 
 
 def _text_field(path: str, line: int, record: dict[str, Any], key: str,
@@ -112,18 +143,17 @@ def read_text_classification(
     text_b_column: str | None = None,
     label_column: str = "label",
     require_labels: bool = True,
-    allow_bom: bool = False,
     allow_empty_text: bool = False) -> examples.TextClassificationExamples:
   """Reads and checks one split of a text classification dataset.
 
   The format follows the extension: `.csv`, `.tsv` (split on tabs, quotes
   are text, as in GLUE) or `.jsonl`.
 
-  `allow_bom` and `allow_empty_text` loosen two checks of the data contract
-  for files that others publish, which may break them without being wrong:
-  the GLUE TSV files (`glue.read_glue_tsv`), read with a
-  byte-order mark and an empty sentence accepted, as GLUE tools read them.
-  A user's dataset (`user_dataset.load_dataset`) is read with both False.
+  `allow_empty_text` loosens a check of the data contract for files that
+  others publish, which may break it without being wrong: the GLUE TSV
+  files (`glue.read_glue_tsv`), read with an empty sentence accepted, as
+  GLUE tools read them. A user's dataset (`user_dataset.load_dataset`) is
+  read with it False.
 
   Args:
     path: the file.
@@ -136,8 +166,6 @@ def read_text_classification(
     require_labels: whether every example must have a label. If False (a
       test split), the label column may be missing, or empty on every row:
       `labels` is then None.
-    allow_bom: drop a leading UTF-8 byte-order mark instead of refusing the
-      file.
     allow_empty_text: accept a text that is empty or only spaces (kept as
       it is) instead of refusing the example.
 
@@ -152,11 +180,11 @@ def read_text_classification(
   if fmt == "jsonl":
     expected = ("one JSON object per line, with keys for the text(s) and the "
                 "label")
-    rows = records.read_jsonl(path, expected, allow_bom)
+    rows = records.read_jsonl(path, expected)
     first_line, first = rows[0]
     columns, what = list(first), "keys"
   else:
-    first_line, columns, rows = records.read_table(path, fmt, allow_bom)
+    first_line, columns, rows = records.read_table(path, fmt)
     if not rows:
       raise errors.data_error(
           path, None, f"the file has a header {columns} but no examples",

@@ -192,36 +192,66 @@ def test_invalid_utf8_reports_line_and_byte_offset(tmp_path):
   assert "iconv" in str(error)
 
 
-def test_byte_order_mark_refused(tmp_path):
-  path = write(tmp_path / "train.csv", b"\xef\xbb\xbf" + CSV.encode())
-  error = raises(r"starts with a UTF-8 byte-order mark \(as Excel writes\); "
-                 "save it as UTF-8 without BOM",
-                 text_classification_files.read_text_classification, path)
-  assert error.line == 1
-
-
-def test_byte_order_mark_and_empty_text_allowed_when_asked(tmp_path):
-  # For files others publish (GLUE's TSV files); a user's file is refused.
+def test_byte_order_mark_dropped(tmp_path):
+  # Excel's "CSV UTF-8" starts the file with one.
+  plain = text_classification_files.read_text_classification(
+      write(tmp_path / "plain.csv", CSV.encode()))
+  split = text_classification_files.read_text_classification(
+      write(tmp_path / "train.csv", b"\xef\xbb\xbf" + CSV.encode()))
+  assert (split.texts_a, split.labels, split.line_numbers) == (
+      plain.texts_a, plain.labels, plain.line_numbers)
   path = write(tmp_path / "train.tsv",
                b"\xef\xbb\xbftext\tlabel\r\na\tx\r\n \ty\r\n")
   split = text_classification_files.read_text_classification(
-      path, allow_bom=True, allow_empty_text=True)
+      path, allow_empty_text=True)
   assert (split.texts_a, split.labels) == (["a", " "], ["x", "y"])
   raises("line 3: the text 'text' is empty",
-         text_classification_files.read_text_classification, path,
-         allow_bom=True)
-  raises("byte-order mark",
-         text_classification_files.read_text_classification, path,
-         allow_empty_text=True)
+         text_classification_files.read_text_classification, path)
   path = write(tmp_path / "train.jsonl",
                b'\xef\xbb\xbf{"text": "a", "label": 1}\n')
   assert text_classification_files.read_text_classification(
-      path, allow_bom=True).labels == ["1"]
+      path).labels == ["1"]
   # A byte offset still counts the mark: it is the file's.
   path = write(tmp_path / "bad.csv", b"\xef\xbb\xbftext,label\ncaf\xe9,x\n")
   raises(r"line 2: byte offset 17 of the file",
-         text_classification_files.read_text_classification, path,
-         allow_bom=True)
+         text_classification_files.read_text_classification, path)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
+def test_utf16_refused_with_the_conversion(tmp_path, encoding):
+  # With its byte-order mark (Excel's 'Unicode Text'), or without one.
+  path = write(tmp_path / "train.csv", CSV.encode(encoding))
+  error = raises("UTF-16" if encoding == "utf-16" else
+                 r"byte offset 0 of the file is a NUL byte",
+                 text_classification_files.read_text_classification, path)
+  assert error.line == 1
+  assert "iconv -f utf-16 -t utf-8" in str(error)
+  path = write(tmp_path / "nul.csv", CSV.encode() + b"b\x00c,neg\n")
+  error = raises("is a NUL byte",
+                 text_classification_files.read_text_classification, path)
+  assert error.line == CSV.count("\n") + 1
+
+
+@pytest.mark.parametrize("name, content, fix", [
+    ("train.csv", "text;label\na;x\nb;y\n",
+     r"separated by semicolons, not commas: save the file again with commas "
+     r"between fields \(in Excel"),
+    ("train.csv", "text\tlabel\na\tx\n",
+     r"separated by tabs: name the file .tsv instead of .csv"),
+    ("train.tsv", "text,label\na,x\n",
+     r"separated by commas: name the file .csv instead of .tsv"),
+    ("train.tsv", "text|label\na|x\n",
+     r"separated by '\|', not tabs: save the file again with tabs between "
+     r"fields, or convert"),
+])
+def test_another_separator_is_named(tmp_path, name, content, fix):
+  error = raises(fix, text_classification_files.read_text_classification,
+                 write(tmp_path / name, content.encode()))
+  assert "there are no columns 'text', 'label'" in str(error)
+  # A header that is only wrong names the columns to rename.
+  raises("Rename the columns",
+                 text_classification_files.read_text_classification,
+                 write(tmp_path / "words.csv", b"sentence\nhi\n"))
 
 
 @pytest.mark.parametrize("name, content, line", [

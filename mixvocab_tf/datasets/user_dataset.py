@@ -45,11 +45,20 @@ of the query to one IOB slot tag), in one of two layouts:
 - JSONL files `train.jsonl`, `validation.jsonl` (or `dev.jsonl`, or
   `valid.jsonl`) and, optionally, `test.jsonl`, one object per line:
   `{"tokens": ["play", "jazz"], "tags": ["O", "B-genre"], "intent":
-  "PlayMusic"}`. Test lines may leave out `tags` and `intent`;
+  "PlayMusic"}`, or the query as one text with its slots as character
+  spans, as annotation tools (doccano, Prodigy, Label Studio) export them:
+  `{"text": "play jazz", "spans": [[5, 9, "genre"]], "intent":
+  "PlayMusic"}`, a span `[start, end, type]` or `{"start": 5, "end": 9,
+  "label": "genre"}` (offsets count the text's characters from 0, the end
+  excluded). The text's words are its whitespace words; a word is in a
+  span when the span covers any of its characters (a span that leaves out
+  a trailing comma tags the whole word), the first `B-<type>`, the others
+  `I-<type>`, the rest `O`; a word in two spans is refused. Test lines may
+  leave out `tags` (`spans`) and `intent`;
 - a JSONL dataset is read as intent-slot when the first object of its
-  train file has a key `tokens` or `tags`, as text classification otherwise
-  (so `{"text": ..., "intent": ...}` is text classification, with
-  `label_column="intent"`);
+  train file has a key `tokens`, `tags` or `spans`, as text classification
+  otherwise (so `{"text": ..., "intent": ...}` is text classification,
+  with `label_column="intent"`);
 - slot tags are `O`, `B-<type>` or `I-<type>`; there is one per word. The
   task reads them as IOB2 (a span starts with `B-<type>`): an `I-<type>`
   that begins a span (IOB1, as CoNLL-2003 writes them) is read as
@@ -58,7 +67,9 @@ of the query to one IOB slot tag), in one of two layouts:
 
 **For every file**:
 
-- UTF-8 without a byte-order mark; line ends `\\n` or `\\r\\n`;
+- UTF-8 (a leading byte-order mark, as Excel's "CSV UTF-8" writes, is
+  dropped; UTF-16 and other encodings are refused); line ends `\\n` or
+  `\\r\\n`;
 - blank lines in CSV, TSV and JSONL files are skipped (line numbers in
   messages still count them); the three files of a Goo split are read line by
   line together, so they have no blank lines, except at their end;

@@ -31,13 +31,15 @@ model (SNIPS; `intent`, `intent_probs`, `slot_tags` outputs) gives
 
   {"text": ..., "intent": ..., "score": p, "top_k": [...], "words": [...],
   "tags": [...], "slots": [{"type": "artist", "text": "norah jones",
-  "start_word": 2, "end_word": 4}, ...]}
+  "start_word": 1, "end_word": 3, "start": 5, "end": 16}, ...]}
 
 `score` is the probability of the model's label, `top_k` the `top_k` most
 probable labels (the model's first), `words` the query's whitespace words
 that the model tagged (at most its sequence length minus 2), `slots` the
 spans of their IOB tags as slot F1 reads them (`iob_to_spans`; `end_word`
-exclusive, `text` the span of the query itself). Every record ends with
+exclusive, `text` the span of the query itself, `start` and `end` its
+character offsets in the query, `end` exclusive: the span form the own-data
+job reads). Every record ends with
 `unreadable_words`: how many whitespace words of the example (of both texts
 of a pair) the student vocabulary turns wholly into [UNK] (a word in another
 script, an emoji: the student reads English). The model answers such an
@@ -623,10 +625,15 @@ class Predictor:
       words = [_decode(text[start:end]) for start, end in offsets]
     slots = []
     for kind, start, end in iob_to_spans(tags):
-      span = (_decode(text[offsets[start][0]:offsets[end - 1][1]])
-              if offsets else " ".join(words[start:end]))
-      slots.append({"type": kind, "text": span, "start_word": start,
-                    "end_word": end})
+      slot = {"type": kind, "text": " ".join(words[start:end]),
+              "start_word": start, "end_word": end}
+      if offsets:
+        first, last = offsets[start][0], offsets[end - 1][1]
+        slot["text"] = _decode(text[first:last])
+        # Characters before the span, and in it: byte offsets to str ones.
+        slot["start"] = len(_decode(text[:first]))
+        slot["end"] = slot["start"] + len(slot["text"])
+      slots.append(slot)
     return {"words": words, "tags": tags, "slots": slots}
 
 
