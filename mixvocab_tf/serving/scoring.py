@@ -46,6 +46,8 @@ PROGRESS_EXAMPLES = 2048
 CONFUSED_PAIRS = 20
 #: The scores `by_confidence` tries as an app's threshold for answering.
 THRESHOLDS = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99)
+#: How many wrong answers `confident_errors` keeps.
+CONFIDENT_ERRORS = 10
 
 
 def rows_and_gold(split):
@@ -145,11 +147,48 @@ def by_confidence(predictions, gold_labels, thresholds=THRESHOLDS):
   return rows
 
 
-def tables(kind, predictions, gold):
-  """The tables beside `scores`: {'by_confidence'} and, for intent and
-  slots, {'per_slot_type'} (`slot_type_scores`)."""
-  result = {"by_confidence": by_confidence(predictions,
-                                           _gold_labels(kind, gold))}
+def confident_errors(predictions, gold_labels, line_numbers=None,
+                     limit=CONFIDENT_ERRORS):
+  """The examples answered wrong with the highest scores, highest first.
+
+  A model that gives a wrong label (intent) a high score often meets a
+  wrong or ambiguous gold label, so these are the examples whose labels a
+  user checks first.
+
+  Args:
+    predictions: the predictor's records.
+    gold_labels: one label (intent) per record.
+    line_numbers: each example's line in its file (None: not known).
+    limit: the most rows returned.
+
+  Returns:
+    [{'index', 'line', 'text', 'gold', 'predicted', 'score'}]: `text` is the
+    record's text (a pair's two texts joined by ' | '), `index` its
+    position in the split, `line` None when not known.
+  """
+  key = "intent" if predictions and "intent" in predictions[0] else "label"
+  wrong = [i for i, (p, g) in enumerate(zip(predictions, gold_labels))
+           if p[key] != g]
+  wrong.sort(key=lambda i: -predictions[i]["score"])
+  rows = []
+  for i in wrong[:limit]:
+    record = predictions[i]
+    text = (f"{record['text_a']} | {record['text_b']}"
+            if "text_a" in record else record.get("text", ""))
+    rows.append({"index": i,
+                 "line": line_numbers[i] if line_numbers else None,
+                 "text": text, "gold": gold_labels[i],
+                 "predicted": record[key], "score": record["score"]})
+  return rows
+
+
+def tables(kind, predictions, gold, line_numbers=None):
+  """The tables beside `scores`: {'by_confidence', 'confident_errors'}
+  and, for intent and slots, {'per_slot_type'} (`slot_type_scores`)."""
+  gold_labels = _gold_labels(kind, gold)
+  result = {"by_confidence": by_confidence(predictions, gold_labels),
+            "confident_errors": confident_errors(predictions, gold_labels,
+                                                 line_numbers)}
   if kind == examples_lib.INTENT_SLOT:
     result["per_slot_type"] = slot_type_scores(predictions, gold)
   return result
@@ -370,7 +409,8 @@ def score_predictor(predictor,
             "floor_from": floor_from, "unknown_labels": dict(unknown),
             "per_label": per_label,
             "confused": confused[:CONFUSED_PAIRS]}
-  result.update(tables(labelled.kind, predicted, gold))
+  result.update(tables(labelled.kind, predicted, gold,
+                       getattr(labelled.split, "line_numbers", None)))
   return result
 
 
@@ -404,6 +444,12 @@ def small_sample_note(examples: int, score: float, label: str,
           f"{label}, and {subject}'s {100 * score:.1f} could be anywhere from "
           f"{100 * low:.1f} to {100 * high:.1f} (95% Wilson interval), so "
           "gaps of a few points may be chance.")
+
+
+def short_text(text: str, limit: int = 60) -> str:
+  """`text` on one line (whitespace collapsed), cut to `limit` characters."""
+  text = " ".join(text.split())
+  return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def summary_lines(result: dict) -> list:
@@ -450,6 +496,13 @@ def summary_lines(result: dict) -> list:
     tail.append("Most confused (gold -> answer, count): " + "; ".join(
         f"{c['gold']} -> {c['predicted']} ({c['count']})"
         for c in result["confused"][:5]))
+  if result.get("confident_errors"):
+    tail.append(
+        "Wrong answers given with the highest scores, whose labels to check "
+        "first (line: text, gold -> answer, score): " + "; ".join(
+            f"{'?' if e['line'] is None else e['line']}: "
+            f"{short_text(e['text'])!r}, {e['gold']} -> {e['predicted']}, "
+            f"{e['score']:.3f}" for e in result["confident_errors"][:5]))
   if tail:
     lines += [""] + tail
   rows = result.get("by_confidence")

@@ -258,6 +258,29 @@ def test_by_confidence_counts_the_answers_above_each_threshold():
       "accuracy"] == 0.0
 
 
+def test_confident_errors_are_the_wrong_answers_highest_score_first():
+  predictions = [{"text": "one", "label": "a", "score": 0.99},
+                 {"text": "two", "label": "b", "score": 0.6},
+                 {"text": "three", "label": "b", "score": 0.9},
+                 {"text": "four", "label": "a", "score": 0.7}]
+  gold = ["a", "a", "a", "b"]
+  rows = scoring.confident_errors(predictions, gold, [2, 4, 5, 7])
+  assert [(r["index"], r["line"], r["text"], r["gold"], r["predicted"],
+           r["score"]) for r in rows] == [(2, 5, "three", "a", "b", 0.9),
+                                          (3, 7, "four", "b", "a", 0.7),
+                                          (1, 4, "two", "a", "b", 0.6)]
+  assert len(scoring.confident_errors(predictions, gold, limit=2)) == 2
+  assert scoring.confident_errors(predictions, gold)[0]["line"] is None
+  assert scoring.confident_errors(predictions, ["a", "b", "b", "a"]) == []
+  # Pairs show both texts; intents are read as the label.
+  pair, = scoring.confident_errors(
+      [{"text_a": "x", "text_b": "y", "label": "no", "score": 0.8}], ["yes"])
+  assert pair["text"] == "x | y"
+  intent, = scoring.confident_errors(
+      [{"text": "q", "intent": "Play", "score": 0.5, "tags": []}], ["Book"])
+  assert (intent["gold"], intent["predicted"]) == ("Book", "Play")
+
+
 def test_the_summary_has_the_thresholds_table(tmp_path):
   path = _csv(tmp_path / "new.csv", [("one", "a"), ("two", "b")])
   result = scoring.score_predictor(
@@ -267,10 +290,13 @@ def test_the_summary_has_the_thresholds_table(tmp_path):
   assert "| 0.50 | 100.0% (2) | 50.00 |" in summary
   assert "| 0.95 | 50.0% (1) | 100.00 |" in summary
   assert "| 0.99 | 0.0% (0) | - |" in summary
+  # The one wrong answer, with its line in the file.
+  assert ("whose labels to check first (line: text, gold -> answer, score): "
+          "3: 'two', b -> a, 0.600") in summary
 
 
 class _ScoredPredictor(_Predictor):
 
   def predict(self, rows):
-    return [{"label": self.answers[r][0], "score": self.answers[r][1]}
-            for r in rows]
+    return [{"text": r, "label": self.answers[r][0],
+             "score": self.answers[r][1]} for r in rows]
