@@ -43,13 +43,14 @@ def tiny_student(tmp_path_factory):
   return run
 
 
-def _own_data(data_dir, student, model_dir):
+def _own_data(data_dir, student, model_dir, bindings=()):
   return _train([
       "--gin_file=own_data.gin", f"--model_dir={model_dir}",
       f"--gin_bindings=DATA_DIR = '{data_dir}'",
       f"--gin_bindings=STUDENT = '{student}'",
       f"--gin_bindings=own_data_steps.teacher_bindings = {_FAST!r}",
-      f"--gin_bindings=own_data_steps.student_bindings = {_FAST!r}"])
+      f"--gin_bindings=own_data_steps.student_bindings = {_FAST!r}"] +
+                [f"--gin_bindings={b}" for b in bindings])
 
 
 def _write_goo(directory, rows):
@@ -72,10 +73,26 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
       ("play jazz", "O B-genre", "PlayMusic"),
       ("rate this book five", "O O O B-rating", "RateBook")])
   _write_goo(str(data / "test"), train[:4])
+  # Logged queries without labels: the student also learns the teacher's
+  # answers to them.
+  logs = tmp_path / "logs.txt"
+  logs.write_text("play some blues\nbook a room for two\n\n"
+                  "play some blues\n", encoding="utf-8")
   job = tmp_path / "job"
-  result = _own_data(str(data), tiny_student, str(job))
+  unlabelled = [f"UNLABELLED = '{logs}'"]
+  result = _own_data(str(data), tiny_student, str(job), unlabelled)
   assert result.returncode == 0, result.stderr[-4000:]
   report = (job / "report.md").read_text(encoding="utf-8")
+  assert ("also on the teacher's answers to 2 unlabelled texts of "
+          f"`{logs}`") in report
+  # The student answers them too: the least sure first, to label next.
+  assert "## Unlabelled texts to label next (.tflite)" in report
+  with open(job / "label_next.jsonl", encoding="utf-8") as f:
+    to_label = [json.loads(line) for line in f]
+  assert sorted(r["text"] for r in to_label) == ["book a room for two",
+                                                 "play some blues"]
+  assert to_label[0]["score"] <= to_label[1]["score"]
+  assert len(to_label[0]["tags"]) == len(to_label[0]["text"].split())
   assert "| teacher | test |" in report and "| student | test |" in report
   assert "| student .tflite (dynamic) | validation |" in report
   # The file for phones and browsers, scored as an app feeds it.
@@ -91,6 +108,10 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
   # with the threshold.
   assert "## Answering only above a score (test, .tflite)" in report
   assert "| 0.00 | 100.0% (4) |" in report
+  # The dev query of an intent train lacks is a wrong answer, listed with
+  # its file and line for the user to check.
+  assert "## Wrong answers given with the highest scores (.tflite)" in report
+  assert "| dev/seq.in:2 | rate this book five | RateBook | " in report
   # Each run's validation slot F1 during training, plotted beside the table.
   assert "![validation slot F1 during training](training_curves.png)" in report
   assert (job / "training_curves.png").read_bytes()[:4] == b"\x89PNG"
@@ -102,7 +123,7 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
   assert predictions[0]["intent"] in ("PlayMusic", "BookRestaurant")
   assert os.path.getsize(job / "export" / "model_dynamic.tflite") > 10_000
   # Rerunning resumes: every step is done, nothing trains again.
-  again = _own_data(str(data), tiny_student, str(job))
+  again = _own_data(str(data), tiny_student, str(job), unlabelled)
   assert again.returncode == 0, again.stderr[-3000:]
   assert "done already, skipped" in again.stderr
 

@@ -35,8 +35,12 @@ built-in SNIPS) with `text_column`, `text_b_column`, `label_column`,
 `quantizations`, `file_prefix` (files are `<prefix>_<quantization>.tflite`
 and `<prefix>_builtin.tflite`), `batch_size` (queries per interpreter call
 when scoring), `word_table_tolerance` (points; default
-`WORD_TABLE_TOLERANCE`) and `predictions` (where the test split's
-predictions go as JSONL, a path; None: nowhere).
+`WORD_TABLE_TOLERANCE`), `predictions` (where the test split's
+predictions go as JSONL, a path; None: nowhere) and, with the own-data
+job's unlabelled texts, `unlabelled` (their file) and `label_next` (a path):
+the dynamic-range file answers every unlabelled text and the `LABEL_NEXT`
+it is least sure of (its label's or intent's score) go there as JSONL,
+least sure first: the texts to label first.
 """
 
 import collections
@@ -49,6 +53,7 @@ from absl import logging
 from mixvocab_tf import assets
 from mixvocab_tf.core import run_files
 from mixvocab_tf.datasets import examples as examples_lib
+from mixvocab_tf.datasets import unlabelled as unlabelled_lib
 from mixvocab_tf.datasets import user_dataset
 from mixvocab_tf.serving import scoring
 
@@ -65,6 +70,8 @@ DEFAULT_HEADLINE_SCORES = ("accuracy",)
 LATENCY_QUERIES = 200
 #: Labels ranked for each prediction written as JSONL.
 TOP_K = 3
+#: Unlabelled texts written as the ones to label next (`label_next`).
+LABEL_NEXT = 1000
 
 
 def snips_data_dir() -> str:
@@ -126,8 +133,8 @@ def score_model(model_path, dataset, batch_size=None, predictions_path=None,
 
   Returns:
     {'splits': {name: {'examples', 'scores', 'per_label', 'confused',
-                       'by_confidence', 'per_slot_type' (intent and
-                       slots)}},
+                       'by_confidence', 'confident_errors',
+                       'per_slot_type' (intent and slots)}},
      'p50_ms', 'p90_ms' (if `timed`)}.
   """
   from mixvocab_tf.serving import predictor as predict_lib  # pylint: disable=g-import-not-at-top
@@ -146,7 +153,8 @@ def score_model(model_path, dataset, batch_size=None, predictions_path=None,
       (entry["scores"], entry["per_label"],
        entry["confused"]) = scoring.scores(
           dataset.kind, predicted, gold, dataset.labels, majority)
-      entry.update(scoring.tables(dataset.kind, predicted, gold))
+      entry.update(scoring.tables(dataset.kind, predicted, gold,
+                                  split.line_numbers))
     if name == "test" and predictions_path:
       run_files.write_text(predictions_path, "".join(
           json.dumps(p, ensure_ascii=False) + "\n" for p in predicted))
@@ -241,6 +249,31 @@ def _export_saved_model(run, step_dir, saved_model_dir, pack):
   export_run.export_run(run, saved_model_dir, pack_word_tables=pack)
 
 
+def label_next(model_path, unlabelled, text_column, output_path,
+               batch_size=None, limit=LABEL_NEXT, shown=10):
+  """The unlabelled texts the model is least sure of, written as JSONL.
+
+  Uncertainty sampling: a text whose label (intent) gets a low score is
+  one the model is likeliest to answer wrong, so it is the first to label
+  when a user labels more. Each line is the predictor's record (label or
+  intent, score, top k; words, tags and slots for intents and slots).
+
+  Returns:
+    {'path', 'texts' (how many were answered), 'written', 'least_sure'
+     (the first `shown` records)}.
+  """
+  from mixvocab_tf.serving import predictor as predict_lib  # pylint: disable=g-import-not-at-top
+  kwargs = {} if batch_size is None else {"batch_size": batch_size}
+  predictor = predict_lib.load_predictor(model_path, **kwargs)
+  texts = unlabelled_lib.read_unlabelled(unlabelled, text_column)
+  records = predictor.predict(texts, top_k=TOP_K)
+  records.sort(key=lambda record: record["score"])
+  run_files.write_text(output_path, "".join(
+      json.dumps(r, ensure_ascii=False) + "\n" for r in records[:limit]))
+  return {"path": output_path, "texts": len(texts),
+          "written": min(limit, len(records)), "least_sure": records[:shown]}
+
+
 def export_step(step_dir, output_dir, options):
   """Pipeline step `export` (module docstring)."""
   del output_dir
@@ -291,6 +324,10 @@ def export_step(step_dir, output_dir, options):
       scored = score_model(
           local, dataset, options.get("batch_size"),
           options.get("predictions") if quantize == "dynamic" else None)
+      if quantize == "dynamic" and options.get("label_next"):
+        summary["label_next"] = label_next(
+            local, options["unlabelled"], options.get("text_column", "text"),
+            options["label_next"], options.get("batch_size"))
     summary["tflite"][quantize] = dict(
         path=path, size_bytes=run_files.file_size(path), **scored)
     logging.info("TFLite %s: %s, p50 %.2f ms", quantize, {

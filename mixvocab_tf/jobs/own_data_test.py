@@ -3,11 +3,13 @@
 import json
 import os
 import re
+import types
 from unittest import mock
 
 import tensorflow as tf
 
 from mixvocab_tf.core import gin_utils
+from mixvocab_tf.datasets import errors
 from mixvocab_tf.datasets import user_dataset
 from mixvocab_tf.jobs import own_data
 from mixvocab_tf.models import joint_intent_slot_model
@@ -108,6 +110,47 @@ class OwnDataStepsTest(tf.test.TestCase):
     steps = {step.name: step.bindings("/job") for step in
              own_data.own_data_steps(text_dir, student=data_dir)}
     self.assertIn("Trainer.early_stopping_patience = None", steps["student"])
+
+  def test_unlabelled_texts_reach_the_student_and_are_checked_first(self):
+    root = self.get_temp_dir()
+    data_dir = _write_intent_slot(os.path.join(root, "slots"))
+    logs = os.path.join(root, "logs.txt")
+    with open(logs, "w", encoding="utf-8") as f:
+      f.write("play some blues\n")
+    steps = {step.name: step for step in own_data.own_data_steps(
+        data_dir, student=data_dir, unlabelled=logs)}
+    self.assertEqual(
+        steps["student"].options("/job")["DistillIntentSlotTask.unlabelled"],
+        os.path.abspath(logs))
+    self.assertEqual(steps["report"].options("/job")["unlabelled"],
+                     os.path.abspath(logs))
+    # Without it, nothing names it (runs of earlier versions resume).
+    steps = {step.name: step for step in own_data.own_data_steps(
+        data_dir, student=data_dir)}
+    self.assertNotIn("unlabelled", " ".join(steps["student"].bindings("/job")))
+    self.assertNotIn("unlabelled", steps["report"].options("/job"))
+    text_dir = _write_text_classification(os.path.join(root, "text"))
+    steps = {step.name: step for step in own_data.own_data_steps(
+        text_dir, student=data_dir, unlabelled=logs)}
+    self.assertIn("DistillTextClassificationTask.unlabelled",
+                  steps["student"].options("/job"))
+    # Before anything runs: a missing or empty file, and pairs.
+    with self.assertRaisesRegex(errors.DataError, "does not exist"):
+      own_data.own_data_steps(data_dir, student=data_dir,
+                              unlabelled=os.path.join(root, "none.txt"))
+    empty = os.path.join(root, "empty.txt")
+    with open(empty, "w", encoding="utf-8") as f:
+      f.write("\n \n")
+    with self.assertRaisesRegex(errors.DataError, "is empty"):
+      own_data.own_data_steps(data_dir, student=data_dir, unlabelled=empty)
+    pairs = os.path.join(root, "pairs")
+    os.makedirs(pairs)
+    for split in ("train", "dev"):
+      with open(os.path.join(pairs, f"{split}.csv"), "w") as f:
+        f.write("text_a,text_b,label\n" + "".join(
+            f"query {i},answer {i},{'ab'[i % 2]}\n" for i in range(20)))
+    with self.assertRaisesRegex(errors.DataError, "a dataset of text pairs"):
+      own_data.own_data_steps(pairs, student=data_dir, unlabelled=logs)
 
   def test_teachers_train_their_heads_at_a_larger_rate(self):
     data_dir = _write_intent_slot(self.get_temp_dir())
@@ -337,6 +380,46 @@ class OwnDataStepsTest(tf.test.TestCase):
                      [])
     self.assertEqual(own_data.small_split_lines(0, 0.0, "accuracy"), [])
 
+  def test_report_lists_the_most_confident_wrong_answers(self):
+    root = self.get_temp_dir()
+    goo = os.path.join(root, "valid")
+    os.makedirs(goo, exist_ok=True)
+    dataset = types.SimpleNamespace(splits={
+        "validation": types.SimpleNamespace(path=goo),
+        "test": types.SimpleNamespace(path=os.path.join(root, "test.csv"))})
+    splits = {
+        "validation": {"confident_errors": [
+            {"line": 3, "text": "a | b  c", "gold": "x", "predicted": "y",
+             "score": 0.7}]},
+        "test": {"confident_errors": [
+            {"line": None, "text": "long " * 30, "gold": "y",
+             "predicted": "x", "score": 0.9}]}}
+    lines = own_data.confident_error_lines(splits, dataset, False)
+    table = "\n".join(lines)
+    self.assertIn("| where | text | gold label | answer | score |", table)
+    rows = [l for l in table.splitlines()
+            if l.startswith(("| test.csv", "| valid/"))]
+    # Highest score first; a Goo split's lines are seq.in's; '|' escaped,
+    # spaces collapsed, long texts cut.
+    self.assertEqual(rows[1], "| valid/seq.in:3 | a \\| b c | x | y | 0.700 |")
+    self.assertTrue(rows[0].startswith("| test.csv | long long "))
+    self.assertIn("... | y | x | 0.900 |", rows[0])
+    self.assertEqual(own_data.confident_error_lines(
+        {"validation": {"confident_errors": []}}, dataset, True), [])
+
+  def test_report_lists_the_unlabelled_texts_to_label_next(self):
+    entry = {"path": "/job/label_next.jsonl", "texts": 11887,
+             "written": 1000, "least_sure": [
+                 {"text": "play the game | sugarfoot", "intent": "PlayMusic",
+                  "score": 0.515}]}
+    lines = own_data.label_next_lines(entry, True)
+    table = "\n".join(lines)
+    self.assertIn("Of the 11,887 unlabelled texts", table)
+    self.assertIn("The 1,000 least sure", table)
+    self.assertIn("| play the game \\| sugarfoot | PlayMusic | 0.515 |",
+                  table)
+    self.assertEqual(own_data.label_next_lines(None, True), [])
+
   def test_report_says_which_word_table_the_files_hold(self):
     check = {"pack": False, "tolerance_points": 0.3, "cost_points": 2.7,
              "scores": {"float": {"accuracy": 0.718},
@@ -541,6 +624,12 @@ class OwnDataStepsTest(tf.test.TestCase):
                                                    labels), [])
     self.assertEqual(own_data.larger_student_lines(
         os.path.join(root, "none"), "6x192", 1.5, labels), [])
+    # The same gap: unlabelled texts may close it too.
+    self.assertEqual(own_data.unlabelled_lines(root, 1.5), [])
+    best("student", 0.670)
+    line, _ = own_data.unlabelled_lines(root, 1.5)
+    self.assertIn("may close more of the 9.0 points", line)
+    self.assertIn("--gin_bindings=\"UNLABELLED = 'logs.txt'\"", line)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,11 @@ squared error per dimension, over words).
 The teacher's outputs over the training split are computed once, in inference
 mode, and cached with a fingerprint (`teacher_cache`); every epoch looks them
 up by example index inside tf.data, so the teacher costs nothing per step.
+The transfer set can hold queries without labels (`unlabelled`, e.g. an
+app's logs): the teacher labels them like the others, and their gold intent
+and tags (`intent_slot_data.UNLABELLED`) carry no loss, so only the two KL
+terms (and the hidden-state term) learn from them; the CE terms stay means
+over the queries and words that have gold labels.
 Evaluation, the best checkpoint and export are those of `intent_slot`: the
 student is an ordinary `JointIntentSlotModel` and its checkpoints hold only
 it.
@@ -46,14 +51,17 @@ configs use, `IntentSlotTask`, its own by `DistillIntentSlotTask`:
   IntentSlotTask.vocab = '/runs/student_vocab.txt'
 """
 
+import dataclasses
 import os
 from typing import Optional
 
+from absl import logging
 import tensorflow as tf
 
 from mixvocab_tf import models
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import base_task
+from mixvocab_tf.datasets import unlabelled as unlabelled_lib
 from mixvocab_tf.tasks.distillation import losses
 from mixvocab_tf.tasks.finetuning.intent_slot import task as intent_slot_task
 from mixvocab_tf.tasks.finetuning import finetune_task
@@ -155,6 +163,11 @@ class DistillIntentSlotTask(
       the training (transfer) set (`intent_slot.augment`; 0: none). The teacher
       labels them too; gold tags follow by construction.
     augment_p: probability of replacing each slot span in a copy.
+    unlabelled: a file of unlabelled queries (`datasets.unlabelled`: one
+      per line, or a CSV / TSV / JSONL text column) added to the transfer
+      set after the copies: the teacher labels them, and they carry no
+      gold-label loss (`intent_slot_data.UNLABELLED`); their whitespace
+      words are the words tagged. None: none.
     **kwargs: the arguments of `IntentSlotTask` (the student's
       init_checkpoint, vocab, seq_length, pad_to_longest, ...).
   """
@@ -175,6 +188,7 @@ class DistillIntentSlotTask(
                precompute_features: bool = True,
                augment_copies: int = 0,
                augment_p: float = 0.5,
+               unlabelled: Optional[str] = None,
                **kwargs):
     if not teacher_run:
       raise ValueError("DistillIntentSlotTask.teacher_run is required: a "
@@ -194,6 +208,10 @@ class DistillIntentSlotTask(
     name = CACHE_DIR_NAME + ("_hidden" if self.with_hidden else "")
     if augment_copies:
       name += f"_aug{int(augment_copies)}p{float(augment_p):g}s{self.seed}"
+    self.unlabelled = unlabelled_lib.read_unlabelled(unlabelled) if (
+        unlabelled) else []
+    if self.unlabelled:
+      name += unlabelled_lib.cache_suffix(self.unlabelled)
     self.cache_dir = cache_dir or os.path.join(
         finetuned_teacher.run_dir(teacher_run), name)
     self.hidden_projection = None
@@ -222,11 +240,24 @@ class DistillIntentSlotTask(
         self.labels, self.teacher_seq_length, self.with_hidden)
 
   def train_examples(self):
-    """SNIPS train, plus its augmented copies if `augment_copies`."""
+    """Train, plus its augmented copies if `augment_copies`, plus the
+    `unlabelled` queries."""
     if self._train_examples is None:
-      examples = self.examples("train")
-      self._train_examples = intent_slot_augment.augment(
-          examples, self.augment_copies, self.augment_p, seed=self.seed)
+      examples = intent_slot_augment.augment(
+          self.examples("train"), self.augment_copies, self.augment_p,
+          seed=self.seed)
+      if self.unlabelled:
+        words = [text.split() for text in self.unlabelled]
+        logging.info("Transfer set: %d queries of train and its copies, "
+                     "%d unlabelled queries (soft labels only).",
+                     len(examples.words), len(words))
+        examples = dataclasses.replace(
+            examples, words=examples.words + words,
+            tags=examples.tags + [[intent_slot_data.UNLABELLED] * len(w)
+                                  for w in words],
+            intents=examples.intents + [intent_slot_data.UNLABELLED] *
+            len(words), line_numbers=None)
+      self._train_examples = examples
     return self._train_examples
 
   def num_train_examples(self):

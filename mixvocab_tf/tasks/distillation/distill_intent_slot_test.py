@@ -317,6 +317,40 @@ def test_the_augmented_transfer_set_is_shuffled_as_a_whole(setup):
   assert len(indices) == 24 and indices.max() >= 48, indices
 
 
+@pytest.mark.large
+def test_unlabelled_queries_carry_soft_labels_only(setup, tmp_path):
+  logs = tmp_path / "logs.txt"
+  logs.write_text("play some jazz\n\nbook a  table\nplay some jazz\n",
+                  encoding="utf-8")
+  task = _task(setup, cache_dir=str(tmp_path / "cache"), augment_copies=1,
+               unlabelled=str(logs))
+  examples = task.train_examples()
+  # Train (24), its copies (24), then each distinct query once.
+  assert len(examples) == 50
+  assert examples.words[48:] == [["play", "some", "jazz"],
+                                 ["book", "a", "table"]]
+  assert examples.intents[48:] == [intent_slot_data.UNLABELLED] * 2
+  assert "_unlabelled" in task.cache_dir
+  outputs = task.teacher_outputs()
+  assert len(outputs.fingerprint) and task.num_train_examples() == 50
+  seen = set()
+  student = task.build_model()
+  for batch in task.build_inputs(training=True).take(6):
+    index = batch["example_index"].numpy()
+    unlabelled = index >= 48
+    seen.update(index[unlabelled].tolist())
+    # No gold labels: no hard loss, but the teacher's words to learn.
+    intent = batch["intent_id"].numpy()
+    assert (intent[unlabelled] == intent_slot_data.IGNORE_ID).all()
+    assert (batch["slot_weights"].numpy()[unlabelled] == 0).all()
+    assert (batch["teacher_slot_valid"].numpy()[unlabelled].sum(axis=1)
+            == [len(examples.words[i]) for i in index[unlabelled]]).all()
+    assert (intent[~unlabelled] >= 0).all()
+    loss, _ = task.compute_loss(student, batch, training=False)
+    assert np.isfinite(float(loss))
+  assert seen == {48, 49}
+
+
 def test_evaluation_reports_both_decodings(setup):
   from mixvocab_tf.core import evaluation  # pylint: disable=g-import-not-at-top
   task = _task(setup, cache_dir=str(setup["root"] / "cache_align"))

@@ -64,6 +64,7 @@ from mixvocab_tf import models
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import base_task
 from mixvocab_tf.core import gin_utils
+from mixvocab_tf.datasets import unlabelled as unlabelled_lib
 from mixvocab_tf.tasks.distillation import losses
 from mixvocab_tf.tasks.distillation import finetuned_teacher
 from mixvocab_tf.tasks.distillation import teacher_cache
@@ -144,6 +145,11 @@ class DistillTextClassificationTask(
       sentences join the transfer set with the teacher's soft labels only
       (`text_classification_augment.text_sentences`); single-sentence tasks only.
     transfer_sentences: how many of their sentences, at most.
+    unlabelled: a file of unlabelled texts of the task (`datasets.unlabelled`:
+      one per line, or a CSV / TSV / JSONL file's column of the dataset's
+      `text_column`, e.g. an app's logs),
+      each kept whole, joining the transfer set with the teacher's soft
+      labels only; single-text tasks only. None: none.
     **kwargs: the arguments of `TextClassificationTask` (the dataset, the
       student's init_checkpoint, vocab, seq_length, pad_to_longest, ...).
   """
@@ -169,6 +175,7 @@ class DistillTextClassificationTask(
                augment_min_words: int = 0,
                transfer_text: Optional[str] = None,
                transfer_sentences: int = 100000,
+               unlabelled: Optional[str] = None,
                **kwargs):
     if not teacher_run:
       raise ValueError("DistillTextClassificationTask.teacher_run is required: a "
@@ -198,14 +205,18 @@ class DistillTextClassificationTask(
     self.augment_neighbours = int(augment_neighbours)
     self.transfer_files = (pretraining_input.expand_files(transfer_text)
                            if transfer_text else [])
+    # A CSV / TSV / JSONL file's text is in the user's dataset's column.
+    column = getattr(self.dataset, "columns", {}).get("text_column", "text")
+    self.unlabelled = unlabelled_lib.read_unlabelled(unlabelled, column) if (
+        unlabelled) else []
     # A user's dataset says whether it holds pairs once it is read
     # (`train_examples`); GLUE says so now.
-    if self.transfer_files and self.dataset.glue_task:
+    if (self.transfer_files or self.unlabelled) and self.dataset.glue_task:
       self._check_transfer_text()
-    if self.transfer_files and augment_label_weight:
+    if (self.transfer_files or self.unlabelled) and augment_label_weight:
       raise ValueError(
-          "DistillTextClassificationTask.transfer_text sentences have no gold label, so "
-          "augment_label_weight must be 0; received "
+          "DistillTextClassificationTask.transfer_text and unlabelled texts "
+          "have no gold label, so augment_label_weight must be 0; received "
           f"{augment_label_weight!r}.")
     if int(transfer_sentences) <= 0:
       raise ValueError("transfer_sentences must be positive; received "
@@ -229,6 +240,8 @@ class DistillTextClassificationTask(
       # keeps caches of different text apart.
       name += f"_text{self.transfer_sentences}s{self.seed}_" + hashlib.sha256(
           "\n".join(self.transfer_files).encode()).hexdigest()[:8]
+    if self.unlabelled:
+      name += unlabelled_lib.cache_suffix(self.unlabelled)
     self.cache_dir = cache_dir or os.path.join(
         finetuned_teacher.run_dir(teacher_run), name)
     self._train_examples = None
@@ -238,8 +251,8 @@ class DistillTextClassificationTask(
   def _check_transfer_text(self):
     if self.is_pair:
       raise ValueError(
-          "DistillTextClassificationTask.transfer_text adds single sentences; the "
-          f"{self.dataset_name} task reads sentence pairs.")
+          "DistillTextClassificationTask.transfer_text and unlabelled add "
+          f"single texts; the {self.dataset_name} task reads sentence pairs.")
 
   # ---------------------------------------------------------------------------
   # The teacher and its cached outputs.
@@ -253,7 +266,7 @@ class DistillTextClassificationTask(
   def train_examples(self):
     """(sentences_a, sentences_b, labels, is_original) of the transfer set."""
     if self._train_examples is None:
-      if self.transfer_files:
+      if self.transfer_files or self.unlabelled:
         self._check_transfer_text()
       a, b, labels = self.train_split_lists()
       neighbours = None
@@ -275,6 +288,13 @@ class DistillTextClassificationTask(
         a, b = a + text, b + [""] * len(text)
         labels = labels + [0] * len(text)
         is_original = is_original + [False] * len(text)
+      if self.unlabelled:
+        logging.info("Transfer set: %d unlabelled texts, soft labels only.",
+                     len(self.unlabelled))
+        # Label 0 is a placeholder, as for the sentences above.
+        a, b = a + self.unlabelled, b + [""] * len(self.unlabelled)
+        labels = labels + [0] * len(self.unlabelled)
+        is_original = is_original + [False] * len(self.unlabelled)
       self._train_examples = (a, b, labels, is_original)
     return self._train_examples
 

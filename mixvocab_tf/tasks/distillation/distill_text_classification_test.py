@@ -8,6 +8,7 @@ dataset a tiny CSV directory.
 
 import csv
 import os
+import pathlib
 
 import numpy as np
 import pytest
@@ -259,7 +260,7 @@ def test_transfer_text_sentences_are_labelled_by_the_teacher_only(setup):
                   "The story moves slowly but the cast is great.\n",
                   encoding="utf-8")
   if glue.is_pair_task(setup["glue_task"]):
-    with pytest.raises(ValueError, match="adds single sentences"):
+    with pytest.raises(ValueError, match="add single texts"):
       _task(setup, transfer_text=str(text))
     return
   with pytest.raises(ValueError, match="augment_label_weight must be 0"):
@@ -494,6 +495,56 @@ def test_the_teacher_reads_what_its_run_was_trained_with(user_setup, tmp_path):
     _task(setup, teacher_pooling="max")
 
 
+@pytest.mark.large
+def test_unlabelled_texts_join_with_soft_labels_only(user_setup, tmp_path):
+  setup = user_setup
+  logs = tmp_path / "logs.txt"
+  logs.write_text("a dog with a bone\n\nthe  sky\na dog with a bone\n"
+                  "meow\n", encoding="utf-8")
+  with pytest.raises(ValueError, match="augment_label_weight must be 0"):
+    _task(setup, unlabelled=str(logs), augment_label_weight=0.5)
+  task = _task(setup, cache_dir=str(tmp_path / "cache"),
+               unlabelled=str(logs))
+  a, b, _, is_original = task.train_examples()
+  # Whole lines, spaces collapsed, each once, after train.
+  assert a[30:] == ["a dog with a bone", "the sky", "meow"]
+  assert b[30:] == [""] * 3 and is_original == [True] * 30 + [False] * 3
+  assert "_unlabelled" in task.cache_dir
+  direct = setup["teacher"](
+      text_classification_data.text_classification_featurizer(
+          assets.default_teacher_vocab(), SEQ_LENGTH, pair=False)({
+              "sentence_a": tf.constant(a[30:]),
+              "sentence_b": tf.constant(b[30:])}),
+      training=False)["logits"].numpy()
+  np.testing.assert_allclose(task.teacher_outputs().logits[30:], direct,
+                             atol=1e-5)
+  for batch in task.build_inputs(training=True).take(4):
+    index = batch["example_index"].numpy()
+    np.testing.assert_array_equal(batch["label_weight"].numpy(),
+                                  (index < 30).astype(np.float32))
+  pairs = _write_user_dataset(str(tmp_path / "pairs"), pair=True)
+  with pytest.raises(ValueError, match="add single texts"):
+    _task(setup, data_dir=pairs, unlabelled=str(logs)).train_examples()
+  # A CSV of logs is read by the dataset's text column, as its splits are.
+  renamed = tmp_path / "renamed"
+  renamed.mkdir()
+  for split in ("train", "validation"):
+    rows = (pathlib.Path(setup["data_dir"]) / f"{split}.csv").read_text(
+        encoding="utf-8").split("\n", 1)[1]
+    (renamed / f"{split}.csv").write_text("sentence,label\n" + rows,
+                                          encoding="utf-8")
+  csv_logs = tmp_path / "logs.csv"
+  csv_logs.write_text("sentence,source\na bird in the sky,app\n",
+                      encoding="utf-8")
+  task = distill_text_classification.DistillTextClassificationTask(
+      teacher_run=setup["run_dir"], teacher_base=setup["teacher_dir"],
+      dataset=catalog.text_classification("files", str(renamed),
+                                          text_column="sentence"),
+      unlabelled=str(csv_logs), student_preset=None, num_layers=1,
+      hidden_size=32, num_attention_heads=2, seq_length=SEQ_LENGTH)
+  assert task.unlabelled == ["a bird in the sky"]
+
+
 def test_user_pair_dataset_refuses_transfer_text(user_setup, tmp_path):
   text = tmp_path / "transfer.txt"
   text.write_text("A fine film with a great cast.\n", encoding="utf-8")
@@ -501,5 +552,5 @@ def test_user_pair_dataset_refuses_transfer_text(user_setup, tmp_path):
   # Whether the data holds pairs is known once it is read.
   task = _task(user_setup, data_dir=pairs, transfer_text=str(text))
   assert task.is_pair
-  with pytest.raises(ValueError, match="adds single sentences"):
+  with pytest.raises(ValueError, match="add single texts"):
     task.train_examples()

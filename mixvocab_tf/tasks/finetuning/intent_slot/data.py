@@ -54,6 +54,10 @@ OUTSIDE_TAG = examples_lib.OUTSIDE_TAG
 #: `slot_ids` on positions without a slot loss (later pieces, specials, pad).
 IGNORE_ID = -1
 DEFAULT_SEQ_LENGTH = 64
+#: The intent and the tags of an unlabelled query (a distillation's transfer
+#: set): never a label, so `IntentSlotLabels.encode` maps them to
+#: `IGNORE_ID` (no gold-label loss) without counting them as unseen.
+UNLABELLED = ""
 #: Features the encoder takes; the other keys of a featurized example are
 #: labels and decoding aids.
 MODEL_INPUT_KEYS = ("input_word_ids", "input_mask", "input_type_ids")
@@ -159,7 +163,9 @@ class IntentSlotLabels:
     loss, and since no prediction can equal it, evaluation (which compares
     the gold strings) counts it as an error. The unseen labels are logged
     once with their counts; the user-data reader lists them before training
-    (`datasets.user_dataset.UserDataset.warning`).
+    (`datasets.user_dataset.UserDataset.warning`). `UNLABELLED` (an
+    unlabelled query's intent and tags) becomes `IGNORE_ID` and is not
+    counted.
     """
     slot_ids, intent_ids = [], []
     unseen_tags, unseen_intents = {}, {}
@@ -168,13 +174,15 @@ class IntentSlotLabels:
       for tag in tags:
         tag_id = self._slot_ids.get(tag)
         if tag_id is None:
-          unseen_tags[tag] = unseen_tags.get(tag, 0) + 1
+          if tag != UNLABELLED:
+            unseen_tags[tag] = unseen_tags.get(tag, 0) + 1
           tag_id = IGNORE_ID
         ids.append(tag_id)
       slot_ids.append(ids)
       intent_id = self._intent_ids.get(intent)
       if intent_id is None:
-        unseen_intents[intent] = unseen_intents.get(intent, 0) + 1
+        if intent != UNLABELLED:
+          unseen_intents[intent] = unseen_intents.get(intent, 0) + 1
         intent_id = IGNORE_ID
       intent_ids.append(intent_id)
     num_unseen = sum(unseen_tags.values())
