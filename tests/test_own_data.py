@@ -77,14 +77,15 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
   # answers to them.
   logs = tmp_path / "logs.txt"
   logs.write_text("play some blues\nbook a room for two\n\n"
-                  "play some blues\n", encoding="utf-8")
+                  "play some blues\nPlay jazz\n", encoding="utf-8")
   job = tmp_path / "job"
   unlabelled = [f"UNLABELLED = '{logs}'"]
   result = _own_data(str(data), tiny_student, str(job), unlabelled)
   assert result.returncode == 0, result.stderr[-4000:]
   report = (job / "report.md").read_text(encoding="utf-8")
+  # 'Play jazz' is a dev query: left out, and said in the report.
   assert ("also on the teacher's answers to 2 unlabelled texts of "
-          f"`{logs}`") in report
+          f"`{logs}` (1 more, texts of the dataset, left out)") in report
   # The student answers them too: the least sure first, to label next.
   assert "## Unlabelled texts to label next (.tflite)" in report
   with open(job / "label_next.jsonl", encoding="utf-8") as f:

@@ -17,12 +17,20 @@ Whitespace inside a text is collapsed, and a text met twice is kept once.
 The file is UTF-8 (`decoding`). Texts are single: a pair task's unlabelled
 data would need both texts, which a line does not hold.
 
+Texts that the labelled dataset already holds are left out of the transfer
+set (`without_known`): a validation or test text whose teacher answer the
+student learnt would be scored on what it was taught, and a train text is
+learnt with its own label already. Logs often hold the queries that were
+picked for labelling, so this is the common case, not a corner.
+
 Example:
   texts = read_unlabelled("logs/queries.txt")
+  texts, known = without_known(texts, dataset.known_texts())
 """
 
 import hashlib
 import os
+from typing import Mapping
 
 from mixvocab_tf.datasets import decoding
 from mixvocab_tf.datasets import errors
@@ -63,6 +71,57 @@ def read_unlabelled(path: str, text_column: str = "text") -> list[str]:
     raise errors.data_error(path, None, "the file holds no text",
                             "one unlabelled text per line")
   return kept
+
+
+def normalized(text: str) -> str:
+  """`text` as texts are compared across files: lowercased, its runs of
+  whitespace one space (`user_dataset.UserDataset.known_texts`)."""
+  return " ".join(text.lower().split())
+
+
+def without_known(texts: list[str], known: Mapping[str, set]
+                  ) -> tuple[list[str], dict[str, int]]:
+  """`texts` without those a labelled split holds, and how many each held.
+
+  Args:
+    texts: unlabelled texts (`read_unlabelled`).
+    known: {split: its texts, `normalized`}; a text held by several splits
+      is counted once, under the first split in this order that holds it
+      (give validation and test before train).
+
+  Returns:
+    (the other texts, in order; {split: texts left out because it holds
+    them}, every split of `known` named).
+  """
+  counts = dict.fromkeys(known, 0)
+  kept = []
+  for text in texts:
+    key = normalized(text)
+    split = next((name for name, held in known.items() if key in held),
+                 None)
+    if split is None:
+      kept.append(text)
+    else:
+      counts[split] += 1
+  return kept, counts
+
+
+def known_warning(path: str, total: int, known: Mapping[str, int]
+                  ) -> str | None:
+  """One message on the unlabelled texts left out because the dataset
+  holds them (`without_known`); None if there are none."""
+  left_out = sum(known.values())
+  if not left_out:
+    return None
+  parts = ", ".join(f"{count:,} in {split}"
+                    for split, count in known.items() if count)
+  return (f"{left_out:,} of the {total:,} unlabelled texts of {path} are "
+          f"texts of the labelled dataset ({parts}; compared lowercased, "
+          "spaces collapsed) and are left out of the student's transfer "
+          "set: a validation or test text's teacher answer would teach the "
+          "student what it is scored on, and train's texts are learnt with "
+          f"their labels. The student learns from the other "
+          f"{total - left_out:,}.")
 
 
 def cache_suffix(texts: list[str]) -> str:

@@ -351,6 +351,15 @@ class UserDataset:
                          for part in text.split("\t")) for text in texts]
     return list(zip(normal, labels or [None] * len(normal)))
 
+  def known_texts(self) -> dict[str, set[str]]:
+    """{split: its texts, lowercased, spaces collapsed}, the splits other
+    than train first (`unlabelled.without_known` counts a text under the
+    first split that holds it). Pairs are keyed by their two texts joined
+    by a tab."""
+    order = [s for s in self.splits if s != "train"] + ["train"]
+    return {split: {text for text, _ in self._keyed(split)}
+            for split in order}
+
   def overlap(self) -> dict:
     """Texts shared between splits, and train's texts of several labels.
 

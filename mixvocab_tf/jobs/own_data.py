@@ -95,6 +95,8 @@ SEQ_LENGTHS = {"IntentSlotTask": 48, "TextClassificationTask": 128}
 PREDICTIONS_JSONL = "test_predictions.jsonl"
 #: The unlabelled texts the student is least sure of (`export_steps`).
 LABEL_NEXT_JSONL = "label_next.jsonl"
+#: The step that writes the unlabelled texts of the transfer set.
+UNLABELLED_STEP = "unlabelled"
 TFLITE_FILE = "model_dynamic.tflite"
 #: The same model on token ids, LiteRT builtins only, with metadata
 #: (MediaPipe Tasks, LiteRT.js, a stock LiteRT app: `builtin_model`).
@@ -213,7 +215,11 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       logged queries: the student's transfer set adds each one, labelled by
       the teacher (soft labels only; `DistillIntentSlotTask.unlabelled`,
       `DistillTextClassificationTask.unlabelled`). Checked when the job
-      starts. The student's step budget stays the same. The export answers
+      starts. Texts the labelled dataset holds are left out, with a warning
+      (`unlabelled.without_known`: a validation text's teacher answer would
+      teach the student what it is scored on); the step `unlabelled` writes
+      the others, the transfer set's. The student's step budget stays the
+      same. The export answers
       them with the student's file and writes the `export_steps.LABEL_NEXT`
       it is least sure of to `label_next.jsonl`, the first to label.
       None: none.
@@ -241,8 +247,22 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
           "text pairs", "UNLABELLED = None for pairs",
           "Unlabelled data serves tasks of one text.")
     texts = unlabelled_lib.read_unlabelled(unlabelled, text_column)
+    kept, known = unlabelled_lib.without_known(texts, dataset.known_texts())
+    warning = unlabelled_lib.known_warning(unlabelled, len(texts), known)
+    if warning:
+      logging.warning("%s", warning)
+    if not kept:
+      raise errors.data_error(
+          unlabelled, None, "every text of the file is a text of the "
+          "labelled dataset", "texts the dataset does not hold",
+          "Give texts the model has not been given labels for, e.g. an "
+          "app's logged queries.")
     logging.info("Unlabelled texts for the student's transfer set: %d "
-                 "distinct, from %s.", len(texts), unlabelled)
+                 "distinct, from %s.", len(kept), unlabelled)
+    # The transfer set's file, named by its texts: other texts (an edited
+    # file) are another file, so a finished student is not resumed on them.
+    unlabelled_texts = steps_lib.JobPath(
+        f"{UNLABELLED_STEP}/texts{unlabelled_lib.cache_suffix(kept)}.txt")
   data_dir = os.path.abspath(data_dir)
   examples = summary["examples"]["train"]
   def epochs(most, min_steps):
@@ -397,7 +417,7 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       "Trainer.best_metric_ceiling": 1.0})
   if unlabelled:
     # Set only when given, so that runs of earlier versions resume.
-    students[f"Distill{task_class}.unlabelled"] = unlabelled
+    students[f"Distill{task_class}.unlabelled"] = unlabelled_texts
   if not intent_slot and augment_copies:
     students["DistillTextClassificationTask.augment_copies"] = int(
         augment_copies)
@@ -418,6 +438,11 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
                           writes=(SUMMARY_JSON,))] + steps + [
       steps_lib.Step("teacher", "train", (teacher_gin,), teacher,
                      reads=("data",))]
+  if unlabelled:
+    steps.append(steps_lib.Step(
+        UNLABELLED_STEP, "own_data_unlabelled", config=dict(
+            read, unlabelled=unlabelled, texts=unlabelled_texts),
+        reads=("data",), writes=(SUMMARY_JSON,)))
   for i, (size, init) in enumerate(inits.items()):
     name = student_size_lib.student_step_name(size, i == 0)
     export = student_size_lib.export_step_name(size, i == 0)
@@ -434,13 +459,13 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
                             size=size, gap=size_gap, budget_seconds=budget),
           f"the {sizes[i - 1]} student is more than {size_gap} points below "
           f"its teacher on validation and {size} fits the time budget")
-    reads = ("teacher",) + (
+    reads = ("teacher",) + ((UNLABELLED_STEP,) if unlabelled else ()) + (
         (init.step,) if isinstance(init, steps_lib.JobPath) else ())
     suffix = "" if i == 0 else f"_{size}"
     predictions = PREDICTIONS_JSONL.replace(".jsonl", f"{suffix}.jsonl")
     # Set only when given, so that runs of earlier versions resume.
     to_label = {} if not unlabelled else dict(
-        unlabelled=unlabelled, label_next=steps_lib.JobPath(
+        unlabelled=unlabelled_texts, label_next=steps_lib.JobPath(
             LABEL_NEXT_JSONL.replace(".jsonl", f"{suffix}.jsonl")))
     steps += [
         steps_lib.Step(name, "train", (student_gin,), config, reads=reads,
@@ -459,7 +484,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       steps_lib.Step("report", "own_data_report", config=dict(
           read, sizes=sizes, size_gap=size_gap, size_budget=budget,
           larger=larger, **({"unlabelled": unlabelled} if unlabelled else {})),
-                     reads=("teacher", "student", "export") + size_steps,
+                     reads=("teacher", "student", "export") + size_steps + (
+                         (UNLABELLED_STEP,) if unlabelled else ()),
                      writes=(SUMMARY_JSON,)),
   ]
 
@@ -521,6 +547,37 @@ def check_step(step_dir, output_dir, options):
                  overlap_warning=dataset.overlap_warning())
   run_files.write_json(os.path.join(step_dir, SUMMARY_JSON), summary,
                        indent=1)
+
+
+def unlabelled_step(step_dir, output_dir, options):
+  """Writes the transfer set's unlabelled texts (`options['texts']`): those
+  of the user's file (`options['unlabelled']`) that the dataset does not
+  hold (`unlabelled.without_known`), one a line, and a summary of them.
+
+  Raises:
+    DataError: the file holds other texts than when the job started.
+  """
+  del output_dir
+  dataset = user_dataset.load_dataset(
+      options["data_dir"],
+      **{k: options[k] for k in ("text_column", "text_b_column",
+                                 "label_column") if k in options})
+  texts = unlabelled_lib.read_unlabelled(options["unlabelled"],
+                                         options.get("text_column", "text"))
+  kept, known = unlabelled_lib.without_known(texts, dataset.known_texts())
+  path = options["texts"]
+  if os.path.basename(path) != f"texts{unlabelled_lib.cache_suffix(kept)}.txt":
+    raise errors.data_error(
+        options["unlabelled"], None, "other texts than when the job started",
+        "the same texts", "Run the job again: it reads the file anew.")
+  with tf.io.gfile.GFile(path + ".tmp", "w") as f:
+    f.write("".join(f"{text}\n" for text in kept))
+  tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
+  run_files.write_json(os.path.join(step_dir, SUMMARY_JSON), dict(
+      file=options["unlabelled"], texts=len(texts), kept=len(kept),
+      in_dataset=known,
+      warning=unlabelled_lib.known_warning(options["unlabelled"], len(texts),
+                                           known)), indent=1)
 
 
 def _trainer_record(run_dir, split, examples):
@@ -892,10 +949,12 @@ def report_step(step_dir, output_dir, options):
     lines += ["> " + long_warning, ""]
   transfer = ""
   if options.get("unlabelled"):
-    count = len(unlabelled_lib.read_unlabelled(
-        options["unlabelled"], options.get("text_column", "text")))
-    transfer = (f", also on the teacher's answers to {count:,} unlabelled "
-                f"texts of `{options['unlabelled']}`")
+    texts = run_files.read_json(join(UNLABELLED_STEP, SUMMARY_JSON))
+    left_out = sum(texts["in_dataset"].values())
+    transfer = (f", also on the teacher's answers to {texts['kept']:,} "
+                f"unlabelled texts of `{texts['file']}`" + (
+                    f" ({left_out:,} more, texts of the dataset, left out)"
+                    if left_out else ""))
   lines += [
       "## Scores", "",
       report.markdown_table(["model", "split", "parameters"] +
@@ -1092,4 +1151,5 @@ def label_next_lines(entry, intent_slot):
 
 
 def step_functions():
-  return {"own_data_check": check_step, "own_data_report": report_step}
+  return {"own_data_check": check_step, "own_data_unlabelled": unlabelled_step,
+          "own_data_report": report_step}

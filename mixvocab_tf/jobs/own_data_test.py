@@ -9,6 +9,7 @@ from unittest import mock
 import tensorflow as tf
 
 from mixvocab_tf.core import gin_utils
+from mixvocab_tf.core import run_files
 from mixvocab_tf.datasets import errors
 from mixvocab_tf.datasets import user_dataset
 from mixvocab_tf.jobs import own_data
@@ -116,14 +117,42 @@ class OwnDataStepsTest(tf.test.TestCase):
     data_dir = _write_intent_slot(os.path.join(root, "slots"))
     logs = os.path.join(root, "logs.txt")
     with open(logs, "w", encoding="utf-8") as f:
-      f.write("play some blues\n")
-    steps = {step.name: step for step in own_data.own_data_steps(
-        data_dir, student=data_dir, unlabelled=logs)}
-    self.assertEqual(
-        steps["student"].options("/job")["DistillIntentSlotTask.unlabelled"],
-        os.path.abspath(logs))
+      # The second is the dataset's query (in valid and train), left out.
+      f.write("play some blues\nPlay  some JAZZ\n")
+    with self.assertLogs(level="WARNING") as logged:
+      steps = {step.name: step for step in own_data.own_data_steps(
+          data_dir, student=data_dir, unlabelled=logs)}
+    self.assertIn(f"1 of the 2 unlabelled texts of {os.path.abspath(logs)} "
+                  "are texts of the labelled dataset (1 in validation;",
+                  "\n".join(logged.output))
+    texts = steps["student"].options("/job")["DistillIntentSlotTask.unlabelled"]
+    self.assertEqual(texts, steps["export"].options("/job")["unlabelled"])
+    self.assertRegex(texts, r"^/job/unlabelled/texts_unlabelled[0-9a-f]{8}.txt$")
+    self.assertIn("unlabelled", steps["student"].reads)
     self.assertEqual(steps["report"].options("/job")["unlabelled"],
                      os.path.abspath(logs))
+    # The step writes the texts the student reads, and their counts.
+    job = os.path.join(root, "job")
+    step_dir = os.path.join(job, "unlabelled")
+    os.makedirs(step_dir)
+    own_data.unlabelled_step(step_dir, job, steps["unlabelled"].options(job))
+    with open(steps["student"].options(job)[
+        "DistillIntentSlotTask.unlabelled"], encoding="utf-8") as f:
+      self.assertEqual(f.read(), "play some blues\n")
+    summary = run_files.read_json(os.path.join(step_dir, "summary.json"))
+    self.assertEqual((summary["texts"], summary["kept"], summary["in_dataset"]),
+                     (2, 1, {"validation": 1, "train": 0}))
+    # A file edited after the job started is not taken for the one it read.
+    with open(logs, "a", encoding="utf-8") as f:
+      f.write("play some rock\n")
+    with self.assertRaisesRegex(errors.DataError, "other texts than when"):
+      own_data.unlabelled_step(step_dir, job, steps["unlabelled"].options(job))
+    # Nothing but the dataset's own texts: nothing to learn from.
+    known = os.path.join(root, "known.txt")
+    with open(known, "w", encoding="utf-8") as f:
+      f.write("play some jazz\n")
+    with self.assertRaisesRegex(errors.DataError, "every text of the file"):
+      own_data.own_data_steps(data_dir, student=data_dir, unlabelled=known)
     # Without it, nothing names it (runs of earlier versions resume).
     steps = {step.name: step for step in own_data.own_data_steps(
         data_dir, student=data_dir)}
