@@ -93,7 +93,15 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
   assert sorted(r["text"] for r in to_label) == ["book a room for two",
                                                  "play some blues"]
   assert to_label[0]["score"] <= to_label[1]["score"]
-  assert len(to_label[0]["tags"]) == len(to_label[0]["text"].split())
+  # Each line is a train split's record, the student's answers its labels.
+  from mixvocab_tf.datasets import intent_slot_files  # pylint: disable=g-import-not-at-top
+  answers = intent_slot_files.read_intent_slot(str(job / "label_next.jsonl"))
+  assert answers.intents == [r["intent"] for r in to_label]
+  for record, words, tags in zip(to_label, answers.words, answers.tags):
+    assert words == record["text"].split()
+    assert len(tags) == len(words)
+    assert [t[2:] for t in tags if t.startswith("B-")] == [
+        span[2] for span in record["spans"]]
   assert "| teacher | test |" in report and "| student | test |" in report
   assert "| student .tflite (dynamic) | validation |" in report
   # The file for phones and browsers, scored as an app feeds it.

@@ -40,7 +40,8 @@ predictions go as JSONL, a path; None: nowhere) and, with the own-data
 job's unlabelled texts, `unlabelled` (their file) and `label_next` (a path):
 the dynamic-range file answers every unlabelled text and the `LABEL_NEXT`
 it is least sure of (its label's or intent's score) go there as JSONL,
-least sure first: the texts to label first.
+least sure first: the texts to label first, each in the JSONL form of a
+train split with the model's answers for labels (`to_train_record`).
 """
 
 import collections
@@ -250,13 +251,15 @@ def _export_saved_model(run, step_dir, saved_model_dir, pack):
 
 
 def label_next(model_path, unlabelled, text_column, output_path,
-               batch_size=None, limit=LABEL_NEXT, shown=10):
+               batch_size=None, limit=LABEL_NEXT, shown=10,
+               label_column="label"):
   """The unlabelled texts the model is least sure of, written as JSONL.
 
   Uncertainty sampling: a text whose label (intent) gets a low score is
   one the model is likeliest to answer wrong, so it is the first to label
-  when a user labels more. Each line is the predictor's record (label or
-  intent, score, top k; words, tags and slots for intents and slots).
+  when a user labels more. Each line is a record of a JSONL train split
+  (`to_train_record`), the model's answers in place of labels, so that
+  correcting them and adding the lines to train.jsonl labels them.
 
   Returns:
     {'path', 'texts' (how many were answered), 'written', 'least_sure'
@@ -269,9 +272,29 @@ def label_next(model_path, unlabelled, text_column, output_path,
   records = predictor.predict(texts, top_k=TOP_K)
   records.sort(key=lambda record: record["score"])
   run_files.write_text(output_path, "".join(
-      json.dumps(r, ensure_ascii=False) + "\n" for r in records[:limit]))
+      json.dumps(to_train_record(r, text_column, label_column),
+                 ensure_ascii=False) + "\n" for r in records[:limit]))
   return {"path": output_path, "texts": len(texts),
           "written": min(limit, len(records)), "least_sure": records[:shown]}
+
+
+def to_train_record(record, text_column="text", label_column="label"):
+  """A predictor's record (`serving.predictor`) as a line of a JSONL train
+  split, its answers as the labels, with its score and top k beside them
+  (keys a split's reader does not read).
+
+  Intents and slots: {"text", "intent", "spans": [[start, end, type], ...]
+  (character offsets, the end excluded), "score", "top_k"}, the span form
+  of `datasets.intent_slot_files`; text classification: {text_column,
+  label_column, "score", "top_k"} (`datasets.text_classification_files`).
+  """
+  if "intent" in record:
+    answer = {"text": record["text"], "intent": record["intent"],
+              "spans": [[slot["start"], slot["end"], slot["type"]]
+                        for slot in record["slots"]]}
+  else:
+    answer = {text_column: record["text"], label_column: record["label"]}
+  return dict(answer, score=record["score"], top_k=record["top_k"])
 
 
 def export_step(step_dir, output_dir, options):
@@ -327,7 +350,8 @@ def export_step(step_dir, output_dir, options):
       if quantize == "dynamic" and options.get("label_next"):
         summary["label_next"] = label_next(
             local, options["unlabelled"], options.get("text_column", "text"),
-            options["label_next"], options.get("batch_size"))
+            options["label_next"], options.get("batch_size"),
+            label_column=options.get("label_column", "label"))
     summary["tflite"][quantize] = dict(
         path=path, size_bytes=run_files.file_size(path), **scored)
     logging.info("TFLite %s: %s, p50 %.2f ms", quantize, {

@@ -1,11 +1,15 @@
 """Tests of the shared export step's word-table check (its scores:
-`serving/scoring_test.py`; the export itself: tests/)."""
+`serving/scoring_test.py`; the export itself: tests/) and of the records it
+writes as the texts to label next."""
 
+import json
 import os
 from unittest import mock
 
 import tensorflow as tf
 
+from mixvocab_tf.datasets import intent_slot_files
+from mixvocab_tf.datasets import text_classification_files
 from mixvocab_tf.datasets import user_dataset
 from mixvocab_tf.jobs import export_steps
 from mixvocab_tf.serving import predictor as predict_lib
@@ -62,6 +66,46 @@ class WordTableCheckTest(tf.test.TestCase):
     check = self._check(150, 150, bits=32)
     self.assertTrue(check["pack"])
     self.assertNotIn("scores", check)
+
+
+class ToTrainRecordTest(tf.test.TestCase):
+  """The texts to label next are lines of a train split, answers as labels."""
+
+  def _read_back(self, records, name, read):
+    path = os.path.join(self.get_temp_dir(), name)
+    with open(path, "w", encoding="utf-8") as f:
+      f.write("".join(json.dumps(r, ensure_ascii=False) + "\n"
+                      for r in records))
+    return read(path)
+
+  def test_intent_slot_answers_become_spans(self):
+    record = {"text": "play Москва by abba", "intent": "PlayMusic",
+              "score": 0.41, "top_k": [{"label": "PlayMusic", "score": 0.41}],
+              "words": ["play", "Москва", "by", "abba"],
+              "tags": ["O", "B-album", "O", "B-artist"],
+              "slots": [{"type": "album", "text": "Москва", "start": 5,
+                         "end": 11, "start_word": 1, "end_word": 2},
+                        {"type": "artist", "text": "abba", "start": 15,
+                         "end": 19, "start_word": 3, "end_word": 4}]}
+    line = export_steps.to_train_record(record)
+    self.assertEqual(line["spans"], [[5, 11, "album"], [15, 19, "artist"]])
+    self.assertNotIn("tags", line)
+    split = self._read_back([line], "next.jsonl",
+                            intent_slot_files.read_intent_slot)
+    self.assertEqual((split.words, split.tags, split.intents),
+                     ([record["words"]], [record["tags"]], ["PlayMusic"]))
+
+  def test_text_classification_answers_in_the_datasets_columns(self):
+    record = {"text": "a fine film", "label": "pos", "score": 0.52,
+              "top_k": [{"label": "pos", "score": 0.52}]}
+    line = export_steps.to_train_record(record, "sentence", "sentiment")
+    self.assertEqual(line["sentence"], "a fine film")
+    self.assertEqual(line["sentiment"], "pos")
+    split = self._read_back(
+        [line], "next.jsonl",
+        lambda path: text_classification_files.read_text_classification(
+            path, text_column="sentence", label_column="sentiment"))
+    self.assertEqual((split.texts_a, split.labels), (["a fine film"], ["pos"]))
 
 
 if __name__ == "__main__":

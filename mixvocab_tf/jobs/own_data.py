@@ -1145,7 +1145,11 @@ def label_next_lines(entry, intent_slot):
       "the exported student is least sure of, the first to label if you "
       "label more (uncertainty sampling: they are the likeliest to be "
       f"answered wrong). The {entry['written']:,} least sure, least sure "
-      f"first, with the student's answers: `{entry['path']}`.", "",
+      f"first, with the student's answers: `{entry['path']}`, each line in "
+      "the JSONL form of a train split with the student's answer as its "
+      f"{'intent and spans' if intent_slot else 'label'}: correct the "
+      "wrong ones and add the lines to train.jsonl (the score and top-k "
+      "keys are not read).", "",
       report.markdown_table(["text", f"student's {what}", "score"], rows),
       ""]
 
