@@ -133,7 +133,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
                    size_budget_minutes: Optional[float] = 90.0,
                    word_table_tolerance: float = (
                        export_steps.WORD_TABLE_TOLERANCE),
-                   unlabelled: Optional[str] = None):
+                   unlabelled: Optional[str] = None,
+                   max_unlabelled: Optional[int] = unlabelled_lib.MOST):
   """The own-data job's pipeline steps, after checking the dataset.
 
   Args:
@@ -219,7 +220,12 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       (`unlabelled.without_known`: a validation text's teacher answer would
       teach the student what it is scored on); the step `unlabelled` writes
       the others, the transfer set's. The student's step budget stays the
-      same. The export answers
+      same.
+    max_unlabelled: the transfer set takes at most this many unlabelled
+      texts, drawn at random with a fixed seed (`unlabelled.sample`); None:
+      all. The teacher labels each one (about 250-370 a CPU second), and
+      the student's budget reads 128K-384K examples in all, so more are
+      mostly never read. The export answers
       them with the student's file and writes the `export_steps.LABEL_NEXT`
       it is least sure of to `label_next.jsonl`, the first to label.
       None: none.
@@ -246,23 +252,20 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
           unlabelled, None, "unlabelled texts were given for a dataset of "
           "text pairs", "UNLABELLED = None for pairs",
           "Unlabelled data serves tasks of one text.")
-    texts = unlabelled_lib.read_unlabelled(unlabelled, text_column)
-    kept, known = unlabelled_lib.without_known(texts, dataset.known_texts())
-    warning = unlabelled_lib.known_warning(unlabelled, len(texts), known)
-    if warning:
+    found = transfer_texts(dataset, unlabelled, text_column, max_unlabelled)
+    for warning in found["warnings"]:
       logging.warning("%s", warning)
-    if not kept:
+    if not found["kept"]:
       raise errors.data_error(
           unlabelled, None, "every text of the file is a text of the "
           "labelled dataset", "texts the dataset does not hold",
           "Give texts the model has not been given labels for, e.g. an "
           "app's logged queries.")
-    logging.info("Unlabelled texts for the student's transfer set: %d "
-                 "distinct, from %s.", len(kept), unlabelled)
+    logging.info("Unlabelled texts for the student's transfer set: %d, "
+                 "from %s.", len(found["used"]), unlabelled)
     # The transfer set's file, named by its texts: other texts (an edited
     # file) are another file, so a finished student is not resumed on them.
-    unlabelled_texts = steps_lib.JobPath(
-        f"{UNLABELLED_STEP}/texts{unlabelled_lib.cache_suffix(kept)}.txt")
+    unlabelled_texts = steps_lib.JobPath(found["name"])
   data_dir = os.path.abspath(data_dir)
   examples = summary["examples"]["train"]
   def epochs(most, min_steps):
@@ -441,7 +444,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   if unlabelled:
     steps.append(steps_lib.Step(
         UNLABELLED_STEP, "own_data_unlabelled", config=dict(
-            read, unlabelled=unlabelled, texts=unlabelled_texts),
+            read, unlabelled=unlabelled, texts=unlabelled_texts,
+            most=max_unlabelled),
         reads=("data",), writes=(SUMMARY_JSON,)))
   for i, (size, init) in enumerate(inits.items()):
     name = student_size_lib.student_step_name(size, i == 0)
@@ -549,10 +553,34 @@ def check_step(step_dir, output_dir, options):
                        indent=1)
 
 
+def transfer_texts(dataset, path, text_column="text",
+                   most=unlabelled_lib.MOST):
+  """The unlabelled texts of `path` that the student's transfer set takes.
+
+  Those the dataset holds are left out (`unlabelled.without_known`); of the
+  others, at most `most` (None: all), drawn at random with a fixed seed
+  (`unlabelled.sample`).
+
+  Returns:
+    {'texts': how many the file holds, 'in_dataset': {split: left out},
+     'kept': the texts the dataset does not hold, 'used': the transfer
+     set's, 'name': its file's path in the job, 'warnings': what to say}.
+  """
+  texts = unlabelled_lib.read_unlabelled(path, text_column)
+  kept, known = unlabelled_lib.without_known(texts, dataset.known_texts())
+  used = unlabelled_lib.sample(kept, most)
+  warnings = [unlabelled_lib.known_warning(path, len(texts), known),
+              unlabelled_lib.sample_warning(len(kept), len(used))]
+  return dict(
+      texts=len(texts), in_dataset=known, kept=kept, used=used,
+      name=f"{UNLABELLED_STEP}/texts{unlabelled_lib.cache_suffix(used)}.txt",
+      warnings=[w for w in warnings if w])
+
+
 def unlabelled_step(step_dir, output_dir, options):
-  """Writes the transfer set's unlabelled texts (`options['texts']`): those
-  of the user's file (`options['unlabelled']`) that the dataset does not
-  hold (`unlabelled.without_known`), one a line, and a summary of them.
+  """Writes the transfer set's unlabelled texts (`options['texts']`,
+  `transfer_texts` of the user's file `options['unlabelled']`), one a line,
+  and a summary of them.
 
   Raises:
     DataError: the file holds other texts than when the job started.
@@ -562,22 +590,21 @@ def unlabelled_step(step_dir, output_dir, options):
       options["data_dir"],
       **{k: options[k] for k in ("text_column", "text_b_column",
                                  "label_column") if k in options})
-  texts = unlabelled_lib.read_unlabelled(options["unlabelled"],
-                                         options.get("text_column", "text"))
-  kept, known = unlabelled_lib.without_known(texts, dataset.known_texts())
+  found = transfer_texts(dataset, options["unlabelled"],
+                         options.get("text_column", "text"),
+                         options.get("most", unlabelled_lib.MOST))
   path = options["texts"]
-  if os.path.basename(path) != f"texts{unlabelled_lib.cache_suffix(kept)}.txt":
+  if not path.endswith("/" + found["name"]):
     raise errors.data_error(
         options["unlabelled"], None, "other texts than when the job started",
         "the same texts", "Run the job again: it reads the file anew.")
   with tf.io.gfile.GFile(path + ".tmp", "w") as f:
-    f.write("".join(f"{text}\n" for text in kept))
+    f.write("".join(f"{text}\n" for text in found["used"]))
   tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
   run_files.write_json(os.path.join(step_dir, SUMMARY_JSON), dict(
-      file=options["unlabelled"], texts=len(texts), kept=len(kept),
-      in_dataset=known,
-      warning=unlabelled_lib.known_warning(options["unlabelled"], len(texts),
-                                           known)), indent=1)
+      file=options["unlabelled"], texts=found["texts"],
+      kept=len(found["kept"]), used=len(found["used"]),
+      in_dataset=found["in_dataset"], warnings=found["warnings"]), indent=1)
 
 
 def _trainer_record(run_dir, split, examples):
@@ -951,10 +978,14 @@ def report_step(step_dir, output_dir, options):
   if options.get("unlabelled"):
     texts = run_files.read_json(join(UNLABELLED_STEP, SUMMARY_JSON))
     left_out = sum(texts["in_dataset"].values())
-    transfer = (f", also on the teacher's answers to {texts['kept']:,} "
+    not_drawn = texts["kept"] - texts["used"]
+    notes = ([f"{left_out:,} more, texts of the dataset, left out"]
+             if left_out else []) + (
+                 [f"{not_drawn:,} more not drawn (max_unlabelled)"]
+                 if not_drawn else [])
+    transfer = (f", also on the teacher's answers to {texts['used']:,} "
                 f"unlabelled texts of `{texts['file']}`" + (
-                    f" ({left_out:,} more, texts of the dataset, left out)"
-                    if left_out else ""))
+                    f" ({'; '.join(notes)})" if notes else ""))
   lines += [
       "## Scores", "",
       report.markdown_table(["model", "split", "parameters"] +

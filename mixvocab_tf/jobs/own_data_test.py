@@ -147,6 +147,31 @@ class OwnDataStepsTest(tf.test.TestCase):
       f.write("play some rock\n")
     with self.assertRaisesRegex(errors.DataError, "other texts than when"):
       own_data.unlabelled_step(step_dir, job, steps["unlabelled"].options(job))
+    # More texts than max_unlabelled: a seeded draw, in the file's order.
+    many = os.path.join(root, "many.txt")
+    with open(many, "w", encoding="utf-8") as f:
+      f.write("".join(f"play song {i}\n" for i in range(50)))
+    with self.assertLogs(level="WARNING") as logged:
+      steps = {step.name: step for step in own_data.own_data_steps(
+          data_dir, student=data_dir, unlabelled=many, max_unlabelled=20)}
+    self.assertIn("takes 20 of the 50 unlabelled texts, drawn at random",
+                  "\n".join(logged.output))
+    job = os.path.join(root, "job_many")
+    os.makedirs(os.path.join(job, "unlabelled"))
+    own_data.unlabelled_step(os.path.join(job, "unlabelled"), job,
+                             steps["unlabelled"].options(job))
+    with open(steps["student"].options(job)[
+        "DistillIntentSlotTask.unlabelled"], encoding="utf-8") as f:
+      drawn = f.read().splitlines()
+    self.assertLen(drawn, 20)
+    self.assertEqual(drawn, sorted(drawn, key=lambda t: int(t.split()[-1])))
+    self.assertNotEqual(drawn, [f"play song {i}" for i in range(20)])
+    summary = run_files.read_json(os.path.join(job, "unlabelled",
+                                               "summary.json"))
+    self.assertEqual((summary["kept"], summary["used"]), (50, 20))
+    with self.assertRaisesRegex(ValueError, "max_unlabelled must be positive"):
+      own_data.own_data_steps(data_dir, student=data_dir, unlabelled=many,
+                              max_unlabelled=0)
     # Nothing but the dataset's own texts: nothing to learn from.
     known = os.path.join(root, "known.txt")
     with open(known, "w", encoding="utf-8") as f:
