@@ -808,8 +808,8 @@ def unlabelled_lines(output_dir, gap):
       "job's command with `--gin_bindings=\"UNLABELLED = 'logs.txt'\"` (one "
       "text a line); the data check and the teacher are kept. Where "
       "measured, for 15-40% more student CPU time: 999 labelled SNIPS "
-      "queries and 11,887 unlabelled ones, slot F1 78.7 -> 86.7 (two "
-      "seeds; teacher 89.1); 1,000 labelled SST-2 sentences and 65,987 "
+      "queries and 11,850 unlabelled ones, slot F1 79.0 -> 85.9 (two "
+      "seeds; teacher 88.8); 1,000 labelled SST-2 sentences and 65,987 "
       "unlabelled ones, accuracy 71.3 -> 79.0 (two seeds; teacher 81.7).",
       ""]
 
