@@ -220,15 +220,14 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       (`unlabelled.without_known`: a validation text's teacher answer would
       teach the student what it is scored on); the step `unlabelled` writes
       the others, the transfer set's. The student's step budget stays the
-      same.
+      same. The export answers them with the student's file and writes the
+      `export_steps.LABEL_NEXT` it is least sure of to `label_next.jsonl`,
+      the first to label, as lines of a JSONL train split. None: none.
     max_unlabelled: the transfer set takes at most this many unlabelled
       texts, drawn at random with a fixed seed (`unlabelled.sample`); None:
       all. The teacher labels each one (about 250-370 a CPU second), and
       the student's budget reads 128K-384K examples in all, so more are
-      mostly never read. The export answers
-      them with the student's file and writes the `export_steps.LABEL_NEXT`
-      it is least sure of to `label_next.jsonl`, the first to label.
-      None: none.
+      mostly never read.
 
   Raises:
     DataError: a file breaks the data contract; nothing has run.
@@ -597,7 +596,8 @@ def unlabelled_step(step_dir, output_dir, options):
   if not path.endswith("/" + found["name"]):
     raise errors.data_error(
         options["unlabelled"], None, "other texts than when the job started",
-        "the same texts", "Run the job again: it reads the file anew.")
+        "the same texts", "Run the job again: it reads the file anew and "
+        "names the steps that ran on the earlier texts.")
   with tf.io.gfile.GFile(path + ".tmp", "w") as f:
     f.write("".join(f"{text}\n" for text in found["used"]))
   tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
