@@ -167,7 +167,9 @@ class DistillIntentSlotTask(
       per line, or a CSV / TSV / JSONL text column) added to the transfer
       set after the copies: the teacher labels them, and they carry no
       gold-label loss (`intent_slot_data.UNLABELLED`); their whitespace
-      words are the words tagged. None: none.
+      words are the words tagged. Read as it is: the own-data job first
+      leaves out the dataset's own queries (`own_data.transfer_texts`).
+      None: none.
     **kwargs: the arguments of `IntentSlotTask` (the student's
       init_checkpoint, vocab, seq_length, pad_to_longest, ...).
   """

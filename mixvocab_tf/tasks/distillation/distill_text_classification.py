@@ -149,7 +149,9 @@ class DistillTextClassificationTask(
       one per line, or a CSV / TSV / JSONL file's column of the dataset's
       `text_column`, e.g. an app's logs),
       each kept whole, joining the transfer set with the teacher's soft
-      labels only; single-text tasks only. None: none.
+      labels only; single-text tasks only. Read as it is: the own-data job
+      first leaves out the dataset's own texts (`own_data.transfer_texts`).
+      None: none.
     **kwargs: the arguments of `TextClassificationTask` (the dataset, the
       student's init_checkpoint, vocab, seq_length, pad_to_longest, ...).
   """
