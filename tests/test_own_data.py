@@ -135,6 +135,15 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
   again = _own_data(str(data), tiny_student, str(job), unlabelled)
   assert again.returncode == 0, again.stderr[-3000:]
   assert "done already, skipped" in again.stderr
+  # A label corrected in dev: the same settings, other files. Refused,
+  # naming the steps that read them, rather than reported as done.
+  (data / "dev" / "label").write_text("PlayMusic\nPlayMusic\n")
+  edited = _own_data(str(data), tiny_student, str(job), unlabelled)
+  assert edited.returncode != 0
+  assert re.search(r"- teacher \(done\): files changed since it ran: "
+                   r"validation \([0-9a-f]{16} -> [0-9a-f]{16}\)",
+                   edited.stderr), edited.stderr[-3000:]
+  assert "Nothing has run" in edited.stderr
 
 
 def test_text_classification_csv_to_tflite_report_and_predictions(

@@ -436,16 +436,20 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   # Set only when not the default, so that runs of earlier versions resume.
   tolerance = ({} if word_table_tolerance == export_steps.WORD_TABLE_TOLERANCE
                else {"word_table_tolerance": float(word_table_tolerance)})
+  # The splits' files, whose edits (a label corrected, an example added)
+  # must not leave the steps that read them done: a rerun is refused until
+  # those steps' directories are removed.
+  inputs = steps_lib.files_fingerprint(dataset.files.files)
   steps = [steps_lib.Step("data", "own_data_check", config=check,
-                          writes=(SUMMARY_JSON,))] + steps + [
+                          writes=(SUMMARY_JSON,), inputs=inputs)] + steps + [
       steps_lib.Step("teacher", "train", (teacher_gin,), teacher,
-                     reads=("data",))]
+                     reads=("data",), inputs=inputs)]
   if unlabelled:
     steps.append(steps_lib.Step(
         UNLABELLED_STEP, "own_data_unlabelled", config=dict(
             read, unlabelled=unlabelled, texts=unlabelled_texts,
             most=max_unlabelled),
-        reads=("data",), writes=(SUMMARY_JSON,)))
+        reads=("data",), writes=(SUMMARY_JSON,), inputs=inputs))
   for i, (size, init) in enumerate(inits.items()):
     name = student_size_lib.student_step_name(size, i == 0)
     export = student_size_lib.export_step_name(size, i == 0)
@@ -472,13 +476,14 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
             LABEL_NEXT_JSONL.replace(".jsonl", f"{suffix}.jsonl")))
     steps += [
         steps_lib.Step(name, "train", (student_gin,), config, reads=reads,
-                       when=when),
+                       when=when, inputs=inputs),
         steps_lib.Step(export, "export", config=dict(
             read, run=steps_lib.JobPath(name), quantizations=["dynamic"],
             file_prefix="model", **tolerance, **to_label,
             predictions=steps_lib.JobPath(predictions)),
                        reads=(name,), when=when,
-                       writes=(SUMMARY_JSON, TFLITE_FILE, BUILTIN_FILE))]
+                       writes=(SUMMARY_JSON, TFLITE_FILE, BUILTIN_FILE),
+                       inputs=inputs)]
   size_steps = tuple(
       name for i, size in enumerate(sizes) if i
       for name in (student_size_lib.student_step_name(size, False),

@@ -206,6 +206,24 @@ class OwnDataStepsTest(tf.test.TestCase):
     with self.assertRaisesRegex(errors.DataError, "a dataset of text pairs"):
       own_data.own_data_steps(pairs, student=data_dir, unlabelled=logs)
 
+  def test_steps_that_read_the_files_record_their_fingerprint(self):
+    # A corrected label leaves the settings as they were; the steps that
+    # read the files must not be skipped as done on the old ones.
+    data_dir = _write_intent_slot(self.get_temp_dir())
+    def inputs():
+      return {step.name: step.inputs for step in
+              own_data.own_data_steps(data_dir, student=data_dir)}
+    before = inputs()
+    self.assertEqual(sorted(name for name, found in before.items() if found),
+                     ["data", "export", "student", "teacher"])
+    self.assertEqual(sorted(before["teacher"]), ["train", "validation"])
+    with open(os.path.join(data_dir, "valid", "label"), "w") as f:
+      f.write("PlayMusic\n" * 9 + "GetWeather\n")
+    after = inputs()
+    self.assertEqual(after["teacher"]["train"], before["teacher"]["train"])
+    self.assertNotEqual(after["teacher"]["validation"],
+                        before["teacher"]["validation"])
+
   def test_teachers_train_their_heads_at_a_larger_rate(self):
     data_dir = _write_intent_slot(self.get_temp_dir())
     steps = {step.name: step for step in

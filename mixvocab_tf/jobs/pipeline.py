@@ -22,7 +22,9 @@ files and bindings, `steps.Step.recipe`). The job run again in DIR with other
 settings for a step that is done or started (another budget, seed, student
 size, dataset path) is refused before anything runs, naming the steps and
 what differs: the job would skip or resume them, and its outputs would not be
-what the command asks for.
+what the command asks for. So is a rerun after files outside the job that a
+step read have changed (`steps.Step.inputs`: the own-data job's splits, a
+label corrected in train), when both runs recorded them.
 
 Steps are `steps.Step` values (their config as values, what they read and
 write, an optional condition); a gin file may list them as (name, kind,

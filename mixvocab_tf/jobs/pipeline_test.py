@@ -373,6 +373,44 @@ class PipelineTest(tf.test.TestCase):
                                 r"- student \(started\): steps: 3 -> 4"):
       pipeline.run(self.output_dir)
 
+  def test_a_rerun_after_its_input_files_changed_is_refused(self):
+    # A label corrected in train, the same number of examples: the settings
+    # are the same, but a step done on the old file is not the new one's.
+    data = os.path.join(self.output_dir, "data")
+    os.makedirs(data)
+    train = os.path.join(data, "train.csv")
+    with open(train, "w") as f:
+      f.write("text,label\na b,x\n")
+    seen = []
+    self._register("study_fit", lambda d, o, b: seen.append("fit"))
+    job_dir = os.path.join(self.output_dir, "job")
+    def job(inputs=True):
+      gin.bind_parameter("pipeline.steps", [steps_lib.Step(
+          "fit", "study_fit", config={"data": data},
+          inputs=steps_lib.files_fingerprint({"train": train})
+          if inputs else {})])
+    job()
+    pipeline.run(job_dir)
+    pipeline.run(job_dir)
+    self.assertEqual(seen, ["fit"])
+    before = steps_lib.files_fingerprint({"train": train})["train"]
+    with open(train, "w") as f:
+      f.write("text,label\na b,y\n")
+    after = steps_lib.files_fingerprint({"train": train})["train"]
+    job()
+    with self.assertRaisesRegex(
+        pipeline.PipelineError,
+        rf"- fit \(done\): files changed since it ran: train \({before} -> "
+        rf"{after}\)\nGive a new --model_dir.*Nothing has run"):
+      pipeline.run(job_dir)
+    # A step recorded without inputs (an earlier version) is not checked.
+    other = os.path.join(self.output_dir, "other")
+    job(inputs=False)
+    pipeline.run(other)
+    job()
+    pipeline.run(other)
+    self.assertEqual(seen, ["fit", "fit"])
+
   def test_recorded_settings_hold_when_the_job_or_package_moves(self):
     package = os.path.dirname(os.path.dirname(os.path.abspath(
         steps_lib.__file__)))

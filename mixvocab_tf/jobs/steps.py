@@ -25,9 +25,12 @@ the job's directory, and a step reads each earlier step whose directory
 
 import ast
 import dataclasses
+import hashlib
 import os
 import re
 from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
+
+import tensorflow as tf
 
 from mixvocab_tf.core import run_files
 
@@ -87,6 +90,11 @@ class Step:
     reads: names of earlier steps whose outputs it reads.
     writes: files it leaves in its directory when it succeeds.
     when: run only when this `Condition` holds; None: always.
+    inputs: {name: fingerprint} of files outside the job that its outputs
+      derive from (a dataset's splits: `files_fingerprint`), recorded with
+      its settings: a rerun after they changed is refused, like one with
+      other settings, instead of skipping the step as done. A step
+      recorded without them (an earlier version) is not checked.
   """
   name: str
   kind: str
@@ -95,6 +103,7 @@ class Step:
   reads: Tuple[str, ...] = ()
   writes: Tuple[str, ...] = ()
   when: Optional[Condition] = None
+  inputs: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
   def __post_init__(self):
     # Frozen: set through object.__setattr__, as dataclasses advise.
@@ -102,6 +111,7 @@ class Step:
     object.__setattr__(self, "config", dict(self.config))
     object.__setattr__(self, "reads", tuple(self.reads))
     object.__setattr__(self, "writes", tuple(self.writes))
+    object.__setattr__(self, "inputs", dict(self.inputs))
 
   def options(self, output_dir: str) -> dict:
     """The config with its job paths made absolute (in-process steps)."""
@@ -123,9 +133,13 @@ class Step:
     def text(value):
       literal = gin_literal(_with_placeholders(value))
       return literal.replace(_PACKAGE_PATH, PACKAGE_DIR)
-    return {"kind": self.kind,
-            "gin_files": [text(f) for f in self.gin_files],
-            "config": {key: text(value) for key, value in self.config.items()}}
+    recipe = {"kind": self.kind,
+              "gin_files": [text(f) for f in self.gin_files],
+              "config": {key: text(value)
+                         for key, value in self.config.items()}}
+    if self.inputs:
+      recipe["inputs"] = dict(self.inputs)
+    return recipe
 
   def job_paths(self):
     """Every `JobPath` (or `{output_dir}/...` string) in the config."""
@@ -191,8 +205,17 @@ def _under(value, base: str):
 def recipe_differences(recorded: Mapping[str, Any],
                        current: Mapping[str, Any]) -> list:
   """Lines naming what differs between two `Step.recipe`s: the kind, the gin
-  files, each binding or option set in one only or to another value."""
+  files, each binding or option set in one only or to another value, and
+  each input file that changed (when both record inputs)."""
   lines = []
+  if "inputs" in recorded and "inputs" in current:
+    before, now = recorded["inputs"], current["inputs"]
+    changed = [name for name in sorted(set(before) | set(now))
+               if before.get(name) != now.get(name)]
+    if changed:
+      lines.append("files changed since it ran: " + ", ".join(
+          f"{name} ({before.get(name, 'none')} -> {now.get(name, 'none')})"
+          for name in changed))
   for key in ("kind", "gin_files"):
     if recorded.get(key) != current.get(key):
       lines.append(f"{key}: {recorded.get(key)} -> {current.get(key)}")
@@ -203,6 +226,26 @@ def recipe_differences(recorded: Mapping[str, Any],
       lines.append(f"{key}: {_short(before.get(key, '(not set)'))} -> "
                    f"{_short(now.get(key, '(not set)'))}")
   return lines
+
+
+def files_fingerprint(paths: Mapping[str, str]) -> dict:
+  """{name: the first 16 hex digits of the sha256 of its file's bytes} for
+  each {name: path}; a directory's digest covers its files' names and bytes,
+  in name order."""
+  def digest(path):
+    sha = hashlib.sha256()
+    if tf.io.gfile.isdir(path):
+      for name in sorted(tf.io.gfile.listdir(path)):
+        name = name.rstrip("/")
+        if not tf.io.gfile.isdir(os.path.join(path, name)):
+          sha.update(name.encode("utf-8") + b"\0")
+          sha.update(digest(os.path.join(path, name)).encode("ascii"))
+      return sha.hexdigest()[:16]
+    with tf.io.gfile.GFile(path, "rb") as f:
+      for block in iter(lambda: f.read(1 << 20), b""):
+        sha.update(block)
+    return sha.hexdigest()[:16]
+  return {name: digest(path) for name, path in paths.items()}
 
 
 def _short(text: str, limit: int = 120) -> str:

@@ -1,5 +1,7 @@
 """Tests of job steps as values (`steps.Step`)."""
 
+import os
+
 import tensorflow as tf
 
 from mixvocab_tf.jobs import steps
@@ -51,6 +53,40 @@ class StepTest(tf.test.TestCase):
       steps.from_spec(("a", "train", [], ["{output_dir}/x"]))
     with self.assertRaisesRegex(ValueError, "lists of strings"):
       steps.from_spec(("a", "train", "x.gin", []))
+
+  def test_inputs_are_recorded_and_compared_when_both_have_them(self):
+    step = steps.Step("teacher", "train", ("a.gin",), {"EPOCHS": 3.0},
+                      inputs={"train": "0123", "validation": "4567"})
+    recipe = step.recipe()
+    self.assertEqual(recipe["inputs"], {"train": "0123", "validation": "4567"})
+    self.assertNotIn("inputs", steps.Step("teacher", "train").recipe())
+    changed = dict(recipe, inputs={"train": "89ab", "validation": "4567",
+                                   "test": "cdef"})
+    self.assertEqual(steps.recipe_differences(recipe, changed), [
+        "files changed since it ran: test (none -> cdef), "
+        "train (0123 -> 89ab)"])
+    earlier = {k: v for k, v in recipe.items() if k != "inputs"}
+    self.assertEqual(steps.recipe_differences(earlier, changed), [])
+
+  def test_files_fingerprint_of_files_and_directories(self):
+    root = self.get_temp_dir()
+    path = os.path.join(root, "train.csv")
+    goo = os.path.join(root, "valid")
+    os.makedirs(goo)
+    for name, text in (("train.csv", "text,label\na,b\n"),
+                       ("valid/seq.in", "play jazz\n"),
+                       ("valid/label", "PlayMusic\n")):
+      with open(os.path.join(root, name), "w") as f:
+        f.write(text)
+    first = steps.files_fingerprint({"train": path, "validation": goo})
+    self.assertEqual(first, steps.files_fingerprint(
+        {"train": path, "validation": goo}))
+    self.assertLen(first["train"], 16)
+    with open(os.path.join(goo, "label"), "w") as f:
+      f.write("GetWeather\n")
+    second = steps.files_fingerprint({"train": path, "validation": goo})
+    self.assertEqual(first["train"], second["train"])
+    self.assertNotEqual(first["validation"], second["validation"])
 
 
 if __name__ == "__main__":
