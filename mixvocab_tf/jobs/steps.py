@@ -231,13 +231,15 @@ def recipe_differences(recorded: Mapping[str, Any],
 def files_fingerprint(paths: Mapping[str, str]) -> dict:
   """{name: the first 16 hex digits of the sha256 of its file's bytes} for
   each {name: path}; a directory's digest covers its files' names and bytes,
-  in name order."""
+  in name order, but not its hidden files (a .DS_Store that a file browser
+  rewrites, an editor's swap file)."""
   def digest(path):
     sha = hashlib.sha256()
     if tf.io.gfile.isdir(path):
       for name in sorted(tf.io.gfile.listdir(path)):
         name = name.rstrip("/")
-        if not tf.io.gfile.isdir(os.path.join(path, name)):
+        if not name.startswith(".") and not tf.io.gfile.isdir(
+            os.path.join(path, name)):
           sha.update(name.encode("utf-8") + b"\0")
           sha.update(digest(os.path.join(path, name)).encode("ascii"))
       return sha.hexdigest()[:16]

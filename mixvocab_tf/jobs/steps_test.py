@@ -79,6 +79,8 @@ class StepTest(tf.test.TestCase):
       with open(os.path.join(root, name), "w") as f:
         f.write(text)
     first = steps.files_fingerprint({"train": path, "validation": goo})
+    with open(os.path.join(goo, ".DS_Store"), "w") as f:
+      f.write("a file browser's")
     self.assertEqual(first, steps.files_fingerprint(
         {"train": path, "validation": goo}))
     self.assertLen(first["train"], 16)
