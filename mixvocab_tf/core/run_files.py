@@ -16,6 +16,7 @@ mid-write from leaving a truncated file.
 """
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -47,6 +48,18 @@ def absolute(path: str) -> str:
 def is_file(path: str) -> bool:
   """Whether `path` is a file (`os.path.isfile` on any file system)."""
   return tf.io.gfile.exists(path) and not tf.io.gfile.isdir(path)
+
+
+def sha256_files(paths) -> str:
+  """The sha256 (hex) over `paths` in order: each file's name (not its
+  directory) and bytes, on any file system."""
+  digest = hashlib.sha256()
+  for path in paths:
+    digest.update(os.path.basename(path).encode("utf-8") + b"\0")
+    with tf.io.gfile.GFile(path, "rb") as f:
+      for block in iter(lambda: f.read(1 << 22), b""):
+        digest.update(block)
+  return digest.hexdigest()
 
 
 def file_size(path: str) -> int:

@@ -125,6 +125,7 @@ from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.datasets import intent_slot_files
 from mixvocab_tf.datasets import layout
 from mixvocab_tf.datasets import text_classification_files
+from mixvocab_tf.datasets import unlabelled as unlabelled_lib
 from mixvocab_tf.text import unreadable as unreadable_lib
 
 #: `UserDataset.unreadable_warning` names a split when more than this share
@@ -347,7 +348,7 @@ class UserDataset:
       texts = (data.texts_a if data.texts_b is None else
                [f"{a}\t{b}" for a, b in zip(data.texts_a, data.texts_b)])
       labels = data.labels
-    normal = ["\t".join(" ".join(part.lower().split())
+    normal = ["\t".join(unlabelled_lib.normalized(part)
                          for part in text.split("\t")) for text in texts]
     return list(zip(normal, labels or [None] * len(normal)))
 

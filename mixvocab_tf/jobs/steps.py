@@ -25,7 +25,6 @@ the job's directory, and a step reads each earlier step whose directory
 
 import ast
 import dataclasses
-import hashlib
 import os
 import re
 from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
@@ -229,25 +228,19 @@ def recipe_differences(recorded: Mapping[str, Any],
 
 
 def files_fingerprint(paths: Mapping[str, str]) -> dict:
-  """{name: the first 16 hex digits of the sha256 of its file's bytes} for
-  each {name: path}; a directory's digest covers its files' names and bytes,
-  in name order, but not its hidden files (a .DS_Store that a file browser
-  rewrites, an editor's swap file)."""
-  def digest(path):
-    sha = hashlib.sha256()
-    if tf.io.gfile.isdir(path):
-      for name in sorted(tf.io.gfile.listdir(path)):
-        name = name.rstrip("/")
-        if not name.startswith(".") and not tf.io.gfile.isdir(
-            os.path.join(path, name)):
-          sha.update(name.encode("utf-8") + b"\0")
-          sha.update(digest(os.path.join(path, name)).encode("ascii"))
-      return sha.hexdigest()[:16]
-    with tf.io.gfile.GFile(path, "rb") as f:
-      for block in iter(lambda: f.read(1 << 20), b""):
-        sha.update(block)
-    return sha.hexdigest()[:16]
-  return {name: digest(path) for name, path in paths.items()}
+  """{name: the first 16 hex digits of `run_files.sha256_files`} for each
+  {name: path}: of the file, or of a directory's files in name order, not
+  its hidden files (a .DS_Store that a file browser rewrites, an editor's
+  swap file)."""
+  def files(path):
+    if not tf.io.gfile.isdir(path):
+      return [path]
+    names = sorted(name.rstrip("/") for name in tf.io.gfile.listdir(path))
+    return [os.path.join(path, name) for name in names
+            if not name.startswith(".") and
+            not tf.io.gfile.isdir(os.path.join(path, name))]
+  return {name: run_files.sha256_files(files(path))[:16]
+          for name, path in paths.items()}
 
 
 def _short(text: str, limit: int = 120) -> str:

@@ -55,6 +55,7 @@ from absl import logging
 import numpy as np
 import tensorflow as tf
 
+from mixvocab_tf.core import run_files
 from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 from mixvocab_tf.text import vocab as vocab_lib
@@ -74,23 +75,10 @@ class StaleCacheError(ValueError):
 # -----------------------------------------------------------------------------
 # Fingerprints.
 
-def _sha256_files(paths):
-  digest = hashlib.sha256()
-  for path in paths:
-    digest.update(os.path.basename(path).encode("utf-8") + b"\0")
-    with tf.io.gfile.GFile(path, "rb") as f:
-      while True:
-        block = f.read(1 << 22)
-        if not block:
-          break
-        digest.update(block)
-  return digest.hexdigest()
-
-
 def checkpoint_fingerprint(prefix: str) -> str:
   """sha256 over a checkpoint's .index and data shards (names and bytes)."""
   files = sorted(tf.io.gfile.glob(prefix + ".data-*")) + [prefix + ".index"]
-  return _sha256_files(files)
+  return run_files.sha256_files(files)
 
 
 def data_fingerprint(examples: examples_lib.IntentSlotExamples,
