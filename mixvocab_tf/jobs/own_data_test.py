@@ -47,9 +47,9 @@ def _write_text_classification(data_dir):
   return data_dir
 
 
-def _write_intent_slot(data_dir):
+def _write_intent_slot(data_dir, train=30):
   """A 30-query intent-and-slot dataset (train and valid) in data_dir."""
-  for split, rows in (("train", 30), ("valid", 10)):
+  for split, rows in (("train", train), ("valid", 10)):
     os.makedirs(os.path.join(data_dir, split))
     for name, line in (("seq.in", "play some jazz"),
                        ("seq.out", "O O B-genre"),
@@ -253,6 +253,23 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertEqual(_matched(multipliers, model),
                      ["classifier/bias:0", "classifier/kernel:0"])
     self.assertNotIn("Trainer.learning_rate_multipliers", steps["student"])
+
+  def test_small_slot_splits_get_more_slot_substituted_copies(self):
+    def student(train):
+      data_dir = _write_intent_slot(
+          os.path.join(self.get_temp_dir(), str(train)), train)
+      return {step.name: step.options("/job") for step in
+              own_data.own_data_steps(data_dir, student=data_dir)}["student"]
+    # 30 queries: the most copies, each value replaced at 0.8.
+    small = student(30)
+    self.assertEqual(small["DistillIntentSlotTask.augment_copies"],
+                     own_data.MOST_SLOT_COPIES)
+    self.assertEqual(small["DistillIntentSlotTask.augment_p"], 0.8)
+    # 3,000: 4 copies; 4,001 and more: the config's 2 at its 0.5 (unset).
+    self.assertEqual(student(3000)["DistillIntentSlotTask.augment_copies"], 4)
+    large = student(4001)
+    self.assertNotIn("DistillIntentSlotTask.augment_copies", large)
+    self.assertNotIn("DistillIntentSlotTask.augment_p", large)
 
   def test_a_large_text_split_gets_no_student_step_floor(self):
     data_dir = _write_text_classification(self.get_temp_dir())
