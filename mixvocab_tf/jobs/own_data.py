@@ -446,8 +446,9 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
         augment_copies)
     students["DistillTextClassificationTask.augment_p"] = 0.3
   if intent_slot and augment_copies != _SLOT_COPIES_CONFIG:
-    # Set only when not the config's, so that runs of earlier versions
-    # (and of large splits) resume.
+    # Set only when not the config's, so that large splits' runs of earlier
+    # versions resume (a small split's finished student is refused on rerun,
+    # the pipeline naming these settings).
     students["DistillIntentSlotTask.augment_copies"] = int(augment_copies)
     if augment_copies > _SLOT_COPIES_CONFIG:
       students["DistillIntentSlotTask.augment_p"] = _SLOT_COPIES_P
