@@ -199,7 +199,7 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       probability 0.8 instead of the config's 0.5 when more than 2. On 999
       SNIPS queries (seeds 0 and 1), 12 copies at 0.8 raised the 6x96
       student's validation slot F1 from 79.0 to 82.4 (teacher 88.8), for
-      12-17% more student CPU time; at 0.5, to 80.8 (intent accuracy 97.4
+      8-19% more student CPU time; at 0.5, to 80.8 (intent accuracy 97.4
       against 96.7 at 0.8, 96.4 before); 24 copies or 4,000 steps added
       nothing at 0.8. On 3,001 queries (seed 0), 3 copies at 0.8: 86.3 ->
       89.0 (teacher 93.0). 2: the config's copies at 0.5 on any split.
