@@ -48,7 +48,7 @@ def _write_text_classification(data_dir):
 
 
 def _write_intent_slot(data_dir, train=30):
-  """A 30-query intent-and-slot dataset (train and valid) in data_dir."""
+  """An intent-and-slot dataset in data_dir: `train` queries, 10 valid."""
   for split, rows in (("train", train), ("valid", 10)):
     os.makedirs(os.path.join(data_dir, split))
     for name, line in (("seq.in", "play some jazz"),
