@@ -66,6 +66,7 @@ from mixvocab_tf.core import run_files
 from mixvocab_tf.core import trainer as trainer_lib
 from mixvocab_tf.datasets import errors
 from mixvocab_tf.datasets import examples as examples_lib
+from mixvocab_tf.datasets import slot_values as slot_values_lib
 from mixvocab_tf.datasets import unlabelled as unlabelled_lib
 from mixvocab_tf.datasets import user_dataset
 from mixvocab_tf.jobs import export_steps
@@ -144,7 +145,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
                    word_table_tolerance: float = (
                        export_steps.WORD_TABLE_TOLERANCE),
                    unlabelled: Optional[str] = None,
-                   max_unlabelled: Optional[int] = unlabelled_lib.MOST):
+                   max_unlabelled: Optional[int] = unlabelled_lib.MOST,
+                   slot_values: Optional[str] = None):
   """The own-data job's pipeline steps, after checking the dataset.
 
   Args:
@@ -248,6 +250,12 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       all. The teacher labels each one (about 250-370 a CPU second), and
       the student's budget reads 128K-384K examples in all, so more are
       mostly never read.
+    slot_values: intent and slots: a directory of lists of slot values, one
+      `<type>.txt` per slot type of train, one value per line
+      (`datasets.slot_values`), e.g. an app's catalogue of artists or
+      cities. The student's slot-substituted copies draw from them as well
+      as from train's values (`DistillIntentSlotTask.slot_values`). Checked
+      when the job starts. None: train's values only.
 
   Raises:
     DataError: a file breaks the data contract; nothing has run.
@@ -285,6 +293,21 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     # The transfer set's file, named by its texts: other texts (an edited
     # file) are another file, so a finished student is not resumed on them.
     unlabelled_texts = steps_lib.JobPath(found["name"])
+  intent_slot = dataset.kind == examples_lib.INTENT_SLOT
+  if slot_values:
+    slot_values = os.path.abspath(slot_values)
+    if not intent_slot:
+      raise errors.data_error(
+          slot_values, None, "slot values were given for a text "
+          "classification dataset", "SLOT_VALUES = None for it",
+          "Lists of slot values serve intent-and-slot datasets.")
+    if augment_copies == 0:
+      raise ValueError(
+          "own_data_steps.augment_copies = 0 makes no slot-substituted "
+          "copies, which are what SLOT_VALUES feeds: give copies or no "
+          "slot values.")
+    logging.info("Slot values for the student's copies: %s.",
+                 slot_values_summary(dataset, slot_values))
   data_dir = os.path.abspath(data_dir)
   examples = summary["examples"]["train"]
   def epochs(most, min_steps):
@@ -298,7 +321,6 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     # 2,104 and, again at the end, 2,105; 12 s for its teacher).
     total = step_count(train_epochs)
     return -(-total // max(1, round(total / step_count(eval_epochs))))
-  intent_slot = dataset.kind == examples_lib.INTENT_SLOT
   if min_teacher_steps is None:
     min_teacher_steps = 600 if intent_slot else 2000
   # A text-classification train split larger than the transfer set needs
@@ -442,6 +464,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   if unlabelled:
     # Set only when given, so that runs of earlier versions resume.
     students[f"Distill{task_class}.unlabelled"] = unlabelled_texts
+  if slot_values:
+    students["DistillIntentSlotTask.slot_values"] = slot_values
   if not intent_slot and augment_copies:
     students["DistillTextClassificationTask.augment_copies"] = int(
         augment_copies)
@@ -469,6 +493,10 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   # must not leave the steps that read them done: a rerun is refused until
   # those steps' directories are removed.
   inputs = steps_lib.files_fingerprint(dataset.files.files)
+  # An edited list of slot values refuses the finished students on rerun,
+  # as an edited split does.
+  student_inputs = dict(inputs, **steps_lib.files_fingerprint(
+      {"slot_values": slot_values})) if slot_values else inputs
   steps = [steps_lib.Step("data", "own_data_check", config=check,
                           writes=(SUMMARY_JSON,), inputs=inputs)] + steps + [
       steps_lib.Step("teacher", "train", (teacher_gin,), teacher,
@@ -505,14 +533,14 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
             LABEL_NEXT_JSONL.replace(".jsonl", f"{suffix}.jsonl")))
     steps += [
         steps_lib.Step(name, "train", (student_gin,), config, reads=reads,
-                       when=when, inputs=inputs),
+                       when=when, inputs=student_inputs),
         steps_lib.Step(export, "export", config=dict(
             read, run=steps_lib.JobPath(name), quantizations=["dynamic"],
             file_prefix="model", **tolerance, **to_label,
             predictions=steps_lib.JobPath(predictions)),
                        reads=(name,), when=when,
                        writes=(SUMMARY_JSON, TFLITE_FILE, BUILTIN_FILE),
-                       inputs=inputs)]
+                       inputs=student_inputs)]
   size_steps = tuple(
       name for i, size in enumerate(sizes) if i
       for name in (student_size_lib.student_step_name(size, False),
@@ -520,7 +548,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   return steps + [
       steps_lib.Step("report", "own_data_report", config=dict(
           read, sizes=sizes, size_gap=size_gap, size_budget=budget,
-          larger=larger, **({"unlabelled": unlabelled} if unlabelled else {})),
+          larger=larger, **({"unlabelled": unlabelled} if unlabelled else {}),
+          **({"slot_values": slot_values} if slot_values else {})),
                      reads=("teacher", "student", "export") + size_steps + (
                          (UNLABELLED_STEP,) if unlabelled else ()),
                      writes=(SUMMARY_JSON,)),
@@ -584,6 +613,25 @@ def check_step(step_dir, output_dir, options):
                  overlap_warning=dataset.overlap_warning())
   run_files.write_json(os.path.join(step_dir, SUMMARY_JSON), summary,
                        indent=1)
+
+
+def slot_values_summary(dataset, path) -> str:
+  """What the lists of slot values in `path` add to train's values, in a
+  sentence.
+
+  Raises:
+    DataError: the lists break their contract (`slot_values.read_slot_values`:
+      a list names a slot type train's tags lack, holds no value, ...).
+  """
+  tags = dataset.splits["train"].tags
+  types = slot_values_lib.slot_types(tags)
+  values = slot_values_lib.read_slot_values(path, types)
+  count = sum(len(v) for v in values.values())
+  missing = sorted(types - set(values))
+  return (f"{count:,} value{'' if count == 1 else 's'} of "
+          f"{errors.plural(len(values), 'slot type')} from {path}" +
+          (f" (train's types without a list: {', '.join(missing)})"
+           if missing else ""))
 
 
 def transfer_texts(dataset, path, text_column="text",
@@ -1020,6 +1068,9 @@ def report_step(step_dir, output_dir, options):
     transfer = (f", also on the teacher's answers to {texts['used']:,} "
                 f"unlabelled texts of `{texts['file']}`" + (
                     f" ({'; '.join(notes)})" if notes else ""))
+  if options.get("slot_values"):
+    transfer += (", the slot-substituted copies of train's queries drawing "
+                 f"on the lists of slot values in `{options['slot_values']}`")
   lines += [
       "## Scores", "",
       report.markdown_table(["model", "split", "parameters"] +

@@ -271,6 +271,40 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertNotIn("DistillIntentSlotTask.augment_copies", large)
     self.assertNotIn("DistillIntentSlotTask.augment_p", large)
 
+  def test_slot_values_reach_the_students_and_are_checked_first(self):
+    data_dir = _write_intent_slot(os.path.join(self.get_temp_dir(), "d"))
+    values = os.path.join(self.get_temp_dir(), "values")
+    os.makedirs(values)
+    with open(os.path.join(values, "genre.txt"), "w") as f:
+      f.write("blues\nbig band\n")
+    steps = {step.name: step for step in own_data.own_data_steps(
+        data_dir, student=data_dir, slot_values=values)}
+    self.assertEqual(
+        steps["student"].options("/job")["DistillIntentSlotTask.slot_values"],
+        values)
+    self.assertNotIn("DistillIntentSlotTask.slot_values",
+                     steps["teacher"].options("/job"))
+    # The students and their exports are refused on rerun when a list
+    # changes, the teacher is not.
+    self.assertIn("slot_values", steps["student"].inputs)
+    self.assertIn("slot_values", steps["export"].inputs)
+    self.assertNotIn("slot_values", steps["teacher"].inputs)
+    # A list of a slot type train lacks is refused before anything runs.
+    with open(os.path.join(values, "artist.txt"), "w") as f:
+      f.write("madonna\n")
+    with self.assertRaisesRegex(errors.DataError,
+                                "artist.txt: train's tags have no slot type "
+                                "'artist'.*one of train's slot types: genre"):
+      own_data.own_data_steps(data_dir, student=data_dir, slot_values=values)
+    os.remove(os.path.join(values, "artist.txt"))
+    with self.assertRaisesRegex(ValueError, "augment_copies = 0"):
+      own_data.own_data_steps(data_dir, student=data_dir, slot_values=values,
+                              augment_copies=0)
+    text_dir = _write_text_classification(
+        os.path.join(self.get_temp_dir(), "t"))
+    with self.assertRaisesRegex(errors.DataError, "text classification"):
+      own_data.own_data_steps(text_dir, student=text_dir, slot_values=values)
+
   def test_a_large_text_split_gets_no_student_step_floor(self):
     data_dir = _write_text_classification(self.get_temp_dir())
     # 20 examples: the floors set the budgets (2,000 and 6,000 steps).

@@ -61,6 +61,7 @@ import tensorflow as tf
 from mixvocab_tf import models
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.core import base_task
+from mixvocab_tf.datasets import slot_values as slot_values_lib
 from mixvocab_tf.datasets import unlabelled as unlabelled_lib
 from mixvocab_tf.tasks.distillation import losses
 from mixvocab_tf.tasks.finetuning.intent_slot import task as intent_slot_task
@@ -163,6 +164,10 @@ class DistillIntentSlotTask(
       the training (transfer) set (`intent_slot.augment`; 0: none). The teacher
       labels them too; gold tags follow by construction.
     augment_p: probability of replacing each slot span in a copy.
+    slot_values: a directory of lists of slot values, one `<type>.txt` per
+      slot type of train (`datasets.slot_values`), e.g. an app's catalogue
+      of artists or cities: the copies draw from them as well as from
+      train's values. None: train's values only.
     unlabelled: a file of unlabelled queries (`datasets.unlabelled`: one
       per line, or a CSV / TSV / JSONL text column) added to the transfer
       set after the copies: the teacher labels them, and they carry no
@@ -190,6 +195,7 @@ class DistillIntentSlotTask(
                precompute_features: bool = True,
                augment_copies: int = 0,
                augment_p: float = 0.5,
+               slot_values: Optional[str] = None,
                unlabelled: Optional[str] = None,
                **kwargs):
     if not teacher_run:
@@ -210,6 +216,11 @@ class DistillIntentSlotTask(
     name = CACHE_DIR_NAME + ("_hidden" if self.with_hidden else "")
     if augment_copies:
       name += f"_aug{int(augment_copies)}p{float(augment_p):g}s{self.seed}"
+    self.slot_values = slot_values_lib.read_slot_values(
+        slot_values, slot_values_lib.slot_types(
+            self.examples("train").tags)) if slot_values else None
+    if self.slot_values and augment_copies:
+      name += "_values" + slot_values_lib.fingerprint(self.slot_values)
     self.unlabelled = unlabelled_lib.read_unlabelled(unlabelled) if (
         unlabelled) else []
     if self.unlabelled:
@@ -247,7 +258,7 @@ class DistillIntentSlotTask(
     if self._train_examples is None:
       examples = intent_slot_augment.augment(
           self.examples("train"), self.augment_copies, self.augment_p,
-          seed=self.seed)
+          seed=self.seed, slot_values=self.slot_values)
       if self.unlabelled:
         words = [text.split() for text in self.unlabelled]
         logging.info("Transfer set: %d queries of train and its copies, "

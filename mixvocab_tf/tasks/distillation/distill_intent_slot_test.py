@@ -14,7 +14,9 @@ import tensorflow as tf
 from mixvocab_tf import assets
 from mixvocab_tf import text as text_lib
 from mixvocab_tf.datasets import catalog
+from mixvocab_tf.datasets import errors
 from mixvocab_tf.datasets import intent_slot_files
+from mixvocab_tf.datasets import slot_values
 from mixvocab_tf.tasks.distillation import distill_intent_slot
 from mixvocab_tf.tasks.finetuning.intent_slot import task as intent_slot_task
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
@@ -359,3 +361,22 @@ def test_evaluation_reports_both_decodings(setup):
   assert 0.0 <= results["slot_f1_argmax"] <= 1.0
   assert results["slot_f1"] == results["slot_f1_viterbi"]
   assert results["num_examples"] == 8
+
+
+def test_slot_values_join_the_copies_and_name_the_cache(setup, tmp_path):
+  train = intent_slot_files.read_intent_slot(
+      os.path.join(setup["data_dir"], "train"))
+  kind = sorted(slot_values.slot_types(train.tags))[0]
+  values = tmp_path / "values"
+  values.mkdir()
+  (values / f"{kind}.txt").write_text("zyzzyva\n", encoding="utf-8")
+  task = _task(setup, augment_copies=3, augment_p=1.0,
+               slot_values=str(values))
+  assert "_values" in task.cache_dir
+  assert task.cache_dir != _task(setup, augment_copies=3,
+                                 augment_p=1.0).cache_dir
+  copies = task.train_examples().words[len(train.words):]
+  assert any("zyzzyva" in words for words in copies)
+  (values / "not_a_slot_type.txt").write_text("x\n", encoding="utf-8")
+  with pytest.raises(errors.DataError, match="no slot type 'not_a_slot_type'"):
+    _task(setup, augment_copies=3, slot_values=str(values))

@@ -16,12 +16,15 @@ cached like the originals').
 """
 
 import random
+from typing import Mapping, Optional, Sequence
 
 from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.tasks.finetuning import metrics
 
 def augment(examples: examples_lib.IntentSlotExamples, copies: int = 1,
-            p: float = 0.5, seed: int = 0) -> examples_lib.IntentSlotExamples:
+            p: float = 0.5, seed: int = 0,
+            slot_values: Optional[Mapping[str, Sequence[Sequence[str]]]] = None
+            ) -> examples_lib.IntentSlotExamples:
   """The examples followed by `copies` slot-substituted copies of each.
 
   Args:
@@ -29,6 +32,10 @@ def augment(examples: examples_lib.IntentSlotExamples, copies: int = 1,
     copies: augmented copies per query (0: the examples unchanged).
     p: probability that each slot span of a copy is replaced.
     seed: seed of the choices.
+    slot_values: more values of train's slot types ({type: [words, ...]}, e.g. a
+      user's lists: `datasets.slot_values`): a replaced span draws from
+      them and train's values of its type alike (each distinct value once);
+      of a type whose values in train are all one word, only one-word ones.
 
   Returns:
     `IntentSlotExamples` with len(examples) * (1 + copies) queries, originals first
@@ -40,6 +47,15 @@ def augment(examples: examples_lib.IntentSlotExamples, copies: int = 1,
   for words, tags in zip(examples.words, examples.tags):
     for start, end, kind in metrics.slot_spans(tags):
       values.setdefault(kind, []).append(tuple(words[start:end]))
+  # A value of several words tags its later words I-<type>: of a type that
+  # train tags with B- only, such a value would bring a tag the model has no
+  # label for, so only its one-word values join.
+  inside = {tag[2:] for tags in examples.tags for tag in tags
+            if tag.startswith("I-")}
+  for kind, more in (slot_values or {}).items():
+    if kind in values:
+      values[kind] += [tuple(words) for words in more
+                       if kind in inside or len(words) == 1]
   for kind in values:
     values[kind] = sorted(set(values[kind]))
   rng = random.Random(seed)

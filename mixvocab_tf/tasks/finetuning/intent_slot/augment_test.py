@@ -1,6 +1,7 @@
 """Tests of slot-value substitution."""
 
 from mixvocab_tf import assets
+from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.datasets import intent_slot_files
 from mixvocab_tf.tasks.finetuning import metrics
 from mixvocab_tf.tasks.finetuning.intent_slot import augment as intent_slot_augment
@@ -35,3 +36,28 @@ def test_augment_real_snips():
   assert changed > n  # Most copies differ.
   again = intent_slot_augment.augment(examples, copies=2, p=0.5, seed=3)
   assert again.words == augmented.words
+
+
+def test_copies_draw_from_given_slot_values_too():
+  examples = examples_lib.IntentSlotExamples(
+      path="train", words=[["play", "jazz", "by", "nina", "simone"]] * 50,
+      tags=[["O", "B-genre", "O", "B-artist", "I-artist"]] * 50,
+      intents=["PlayMusic"] * 50)
+  more = {"artist": [("john", "coltrane"), ("madonna",)],
+          # genre is one word in train: its two-word value would tag
+          # I-genre, which train has no label for.
+          "genre": [("blues",), ("big", "band")],
+          "city": [("paris",)]}  # Not train's: no span to put it in.
+  augmented = intent_slot_augment.augment(examples, copies=4, p=1.0, seed=0,
+                                          slot_values=more)
+  assert augmented.words[:50] == examples.words
+  artists, genres = set(), set()
+  for words, tags in zip(augmented.words[50:], augmented.tags[50:]):
+    for start, end, kind in metrics.slot_spans(tags):
+      (artists if kind == "artist" else genres).add(" ".join(words[start:end]))
+    assert "I-genre" not in tags and "paris" not in words
+  assert artists == {"nina simone", "john coltrane", "madonna"}
+  assert genres == {"jazz", "blues"}
+  again = intent_slot_augment.augment(examples, copies=4, p=1.0, seed=0,
+                                      slot_values=more)
+  assert again.words == augmented.words and again.tags == augmented.tags
