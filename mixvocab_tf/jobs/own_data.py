@@ -254,8 +254,12 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       `<type>.txt` per slot type of train, one value per line
       (`datasets.slot_values`), e.g. an app's catalogue of artists or
       cities. The student's slot-substituted copies draw from them as well
-      as from train's values (`DistillIntentSlotTask.slot_values`). Checked
-      when the job starts. None: train's values only.
+      as from train's values (`DistillIntentSlotTask.slot_values`), at the
+      same number of copies and steps. Checked when the job starts. On 999
+      SNIPS queries (seeds 0 and 1), lists of the slot values of the other
+      12,085 train queries raised the 6x96 student's validation slot F1
+      from 82.4 to 88.1 (teacher 89.1), and to 86.4 with every value of
+      validation taken out of the lists. None: train's values only.
 
   Raises:
     DataError: a file breaks the data contract; nothing has run.
@@ -896,6 +900,27 @@ def unlabelled_lines(output_dir, gap):
       ""]
 
 
+def slot_values_lines(output_dir, gap):
+  """A note for the report of an intent-and-slot job without SLOT_VALUES
+  when the student trails its teacher on validation by more than `gap`
+  points: how to give lists of slot values, and what they bought where
+  measured."""
+  lead = _teacher_lead(output_dir, gap)
+  if not lead:
+    return []
+  return [
+      f"- Lists of slot values (your catalogue of artists, cities, dishes) "
+      f"may close more of the {lead[0]:.1f} points: the student's "
+      "slot-substituted copies of train's queries draw from them. Remove "
+      "this directory's `student` folder and rerun the job's command with "
+      "`--gin_bindings=\"SLOT_VALUES = 'lists'\"` (a directory of "
+      "`<slot type>.txt` files, one value a line); the data check and the "
+      "teacher are kept. Where measured, at the same step budget: 999 "
+      "labelled SNIPS queries, lists of the slot values of 12,085 other "
+      "queries, slot F1 82.4 -> 88.1, and 86.4 with no value "
+      "of validation in the lists (two seeds; teacher 89.1).", ""]
+
+
 def _long_warning(dataset, summary):
   """`UserDataset.long_warning` at the exported student's sequence length,
   its words read against the export's own vocabulary; None if nothing is cut
@@ -1100,6 +1125,8 @@ def report_step(step_dir, output_dir, options):
                                   dict(metric_names))
   if not options.get("unlabelled"):
     lines += unlabelled_lines(output_dir, gap)
+  if intent_slot and not options.get("slot_values"):
+    lines += slot_values_lines(output_dir, gap)
   lines += training_lines(output_dir, runs)
   if len(sizes) > 1:
     # The metric each run kept its best checkpoint by, which 'auto' compares

@@ -753,6 +753,12 @@ class OwnDataStepsTest(tf.test.TestCase):
     line, _ = own_data.unlabelled_lines(root, 1.5)
     self.assertIn("may close more of the 9.0 points", line)
     self.assertIn("--gin_bindings=\"UNLABELLED = 'logs.txt'\"", line)
+    # And lists of slot values.
+    line, _ = own_data.slot_values_lines(root, 1.5)
+    self.assertIn("may close more of the 9.0 points", line)
+    self.assertIn("--gin_bindings=\"SLOT_VALUES = 'lists'\"", line)
+    best("student", 0.750)
+    self.assertEqual(own_data.slot_values_lines(root, 1.5), [])
 
 
 if __name__ == "__main__":
