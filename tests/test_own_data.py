@@ -78,11 +78,19 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
   logs = tmp_path / "logs.txt"
   logs.write_text("play some blues\nbook a room for two\n\n"
                   "play some blues\nPlay jazz\n", encoding="utf-8")
+  # An app's list of genres: the student's copies swap them in.
+  values = tmp_path / "slot_values"
+  values.mkdir()
+  (values / "genre.txt").write_text("blues\nbig band\n", encoding="utf-8")
   job = tmp_path / "job"
-  unlabelled = [f"UNLABELLED = '{logs}'"]
+  unlabelled = [f"UNLABELLED = '{logs}'", f"SLOT_VALUES = '{values}'"]
   result = _own_data(str(data), tiny_student, str(job), unlabelled)
   assert result.returncode == 0, result.stderr[-4000:]
   report = (job / "report.md").read_text(encoding="utf-8")
+  assert ("the slot-substituted copies of train's queries drawing on the "
+          f"lists of slot values in `{values}`") in report
+  assert [n for n in os.listdir(job / "teacher") if "_values" in n], (
+      os.listdir(job / "teacher"))
   # 'Play jazz' is a dev query: left out, and said in the report.
   assert ("also on the teacher's answers to 2 unlabelled texts of "
           f"`{logs}` (1 more, texts of the dataset, left out)") in report
