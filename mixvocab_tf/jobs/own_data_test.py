@@ -289,6 +289,17 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertIn("slot_values", steps["student"].inputs)
     self.assertIn("slot_values", steps["export"].inputs)
     self.assertNotIn("slot_values", steps["teacher"].inputs)
+    # A split small enough for more copies than the config's 2 gets the
+    # most with lists; a large one keeps the config's.
+    def copies(train):
+      directory = _write_intent_slot(
+          os.path.join(self.get_temp_dir(), str(train)), train)
+      return {step.name: step.options("/job") for step in
+              own_data.own_data_steps(directory, student=directory,
+                                      slot_values=values)}["student"].get(
+                                          "DistillIntentSlotTask.augment_copies")
+    self.assertEqual(copies(3000), own_data.MOST_SLOT_COPIES)
+    self.assertIsNone(copies(4001))
     # A list of a slot type train lacks is refused before anything runs.
     with open(os.path.join(values, "artist.txt"), "w") as f:
       f.write("madonna\n")
