@@ -260,9 +260,10 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       SNIPS queries (seeds 0 and 1), lists of the slot values of the other
       12,085 train queries raised the 6x96 student's validation slot F1
       from 82.4 to 88.1 (teacher 89.1), and to 86.4 with every value of
-      validation taken out of the lists; on 3,001 (seed 0, 12 copies; see
-      augment_copies) from 88.2 to 90.8 (teacher 93.0), and to 90.2
-      without validation's values. None: train's values only.
+      validation taken out of the lists; on 3,001 (seeds 0 and 1, 12
+      copies; see augment_copies) from 88.1 to 91.4 (teacher 93.0), and
+      to 90.2 without validation's values (seed 0). None: train's values
+      only.
 
   Raises:
     DataError: a file breaks the data contract; nothing has run.
@@ -344,8 +345,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     if slot_values and augment_copies > _SLOT_COPIES_CONFIG:
       # Lists of slot values give each copy more to draw: on 3,001 SNIPS
       # queries 12 copies reached 90.8 validation slot F1 against 89.8 for
-      # the 3 copies without lists' (88.2 with no lists), for 32% more
-      # student CPU time (its teacher pass over 36,000 queries).
+      # the 3 copies without lists' (88.2 with no lists; seed 0), for 32%
+      # more student CPU time (its teacher pass over 36,000 queries).
       augment_copies = MOST_SLOT_COPIES
   teacher_epochs = epochs(teacher_epochs or (3.0 if intent_slot else 2.0),
                           min_teacher_steps)
