@@ -21,7 +21,7 @@ met twice is kept once. Hidden files (.DS_Store) are ignored.
 
 Example:
   values = read_slot_values("slot_values", slot_types=("artist", "city"))
-  values["artist"][0]  # ('madonna',)
+  values["artist"][1]  # ('John', 'Coltrane')
 """
 
 import hashlib
