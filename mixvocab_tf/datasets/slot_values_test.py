@@ -5,6 +5,7 @@ import os
 import pytest
 
 from mixvocab_tf.datasets import errors
+from mixvocab_tf.datasets import intent_slot_files
 from mixvocab_tf.datasets import slot_values
 
 
@@ -61,3 +62,14 @@ def test_a_missing_directory_or_a_file_is_refused(tmp_path):
   with pytest.raises(errors.DataError, match="it is a file. Expected a "
                      "directory of .txt files"):
     slot_values.read_slot_values(os.path.join(tmp_path, "artist.txt"))
+
+
+def test_the_example_lists_serve_the_example_dataset():
+  root = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
+  train = intent_slot_files.read_intent_slot(
+      os.path.join(root, "intent_slot", "train"))
+  types = slot_values.slot_types(train.tags)
+  values = slot_values.read_slot_values(os.path.join(root, "slot_values"),
+                                        types)
+  assert set(values) == types
+  assert sum(len(v) for v in values.values()) > 10_000
