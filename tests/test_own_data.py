@@ -83,8 +83,8 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
   values.mkdir()
   (values / "genre.txt").write_text("blues\nbig band\n", encoding="utf-8")
   job = tmp_path / "job"
-  unlabelled = [f"UNLABELLED = '{logs}'", f"SLOT_VALUES = '{values}'"]
-  result = _own_data(str(data), tiny_student, str(job), unlabelled)
+  bindings = [f"UNLABELLED = '{logs}'", f"SLOT_VALUES = '{values}'"]
+  result = _own_data(str(data), tiny_student, str(job), bindings)
   assert result.returncode == 0, result.stderr[-4000:]
   report = (job / "report.md").read_text(encoding="utf-8")
   assert ("the slot-substituted copies of train's queries drawing on the "
@@ -140,13 +140,13 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
   assert predictions[0]["intent"] in ("PlayMusic", "BookRestaurant")
   assert os.path.getsize(job / "export" / "model_dynamic.tflite") > 10_000
   # Rerunning resumes: every step is done, nothing trains again.
-  again = _own_data(str(data), tiny_student, str(job), unlabelled)
+  again = _own_data(str(data), tiny_student, str(job), bindings)
   assert again.returncode == 0, again.stderr[-3000:]
   assert "done already, skipped" in again.stderr
   # A label corrected in dev: the same settings, other files. Refused,
   # naming the steps that read them, rather than reported as done.
   (data / "dev" / "label").write_text("PlayMusic\nPlayMusic\n")
-  edited = _own_data(str(data), tiny_student, str(job), unlabelled)
+  edited = _own_data(str(data), tiny_student, str(job), bindings)
   assert edited.returncode != 0
   assert re.search(r"- teacher \(done\): files changed since it ran: "
                    r"validation \([0-9a-f]{16} -> [0-9a-f]{16}\)",

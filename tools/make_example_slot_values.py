@@ -16,6 +16,7 @@ from absl import flags
 
 from mixvocab_tf import assets
 from mixvocab_tf.datasets import intent_slot_files
+from mixvocab_tf.datasets import slot_values
 from mixvocab_tf.tasks.finetuning import metrics
 
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", "examples/slot_values",
@@ -29,7 +30,7 @@ def main(argv):
   example = intent_slot_files.read_intent_slot(_EXAMPLE.value)
   snips = intent_slot_files.read_intent_slot(assets.snips_dir("train"))
   held = {" ".join(words) for words in example.words}
-  types = {tag[2:] for tags in example.tags for tag in tags if tag != "O"}
+  types = slot_values.slot_types(example.tags)
   values = {}
   for words, tags in zip(snips.words, snips.tags):
     if " ".join(words) in held:
