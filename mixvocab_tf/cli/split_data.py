@@ -1,8 +1,8 @@
 r"""Splits one labelled file into the splits the own-data job reads.
 
 The own-data job needs a validation split beside train. From one labelled
-.csv, .tsv or .jsonl file, or one directory holding seq.in, seq.out and
-label, this writes `train` and `validation` (and `test` with
+.csv, .tsv or .jsonl file, one Rasa NLU .yml file, or one directory holding
+seq.in, seq.out and label, this writes `train` and `validation` (and `test` with
 --test_fraction) into --output_dir, stratified by label and seeded
 (`datasets.splitting`), in the input's format, and prints a JSON summary.
 Given a dataset directory with train (and test) but no validation, it
@@ -31,8 +31,8 @@ def define_flags():
   """The command's flags (`run` defines them; importing this does not)."""
   flags.DEFINE_string(
       "data", None,
-      "One labelled .csv, .tsv or .jsonl file, a directory holding seq.in, "
-      "seq.out and label, or a dataset directory with train (and test) but "
+      "One labelled .csv, .tsv or .jsonl file, a Rasa NLU .yml file, a "
+      "directory holding seq.in, seq.out and label, or a dataset directory with train (and test) but "
       "no validation: its train is split, its test copied.")
   flags.DEFINE_string(
       "output_dir", None,
@@ -73,6 +73,13 @@ def _run():
         FLAGS.validation_fraction,
         ", ".join(map(repr, alone[:20])) +
         (f" and {len(alone) - 20} more" if len(alone) > 20 else ""))
+  if summary.get("lookup_tables") and summary["kind"] == "intent_slot":
+    logging.info(
+        "%s holds lookup tables (%s): lists of slot values for the job's "
+        "slot-swapped copies, read where their names are slot types. Add "
+        "--gin_bindings=\"SLOT_VALUES = '%s'\" to use them.",
+        summary["input"], ", ".join(summary["lookup_tables"]),
+        summary["input"])
   print(json.dumps(summary, indent=1))
 
 

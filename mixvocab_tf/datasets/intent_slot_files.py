@@ -1,11 +1,12 @@
-"""A user's intent-and-slot files: the Goo et al. layout or JSONL, checked.
+"""A user's intent-and-slot files: the Goo et al. layout, JSONL or Rasa YAML.
 
 One split is a directory holding `seq.in` (the words of each query),
 `seq.out` (one IOB slot tag per word) and `label` (the intent), as Goo et
 al. (2018) and JointBERT lay SNIPS and ATIS out, or a JSONL file of
 `{"tokens", "tags", "intent"}` objects, or of `{"text", "spans", "intent"}`
-objects whose slots are character spans, as annotation tools export them
-(the data contract: `user_dataset`'s docstring). The built-in SNIPS copy is
+objects whose slots are character spans, as annotation tools export them,
+or a Rasa NLU YAML file (`rasa_files`; the data contract: `user_dataset`'s
+docstring). The built-in SNIPS copy is
 read here too.
 
 Slot tags are IOB2 for the task (`intent_slot`): a span starts with
@@ -25,6 +26,7 @@ import tensorflow as tf
 from mixvocab_tf.datasets import decoding
 from mixvocab_tf.datasets import errors
 from mixvocab_tf.datasets import examples
+from mixvocab_tf.datasets import rasa_files
 from mixvocab_tf.datasets import records
 
 #: The files of a split directory in the Goo et al. layout.
@@ -400,16 +402,32 @@ def _read_intent_slot_jsonl(
       first_iob_repair=repairs.first)
 
 
+def _read_rasa(path: str) -> examples.IntentSlotExamples:
+  """Reads a Rasa NLU YAML split (`rasa_files`): entities as spans."""
+  words, tags, intents, line_numbers = [], [], [], []
+  for example in rasa_files.read_rasa(path):
+    spaced = _words_with_offsets(example.text)
+    words.append([word for word, _, _ in spaced])
+    tags.append(_tags_from_spans(path, example.line, example.text, spaced,
+                                 [list(span) for span in example.spans]))
+    intents.append(example.intent)
+    line_numbers.append(example.line)
+  return examples.IntentSlotExamples(path=path, words=words, tags=tags,
+                                     intents=intents,
+                                     line_numbers=line_numbers)
+
+
 def read_intent_slot(
     path: str, require_labels: bool = True) -> examples.IntentSlotExamples:
   """Reads and checks one split of an intent detection and slot filling set.
 
   Args:
-    path: a Goo et al. split directory (`seq.in`, `seq.out`, `label`) or a
+    path: a Goo et al. split directory (`seq.in`, `seq.out`, `label`), a
       `.jsonl` file of `{"tokens": [...], "tags": [...], "intent": "..."}`
       or `{"text": "...", "spans": [...], "intent": "..."}` objects (a span
       `{"start": 10, "end": 14, "label": "genre"}` or `[10, 14, "genre"]`,
-      character offsets, the end excluded).
+      character offsets, the end excluded), or a Rasa NLU `.yml` / `.yaml`
+      file (`rasa_files`; every example has an intent and its entities).
     require_labels: whether every query must have tags and an intent. If
       False (a test split), `seq.out` / `label` (or the keys `tags` or
       `spans` / `intent`) may be missing: `tags` / `intents` are then None.
@@ -425,7 +443,9 @@ def read_intent_slot(
     return _read_goo(path, require_labels)
   if not tf.io.gfile.exists(path):
     raise errors.data_error(path, None, "the path does not exist",
-                            "a directory with seq.in, seq.out and label, or a "
-                            ".jsonl file")
+                            "a directory with seq.in, seq.out and label, a "
+                            ".jsonl file or a Rasa .yml file")
+  if rasa_files.is_rasa(path):
+    return _read_rasa(path)
   records.format_of(path, ("jsonl",))
   return _read_intent_slot_jsonl(path, require_labels)

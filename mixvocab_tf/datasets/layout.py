@@ -2,8 +2,8 @@
 
 A dataset is one directory holding the splits `train`, `validation` (or
 `dev`, or `valid`) and optionally `test`: files ending in `.csv`, `.tsv` or
-`.jsonl`, or directories in the Goo et al. layout (`seq.in`, `seq.out`,
-`label`). `find_dataset` says where each split is, which kind of task the
+`.jsonl`, directories in the Goo et al. layout (`seq.in`, `seq.out`,
+`label`), or Rasa NLU YAML files (`.yml`, `.yaml`). `find_dataset` says where each split is, which kind of task the
 dataset is for and in which format, or why it cannot (a missing split, two
 candidates for one, mixed formats, a near-miss name such as `val.csv`).
 """
@@ -16,6 +16,7 @@ import tensorflow as tf
 from mixvocab_tf.datasets import errors
 from mixvocab_tf.datasets import examples
 from mixvocab_tf.datasets import intent_slot_files
+from mixvocab_tf.datasets import rasa_files
 from mixvocab_tf.datasets import records
 
 SPLITS = ("train", "validation", "test")
@@ -44,7 +45,7 @@ class DatasetFiles:
     data_dir: the dataset directory.
     files: split ('train', 'validation', 'test') -> file, or directory for
       the Goo layout; 'test' is absent when there is none.
-    format: 'csv', 'tsv', 'jsonl' or 'goo'.
+    format: 'csv', 'tsv', 'jsonl', 'goo' or 'rasa'.
   """
   kind: str
   data_dir: str
@@ -62,7 +63,8 @@ def _accepted_names(split: str) -> str:
   names = (" or ".join(map(repr, names)) if len(names) < 3 else
            ", ".join(map(repr, names[:-1])) + f" or {names[-1]!r}")
   return (f"a file or directory named {names}: a .csv, .tsv or .jsonl file, "
-          "or a directory holding seq.in, seq.out and label")
+          "a Rasa .yml file, or a directory holding seq.in, seq.out and "
+          "label")
 
 
 def _near_miss_hint(data_dir: str, split: str) -> str:
@@ -83,10 +85,11 @@ def _near_miss_hint(data_dir: str, split: str) -> str:
     elif ext == "json":
       hints.append(f"The file {name} is not an accepted name: if it holds "
                    f"one JSON object per line, rename it to {stem}.jsonl.")
-    elif ext in records.FORMATS:
+    elif ext in records.FORMATS + rasa_files.EXTENSIONS:
       hints.append(f"Rename {name} to {SPLIT_NAMES[split][0]}.{ext}.")
     else:
-      hints.append(f"The file {name} does not end in .csv, .tsv or .jsonl.")
+      hints.append(f"The file {name} does not end in .csv, .tsv, .jsonl or "
+                   ".yml.")
   return " ".join(hints)
 
 
@@ -105,7 +108,8 @@ def peek_jsonl_kind(path: str) -> str:
 
 def split_candidates(data_dir: str) -> dict[str, list[tuple[str, str]]]:
   """Each split's candidate entries of `data_dir`: split -> [(name, format)]
-  of the files (.csv, .tsv, .jsonl) and Goo directories named as the split
+  of the files (.csv, .tsv, .jsonl, Rasa's .yml / .yaml: 'rasa') and Goo
+  directories named as the split
   (`SPLIT_NAMES`), in name order; other entries are left out."""
   candidates = {split: [] for split in SPLITS}
   for name in sorted(errors.listdir(data_dir)):
@@ -118,7 +122,9 @@ def split_candidates(data_dir: str) -> dict[str, list[tuple[str, str]]]:
     else:
       stem, ext = os.path.splitext(lower)
       fmt = ext.lstrip(".")
-      if fmt not in records.FORMATS:
+      if fmt in rasa_files.EXTENSIONS:
+        fmt = rasa_files.FORMAT
+      elif fmt not in records.FORMATS:
         continue
     for split, names in SPLIT_NAMES.items():
       if stem in names:
@@ -132,8 +138,10 @@ def find_dataset(data_dir: str) -> DatasetFiles:
   Split names: `train`; `validation`, `dev` or `valid`; `test` (optional).
   A split is a `.csv`, `.tsv` or `.jsonl` file (text classification, or
   intent-slot JSONL when the first object of train has a key `tokens`,
-  `tags` or `spans`), or a directory holding `seq.in`, `seq.out` or `label`
-  (intent-slot, Goo et al. layout).
+  `tags` or `spans`), a directory holding `seq.in`, `seq.out` or `label`
+  (intent-slot, Goo et al. layout), or a Rasa NLU `.yml` / `.yaml` file
+  (intent-slot when an example of train marks an entity, an intent
+  classifier's text classification otherwise).
 
   Raises:
     DataError: `data_dir` is missing, has no train or validation split, has
@@ -183,8 +191,8 @@ def find_dataset(data_dir: str) -> DatasetFiles:
         "the splits are in different formats: " +
         ", ".join(name + ("/" if fmt == "goo" else "")
                   for name, fmt in chosen.values()),
-        "all splits in one format (CSV, TSV, JSONL or the seq.in / seq.out / "
-        "label directories)", "Convert the odd ones out.")
+        "all splits in one format (CSV, TSV, JSONL, Rasa YAML or the seq.in / "
+        "seq.out / label directories)", "Convert the odd ones out.")
   fmt = formats.pop()
   files = {split: os.path.join(data_dir, name)
            for split, (name, _) in chosen.items()}
@@ -192,6 +200,9 @@ def find_dataset(data_dir: str) -> DatasetFiles:
     kind = examples.INTENT_SLOT
   elif fmt == "jsonl":
     kind = peek_jsonl_kind(files["train"])
+  elif fmt == rasa_files.FORMAT:
+    kind = (examples.INTENT_SLOT if rasa_files.has_entities(files["train"])
+            else examples.TEXT_CLASSIFICATION)
   else:
     kind = examples.TEXT_CLASSIFICATION
   return DatasetFiles(kind=kind, data_dir=data_dir, files=files, format=fmt)

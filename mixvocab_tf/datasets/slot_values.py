@@ -19,6 +19,13 @@ line:
 Blank lines are skipped, whitespace inside a value is collapsed, and a value
 met twice is kept once. Hidden files (.DS_Store) are ignored.
 
+Or a Rasa NLU file (`.yml`, `.yaml`; `rasa_files`): its lookup tables are
+the lists, each read for the slot types named as it is (`- lookup: city`
+for `city`, and for `city.departure`, `city.destination` when entities
+carry roles). A table named after no slot type of train is left out
+(`unused_lookups` names them; Rasa's lookup tables may name what they list
+otherwise), but one table must match.
+
 Example:
   values = read_slot_values("slot_values", slot_types=("artist", "city"))
   values["artist"][1]  # ('John', 'Coltrane')
@@ -32,6 +39,7 @@ import tensorflow as tf
 
 from mixvocab_tf.datasets import decoding
 from mixvocab_tf.datasets import errors
+from mixvocab_tf.datasets import rasa_files
 
 #: The extension of a list's file.
 EXTENSION = ".txt"
@@ -43,14 +51,18 @@ def read_slot_values(
   """{slot type: its values, each a tuple of words, in file order}.
 
   Args:
-    directory: a directory of `<slot type>.txt` files.
+    directory: a directory of `<slot type>.txt` files, or a Rasa NLU
+      `.yml` file whose lookup tables are the lists.
     slot_types: the slot types the lists may name (train's); None: any.
 
   Raises:
     DataError: the directory is missing or holds no list, a file is not a
       `.txt` list, names a slot type not in `slot_types`, is not UTF-8 or
-      holds no value; the message names the file and the fix.
+      holds no value; a Rasa file has no lookup table named after one of
+      `slot_types`; the message names the file and the fix.
   """
+  if rasa_files.is_rasa(directory) and errors.isfile(directory):
+    return _read_lookups(directory, slot_types)
   expected = (f"a directory of {EXTENSION} files, one per slot type, named "
               f"after the type (artist{EXTENSION} for the tags B-artist, "
               "I-artist), one value per line")
@@ -88,6 +100,52 @@ def read_slot_values(
         kept.append(words)
     values[kind] = kept
   return values
+
+
+def _lookup_types(name: str, slot_types: Optional[Iterable[str]]) -> list[str]:
+  """The slot types a lookup table `name` lists values of."""
+  if slot_types is None:
+    return [name]
+  return sorted(kind for kind in slot_types
+                if kind == name or kind.startswith(name + "."))
+
+
+def _read_lookups(path: str, slot_types: Optional[Iterable[str]]
+                  ) -> dict[str, list[tuple[str, ...]]]:
+  tables = rasa_files.read_lookups(path)
+  if not tables:
+    raise errors.data_error(
+        path, None, "the file has no lookup table",
+        "a Rasa NLU file with `- lookup: <slot type>` items, or a directory "
+        f"of <slot type>{EXTENSION} lists", "Give the file that holds them.")
+  values, seen = {}, {}
+  for name, entries in tables.items():
+    for kind in _lookup_types(name, slot_types):
+      kept = values.setdefault(kind, [])
+      for value, _ in entries:
+        words = tuple(value.split())
+        if words and words not in seen.setdefault(kind, set()):
+          seen[kind].add(words)
+          kept.append(words)
+  if not values:
+    known = ", ".join(sorted(set(slot_types))) or "none"
+    raise errors.data_error(
+        path, None,
+        f"no lookup table is named after a slot type of train (tables: "
+        f"{', '.join(sorted(tables))})", f"a table named after one of "
+        f"train's slot types: {known}",
+        "Rename a table after the entity whose values it lists.")
+  return {kind: values[kind] for kind in sorted(values) if values[kind]}
+
+
+def unused_lookups(path: str, slot_types: Iterable[str]) -> list[str]:
+  """The lookup tables of a Rasa file `path` named after none of
+  `slot_types` (`read_slot_values` leaves them out); [] for a directory."""
+  if not (rasa_files.is_rasa(path) and errors.isfile(path)):
+    return []
+  slot_types = list(slot_types)
+  return sorted(name for name in rasa_files.read_lookups(path)
+                if not _lookup_types(name, slot_types))
 
 
 def slot_types(tags: Iterable[Iterable[str]]) -> set[str]:

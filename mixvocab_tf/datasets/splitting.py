@@ -17,7 +17,10 @@ stratify=labels)` would give them:
   those labels);
 - each split keeps the records' order in the file and the file's format:
   JSONL and Goo lines are copied as they are, CSV and TSV rows are written
-  again under the same header (CSV quoted where a field needs it).
+  again under the same header (CSV quoted where a field needs it), a Rasa
+  NLU file's examples are written as they are, under their intents (its
+  lookup tables, synonyms and regexes stay in the source file, which
+  `SLOT_VALUES` can name).
 
 The same file, fractions and seed give the same splits.
 """
@@ -38,6 +41,7 @@ from mixvocab_tf.datasets import errors
 from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.datasets import intent_slot_files
 from mixvocab_tf.datasets import layout
+from mixvocab_tf.datasets import rasa_files
 from mixvocab_tf.datasets import records
 from mixvocab_tf.datasets import text_classification_files
 
@@ -47,7 +51,7 @@ class _Source:
 
   Attributes:
     kind: `examples.TEXT_CLASSIFICATION` or `examples.INTENT_SLOT`.
-    format: 'csv', 'tsv', 'jsonl' or 'goo'.
+    format: 'csv', 'tsv', 'jsonl', 'goo' or 'rasa'.
     labels: each example's label (its intent for intent and slots).
     write: writes the examples at the given indices, in that order, as the
       split named by the first argument, into the directory of the second.
@@ -92,6 +96,19 @@ def _goo_source(path: str) -> _Source:
   return _Source(examples_lib.INTENT_SLOT, "goo", list(data.intents), write)
 
 
+def _rasa_source(path: str) -> _Source:
+  found = rasa_files.read_rasa(path)
+  kind = (examples_lib.INTENT_SLOT if any(e.spans for e in found) else
+          examples_lib.TEXT_CLASSIFICATION)
+  if kind == examples_lib.INTENT_SLOT:  # Checks each example's entities.
+    intent_slot_files.read_intent_slot(path)
+  ext = os.path.splitext(path)[1].lower()
+  def write(split, output_dir, indices):
+    return _write_file(os.path.join(output_dir, split + ext),
+                       rasa_files.to_yaml([found[i] for i in indices]))
+  return _Source(kind, rasa_files.FORMAT, [e.intent for e in found], write)
+
+
 def _table_source(path: str, fmt: str, columns: dict) -> _Source:
   data = text_classification_files.read_text_classification(
       path, require_labels=True, **columns)
@@ -127,7 +144,10 @@ def read_source(path: str, text_column: str = "text",
   if not tf.io.gfile.exists(path):
     raise FileNotFoundError(
         f"--data={path!r} does not exist. Expected one labelled .csv, .tsv "
-        "or .jsonl file, or a directory holding seq.in, seq.out and label.")
+        "or .jsonl file, a Rasa NLU .yml file, or a directory holding "
+        "seq.in, seq.out and label.")
+  if rasa_files.is_rasa(path):
+    return _rasa_source(path)
   fmt = records.format_of(path)
   if fmt == "jsonl" and layout.peek_jsonl_kind(path) == examples_lib.INTENT_SLOT:
     data = intent_slot_files.read_intent_slot(path, require_labels=True)
@@ -239,8 +259,8 @@ def split_dataset(path: str, output_dir: str,
   """Writes `output_dir`'s train, validation (and test) splits of `path`.
 
   Args:
-    path: one labelled .csv, .tsv or .jsonl file, a directory in the Goo
-      et al. layout (seq.in, seq.out, label), or a dataset directory with a
+    path: one labelled .csv, .tsv or .jsonl file, a Rasa NLU .yml / .yaml
+      file, a directory in the Goo et al. layout (seq.in, seq.out, label), or a dataset directory with a
       train split and no validation split (its train is split, its test, if
       any, copied as it is).
     output_dir: the dataset directory to write (the own-data job's
@@ -254,7 +274,8 @@ def split_dataset(path: str, output_dir: str,
   Returns:
     A summary (JSON): the file split, its kind and format, the written
     splits and their sizes, the copied test split, the seed and fractions,
-    and the labels that stayed wholly in train.
+    the labels that stayed wholly in train, and for a Rasa file the names
+    of its lookup tables.
 
   Raises:
     DataError: `path` breaks the data contract.
@@ -315,4 +336,6 @@ def split_dataset(path: str, output_dir: str,
       "labels": len(counts),
       "labels_only_in_train": sorted(
           label for label in counts if not in_validation[label]),
+      **({"lookup_tables": sorted(rasa_files.read_lookups(path))}
+         if source.format == rasa_files.FORMAT else {}),
   }

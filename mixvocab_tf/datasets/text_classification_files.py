@@ -12,6 +12,7 @@ from typing import Any
 
 from mixvocab_tf.datasets import errors
 from mixvocab_tf.datasets import examples
+from mixvocab_tf.datasets import rasa_files
 from mixvocab_tf.datasets import records
 
 _PAIR_COLUMNS = ("text_a", "text_b")
@@ -147,7 +148,9 @@ def read_text_classification(
   """Reads and checks one split of a text classification dataset.
 
   The format follows the extension: `.csv`, `.tsv` (split on tabs, quotes
-  are text, as in GLUE) or `.jsonl`.
+  are text, as in GLUE), `.jsonl`, or `.yml` / `.yaml` for Rasa NLU data
+  (`rasa_files`: each example's text and intent; the columns do not
+  apply).
 
   `allow_empty_text` loosens a check of the data contract for files that
   others publish, which may break it without being wrong: the GLUE TSV
@@ -176,6 +179,14 @@ def read_text_classification(
     DataError: the file breaks the data contract (`user_dataset`'s
       docstring), or a label holds a line break.
   """
+  if rasa_files.is_rasa(path):
+    # An intent classifier's Rasa NLU data: each example's text (markup
+    # removed) and its intent; the columns do not apply.
+    found = rasa_files.read_rasa(path)
+    return examples.TextClassificationExamples(
+        path=path, texts_a=[e.text for e in found], texts_b=None,
+        labels=[e.intent for e in found],
+        line_numbers=[e.line for e in found])
   fmt = records.format_of(path)
   if fmt == "jsonl":
     expected = ("one JSON object per line, with keys for the text(s) and the "

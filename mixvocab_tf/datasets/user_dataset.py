@@ -32,10 +32,12 @@ A dataset is one directory. Two kinds of task are recognised.
   as pandas writes integers beside missing values) or a boolean (`true`
   reads as 'true');
 - the `test` split may have no label column (or an empty label on every
-  example): it is then used for predictions only.
+  example): it is then used for predictions only;
+- or Rasa NLU files (below) whose train marks no entity: an intent
+  classifier's texts and intents.
 
 **Intent detection and slot filling** (a query to one intent, and each word
-of the query to one IOB slot tag), in one of two layouts:
+of the query to one IOB slot tag), in one of three layouts:
 
 - the Goo et al. (2018) / JointBERT layout: directories `train/`, `valid/`
   (or `dev/`, or `validation/`) and, optionally, `test/`, each holding three
@@ -55,6 +57,14 @@ of the query to one IOB slot tag), in one of two layouts:
   a trailing comma tags the whole word), the first `B-<type>`, the others
   `I-<type>`, the rest `O`; a word in two spans is refused. Test lines may
   leave out `tags` (`spans`) and `intent`;
+- Rasa NLU training data: YAML files `train.yml`, `validation.yml` (or
+  `dev.yml`, or `valid.yml`; or `.yaml`) and, optionally, `test.yml`, each
+  holding `nlu:` items `- intent: <name>` with `examples: |` and one
+  `- <example>` a line, entities marked inline: `[jazz](genre)`,
+  `[Berlin]{"entity": "city", "role": "departure"}` (`rasa_files`: a role
+  joins the type as `city.departure`; synonyms' values, groups, lookup
+  tables and regexes are not labels). Read as intent-slot when an example
+  of train marks an entity, as text classification otherwise;
 - a JSONL dataset is read as intent-slot when the first object of its
   train file has a key `tokens`, `tags` or `spans`, as text classification
   otherwise (so `{"text": ..., "intent": ...}` is text classification,

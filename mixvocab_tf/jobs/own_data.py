@@ -252,9 +252,9 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       the student's budget reads 128K-384K examples in all, so more are
       mostly never read.
     slot_values: intent and slots: a directory of lists of slot values, one
-      `<type>.txt` per slot type of train, one value per line
-      (`datasets.slot_values`), e.g. an app's catalogue of artists or
-      cities. The student's slot-substituted copies draw from them as well
+      `<type>.txt` per slot type of train, one value per line, or a Rasa
+      NLU file whose lookup tables are the lists (`datasets.slot_values`),
+      e.g. an app's catalogue of artists or cities. The student's slot-substituted copies draw from them as well
       as from train's values (`DistillIntentSlotTask.slot_values`), at the
       same number of steps. Checked when the job starts. On 999
       SNIPS queries (seeds 0 and 1), lists of the slot values of the other
@@ -642,10 +642,13 @@ def slot_values_summary(dataset, path) -> str:
   values = slot_values_lib.read_slot_values(path, types)
   count = sum(len(v) for v in values.values())
   missing = sorted(types - set(values))
+  unused = slot_values_lib.unused_lookups(path, types)
   return (f"{count:,} value{'' if count == 1 else 's'} of "
           f"{errors.plural(len(values), 'slot type')} from {path}" +
           (f" (train's types without a list: {', '.join(missing)})"
-           if missing else ""))
+           if missing else "") +
+          (f" (lookup tables named after no slot type, left out: "
+           f"{', '.join(unused)})" if unused else ""))
 
 
 def transfer_texts(dataset, path, text_column="text",

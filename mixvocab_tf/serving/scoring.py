@@ -36,6 +36,7 @@ from mixvocab_tf.datasets import errors
 from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.datasets import intent_slot_files
 from mixvocab_tf.datasets import layout
+from mixvocab_tf.datasets import rasa_files
 from mixvocab_tf.datasets import records
 from mixvocab_tf.datasets import text_classification_files
 from mixvocab_tf.tasks.finetuning import metrics
@@ -229,6 +230,9 @@ def _split_kind(path: str) -> str:
   """The kind of task one split's file or Goo directory holds."""
   if tf.io.gfile.isdir(path):
     return examples_lib.INTENT_SLOT
+  if rasa_files.is_rasa(path):
+    return (examples_lib.INTENT_SLOT if rasa_files.has_entities(path) else
+            examples_lib.TEXT_CLASSIFICATION)
   fmt = records.format_of(path, records.FORMATS)
   if fmt == "jsonl":
     return layout.peek_jsonl_kind(path)
@@ -250,8 +254,10 @@ def read_labelled(data: str,
   """Reads and checks the labelled examples at `data`.
 
   Args:
-    data: a `.csv`, `.tsv` or `.jsonl` file, a Goo et al. split directory
-      (`seq.in`, `seq.out`, `label`), or a dataset directory holding splits
+    data: a `.csv`, `.tsv` or `.jsonl` file, a Rasa NLU `.yml` file
+      (intent and slots when it marks an entity), a Goo et al. split
+      directory (`seq.in`, `seq.out`, `label`), or a dataset directory
+      holding splits
       (`layout.find_dataset`).
     split: for a dataset directory, the split to read: 'validation' (the
       default; 'dev' and 'valid' name it too), 'test' or 'train'. Refused
@@ -270,9 +276,9 @@ def read_labelled(data: str,
   if not tf.io.gfile.exists(data):
     raise errors.data_error(
         data, None, "the path does not exist",
-        "a .csv, .tsv or .jsonl file, a directory holding seq.in, seq.out "
-        "and label, or a dataset directory holding train, validation and "
-        "test", "Check the path.")
+        "a .csv, .tsv or .jsonl file, a Rasa NLU .yml file, a directory "
+        "holding seq.in, seq.out and label, or a dataset directory holding "
+        "train, validation and test", "Check the path.")
   is_split = not tf.io.gfile.isdir(data) or any(
       errors.isfile(os.path.join(data, name))
       for name in intent_slot_files.GOO_FILES)

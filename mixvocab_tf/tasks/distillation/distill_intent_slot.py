@@ -165,7 +165,8 @@ class DistillIntentSlotTask(
       labels them too; gold tags follow by construction.
     augment_p: probability of replacing each slot span in a copy.
     slot_values: a directory of lists of slot values, one `<type>.txt` per
-      slot type of train (`datasets.slot_values`), e.g. an app's catalogue
+      slot type of train, or a Rasa NLU file's lookup tables
+      (`datasets.slot_values`), e.g. an app's catalogue
       of artists or cities: the copies draw from them as well as from
       train's values. None: train's values only.
     unlabelled: a file of unlabelled queries (`datasets.unlabelled`: one

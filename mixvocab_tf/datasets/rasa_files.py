@@ -1,0 +1,299 @@
+"""Rasa NLU training data: a user's intents and entities in Rasa's YAML.
+
+A Rasa assistant keeps its NLU data in YAML files (`data/nlu.yml`), each
+example annotated inline:
+
+    version: "3.1"
+    nlu:
+    - intent: book_flight
+      examples: |
+        - fly from [Berlin]{"entity": "city", "role": "departure"} to [Rome](city)
+        - book a flight
+    - lookup: city
+      examples: |
+        - Berlin
+        - New York
+
+The own-data job reads such a file as a split (`train.yml`, `validation.yml`,
+...), `mixvocab-split-data` splits one, and `SLOT_VALUES` takes its lookup
+tables. How the markup reads:
+
+- `[text](type)`, `[text](type:value)`, `[text]{"entity": "type", ...}`:
+  the text is a slot of that type, its words tagged `B-<type>`,
+  `I-<type>` (a word is in the slot when the slot covers any of its
+  characters, as for JSONL spans). A `role` joins the type as
+  `<type>.<role>` (`city.departure`, `city.destination`: the model tells
+  them apart); `value` (a synonym's canonical value) and `group` are left
+  to the app, which maps what the model tags;
+- `[text][{"entity": "a"}, {"entity": "b"}]`, one text with several
+  entities: the first is read (a word has one tag);
+- examples are the block's lines that start with `-`, or the `text` of
+  each item of a list of `{text, metadata}` mappings; blank lines are
+  skipped, any other line is refused;
+- intents may repeat (their examples join); retrieval intents
+  (`chitchat/ask_name`) are intent names as written;
+- `lookup` tables are lists of slot values (`read_lookups`); `synonym` and
+  `regex` items, and keys other than `nlu` (`version`, `stories`, `rules`,
+  `responses`), are ignored.
+
+A file whose examples have no entity at all is an intent classifier's data:
+the job reads it as text classification (`has_entities`).
+"""
+
+import dataclasses
+import json
+import os
+import re
+from typing import Any, Iterator
+
+import yaml
+
+from mixvocab_tf.datasets import decoding
+from mixvocab_tf.datasets import errors
+
+#: The extensions of a Rasa YAML file.
+EXTENSIONS = ("yml", "yaml")
+FORMAT = "rasa"
+
+_EXPECTED = ("a Rasa NLU training data file: a key `nlu:` holding items "
+             "`- intent: <name>` with `examples: |` and one `- <example>` a "
+             "line (entities as [text](type) or [text]{\"entity\": \"type\"})")
+# [text] then (type) or (type:value), {a JSON object's inside}, or [a JSON
+# list's inside]: the markup Rasa's training data format defines.
+_ANNOTATION = re.compile(
+    r"\[(?P<text>[^\]]+?)\]"
+    r"(?:\((?P<type>[^:)]+?)(?::(?P<value>[^)]+))?\)"
+    r"|\{(?P<dict>[^}]+?)\}"
+    r"|\[(?P<list>.*?)\])")
+_ITEM_KINDS = ("intent", "synonym", "regex", "lookup")
+
+
+@dataclasses.dataclass
+class RasaExample:
+  """One example of an intent.
+
+  Attributes:
+    text: the plain text, markup removed.
+    spans: (start, end, slot type) of each entity, character offsets into
+      `text`, the end excluded.
+    intent: the intent.
+    line: the 1-based line of the file where the example is.
+    source: the example as written, markup kept.
+  """
+  text: str
+  spans: list[tuple[int, int, str]]
+  intent: str
+  line: int
+  source: str
+
+
+def _error(path, line, found, fix=None):
+  return errors.data_error(path, line, found, _EXPECTED, fix)
+
+
+def _compose(path: str):
+  """The file's YAML node tree (nodes keep their lines), or a DataError."""
+  text = "\n".join(decoding.read_lines(path, _EXPECTED))
+  loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+  try:
+    return yaml.compose(text, Loader=loader)
+  except yaml.YAMLError as e:
+    mark = getattr(e, "problem_mark", None)
+    problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+    raise _error(
+        path, mark.line + 1 if mark else None,
+        f"the file is not valid YAML ({problem})",
+        "Check the indentation and the quotes; a tab in the indentation is "
+        "refused by YAML.") from None
+
+
+def _line(node) -> int:
+  return node.start_mark.line + 1
+
+
+def _mapping(node) -> dict[str, Any]:
+  """{key: value node} of a mapping node whose keys are scalars."""
+  return {key.value: value for key, value in node.value
+          if isinstance(key, yaml.ScalarNode)}
+
+
+def _scalar(path: str, node, what: str) -> str:
+  if not isinstance(node, yaml.ScalarNode):
+    raise _error(path, _line(node), f"{what} is not a string",
+                 f"Write {what} as text.")
+  return node.value
+
+
+def _nlu_items(path: str) -> Iterator[tuple[str, str, Any, int]]:
+  """(kind, name, examples node, line) of each item of the file's `nlu`."""
+  root = _compose(path)
+  if root is None or not isinstance(root, yaml.MappingNode):
+    raise _error(path, None, "the file holds no YAML mapping")
+  nlu = _mapping(root).get("nlu")
+  if nlu is None:
+    keys = ", ".join(_mapping(root)) or "none"
+    raise _error(path, None, f"the file has no key 'nlu' (its keys: {keys})",
+                 "Give the file holding the NLU data; stories and rules "
+                 "are not read.")
+  if not isinstance(nlu, yaml.SequenceNode):
+    raise _error(path, _line(nlu), "'nlu' is not a list",
+                 "Write each item under it as '- intent: <name>'.")
+  for item in nlu.value:
+    fields = _mapping(item) if isinstance(item, yaml.MappingNode) else {}
+    kinds = [kind for kind in _ITEM_KINDS if kind in fields]
+    if len(kinds) != 1:
+      raise _error(
+          path, _line(item),
+          "an item of 'nlu' has " + (f"the keys {', '.join(kinds)}"
+                                     if kinds else "none of the keys " +
+                                     ", ".join(_ITEM_KINDS)),
+          "Give each item one of intent, synonym, regex or lookup.")
+    kind = kinds[0]
+    name = _scalar(path, fields[kind], f"the {kind}'s name").strip()
+    if not name or len(name.split()) != 1:
+      raise _error(path, _line(fields[kind]),
+                   f"the {kind} name {errors.show(name)} is " +
+                   ("empty" if not name else "several words"),
+                   "Write it without spaces (join words with '_').")
+    if "examples" not in fields:
+      raise _error(path, _line(item), f"the {kind} {name!r} has no examples",
+                   "Add `examples: |` and one `- <example>` a line.")
+    yield kind, name, fields["examples"], _line(item)
+
+
+def _example_lines(path: str, node) -> Iterator[tuple[str, int]]:
+  """(example as written, its 1-based line) of an item's `examples`."""
+  if isinstance(node, yaml.SequenceNode):  # [{text: ..., metadata: ...}, ...]
+    for entry in node.value:
+      fields = _mapping(entry) if isinstance(entry, yaml.MappingNode) else {}
+      if "text" not in fields:
+        raise _error(path, _line(entry),
+                     "an example of the list has no key 'text'",
+                     "Write each as `- text: <example>`.")
+      text = _scalar(path, fields["text"], "the example's text")
+      yield " ".join(text.split()), (_line(fields["text"]) +
+                                      (fields["text"].style == "|"))
+    return
+  block = _scalar(path, node, "'examples'")
+  # A literal block (`|`) keeps one file line per line, from the line after
+  # its indicator; other styles fold lines, so each example gets the first.
+  first = _line(node) + 1 if node.style == "|" else _line(node)
+  for i, raw in enumerate(block.split("\n")):
+    stripped = raw.strip()
+    if not stripped:
+      continue
+    line = first + i if node.style == "|" else first
+    if not stripped.startswith("-"):
+      raise _error(path, line,
+                   f"the example line {errors.show(stripped)} does not start "
+                   "with '-'",
+                   "Start each example with '- ', one example a line.")
+    yield stripped[1:].strip(), line
+
+
+def _annotation_type(path: str, line: int, match: re.Match) -> str:
+  """The slot type of one `[text](...)` / `[text]{...}` / `[text][...]`."""
+  if match.group("type") is not None:
+    kind, role = match.group("type"), None
+  else:
+    inside = match.group("dict") or match.group("list")
+    try:
+      parsed = json.loads("{" + inside + "}" if match.group("dict")
+                          else "[" + inside + "]")
+    except json.JSONDecodeError as e:
+      raise _error(path, line,
+                   f"the entity {errors.show(match.group(0))} does not "
+                   f"parse as JSON ({e.msg})",
+                   'Write it as [text]{"entity": "type"}, with double '
+                   "quotes.") from None
+    if isinstance(parsed, list):  # Several entities on one text: the first.
+      parsed = parsed[0] if parsed else None
+    if not isinstance(parsed, dict) or not isinstance(
+        parsed.get("entity"), str):
+      raise _error(path, line,
+                   f"the entity {errors.show(match.group(0))} has no "
+                   "'entity'", 'Write it as [text]{"entity": "type"}.')
+    kind, role = parsed["entity"], parsed.get("role")
+  kind = kind.strip() + (f".{str(role).strip()}" if role else "")
+  if not kind or len(kind.split()) != 1:
+    raise _error(path, line,
+                 f"the entity type {errors.show(kind)} of "
+                 f"{errors.show(match.group(0))} is " +
+                 ("empty" if not kind else "several words"),
+                 "Write the type without spaces (join words with '_').")
+  return kind
+
+
+def parse_example(path: str, line: int, source: str,
+                  intent: str) -> RasaExample:
+  """One annotated example: its plain text and entity spans."""
+  text, spans, position = [], [], 0
+  length = 0
+  for match in _ANNOTATION.finditer(source):
+    before = source[position:match.start()]
+    text.append(before)
+    length += len(before)
+    kind = _annotation_type(path, line, match)
+    text.append(match.group("text"))
+    spans.append((length, length + len(match.group("text")), kind))
+    length += len(match.group("text"))
+    position = match.end()
+  text.append(source[position:])
+  plain = "".join(text)
+  if not plain.split():
+    raise _error(path, line, "the example is empty",
+                 "Write the example after '- ', or delete the line.")
+  return RasaExample(plain, spans, intent, line, source)
+
+
+def read_rasa(path: str) -> list[RasaExample]:
+  """The examples of every intent of the Rasa NLU file `path`, in file order.
+
+  Raises:
+    DataError: the file is not UTF-8 or not YAML, has no `nlu` list, an item
+      has no or several kinds, no examples, an example line does not start
+      with '-', an entity's markup does not parse, or no intent has an
+      example; the message names the line.
+  """
+  found = []
+  for kind, name, node, _ in _nlu_items(path):
+    if kind != "intent":
+      continue
+    for source, line in _example_lines(path, node):
+      found.append(parse_example(path, line, source, name))
+  if not found:
+    raise _error(path, None, "the file has no intent with an example")
+  return found
+
+
+def read_lookups(path: str) -> dict[str, list[tuple[str, int]]]:
+  """{lookup table name: its (value, line) in file order} of `path`."""
+  tables = {}
+  for kind, name, node, _ in _nlu_items(path):
+    if kind == "lookup":
+      tables.setdefault(name, []).extend(_example_lines(path, node))
+  return tables
+
+
+def has_entities(path: str) -> bool:
+  """Whether any example of `path` marks an entity."""
+  return any(example.spans for example in read_rasa(path))
+
+
+def is_rasa(path: str) -> bool:
+  """Whether `path`'s extension is a Rasa YAML file's."""
+  return os.path.splitext(path)[1].lower().lstrip(".") in EXTENSIONS
+
+
+def to_yaml(examples: list[RasaExample]) -> str:
+  """Rasa NLU YAML holding `examples` as written, grouped by intent in the
+  order their intents first appear (each example one `- ` line of its
+  intent's literal block)."""
+  by_intent = {}
+  for example in examples:
+    by_intent.setdefault(example.intent, []).append(example.source)
+  lines = ['version: "3.1"', "nlu:"]
+  for intent, sources in by_intent.items():
+    lines += [f"- intent: {json.dumps(intent)}", "  examples: |"]
+    lines += [f"    - {source}" for source in sources]
+  return "\n".join(lines) + "\n"
