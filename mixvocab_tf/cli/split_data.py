@@ -73,12 +73,14 @@ def _run():
         FLAGS.validation_fraction,
         ", ".join(map(repr, alone[:20])) +
         (f" and {len(alone) - 20} more" if len(alone) > 20 else ""))
-  if summary.get("lookup_tables") and summary["kind"] == "intent_slot":
+  tables = summary.get("lookup_tables")
+  if tables and summary["kind"] == "intent_slot":
     logging.info(
-        "%s holds lookup tables (%s): lists of slot values for the job's "
+        "%s holds %d lookup tables (%s): lists of slot values for the job's "
         "slot-swapped copies, read where their names are slot types. Add "
         "--gin_bindings=\"SLOT_VALUES = '%s'\" to use them.",
-        summary["input"], ", ".join(summary["lookup_tables"]),
+        summary["input"], len(tables), ", ".join(tables[:10]) +
+        (f" and {len(tables) - 10} more" if len(tables) > 10 else ""),
         summary["input"])
   print(json.dumps(summary, indent=1))
 

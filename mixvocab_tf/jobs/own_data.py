@@ -66,6 +66,7 @@ from mixvocab_tf.core import run_files
 from mixvocab_tf.core import trainer as trainer_lib
 from mixvocab_tf.datasets import errors
 from mixvocab_tf.datasets import examples as examples_lib
+from mixvocab_tf.datasets import rasa_files
 from mixvocab_tf.datasets import slot_values as slot_values_lib
 from mixvocab_tf.datasets import unlabelled as unlabelled_lib
 from mixvocab_tf.datasets import user_dataset
@@ -316,6 +317,14 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
           "slot values.")
     logging.info("Slot values for the student's copies: %s.",
                  slot_values_summary(dataset, slot_values))
+  elif intent_slot and dataset.files.format == rasa_files.FORMAT:
+    tables = sorted(rasa_files.read_lookups(dataset.files.files["train"]))
+    if tables:
+      logging.info(
+          "%s holds lookup tables (%s): the job reads them as lists of slot "
+          "values with --gin_bindings=\"SLOT_VALUES = '%s'\".",
+          dataset.files.files["train"], ", ".join(tables),
+          dataset.files.files["train"])
   data_dir = os.path.abspath(data_dir)
   examples = summary["examples"]["train"]
   def epochs(most, min_steps):

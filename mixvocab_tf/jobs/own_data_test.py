@@ -316,6 +316,33 @@ class OwnDataStepsTest(tf.test.TestCase):
     with self.assertRaisesRegex(errors.DataError, "text classification"):
       own_data.own_data_steps(text_dir, student=text_dir, slot_values=values)
 
+  def test_a_rasa_dataset_and_its_lookup_tables(self):
+    data_dir = os.path.join(self.get_temp_dir(), "rasa")
+    os.makedirs(data_dir)
+    lookup = "- lookup: genre\n  examples: |\n    - big band\n"
+    for split in ("train", "validation"):
+      with open(os.path.join(data_dir, f"{split}.yml"), "w") as f:
+        f.write("nlu:\n- intent: PlayMusic\n  examples: |\n" +
+                "    - play some [jazz](genre)\n" * 10 +
+                "- intent: Stop\n  examples: |\n    - stop\n" + lookup)
+    train = os.path.join(data_dir, "train.yml")
+    with self.assertLogs(level="INFO") as logs:
+      steps = {step.name: step for step in own_data.own_data_steps(
+          data_dir, student=data_dir)}
+    self.assertIn(f"SLOT_VALUES = '{train}'", "\n".join(logs.output))
+    # Entities make it an intent-and-slot dataset: its student distils
+    # intents and slots.
+    self.assertTrue(any(key.startswith("DistillIntentSlotTask.") for key in
+                        steps["student"].options("/job")))
+    with self.assertLogs(level="INFO") as logs:
+      steps = {step.name: step for step in own_data.own_data_steps(
+          data_dir, student=data_dir, slot_values=train)}
+    self.assertIn("1 value of 1 slot type from " + train,
+                  "\n".join(logs.output))
+    self.assertEqual(
+        steps["student"].options("/job")["DistillIntentSlotTask.slot_values"],
+        train)
+
   def test_a_large_text_split_gets_no_student_step_floor(self):
     data_dir = _write_text_classification(self.get_temp_dir())
     # 20 examples: the floors set the budgets (2,000 and 6,000 steps).
