@@ -33,6 +33,9 @@ _NEAR_MISSES = {
     "eval": "validation",
     "evaluation": "validation",
     "testing": "test",
+    # `rasa data split nlu` writes these.
+    "training_data": "train",
+    "test_data": "test",
 }
 
 

@@ -150,7 +150,8 @@ def _nlu_items(path: str) -> Iterator[tuple[str, str, Any, int]]:
           "Give each item one of intent, synonym, regex or lookup.")
     kind = kinds[0]
     name = _scalar(path, fields[kind], f"the {kind}'s name").strip()
-    if not name or len(name.split()) != 1:
+    # A synonym names a value ("San Francisco"); an intent is a label.
+    if kind == "intent" and (not name or len(name.split()) != 1):
       raise _error(path, _line(fields[kind]),
                    f"the {kind} name {errors.show(name)} is " +
                    ("empty" if not name else "several words"),

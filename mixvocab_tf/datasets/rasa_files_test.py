@@ -34,7 +34,7 @@ nlu:
       hello   there
     metadata:
       sentiment: neutral
-- synonym: NYC
+- synonym: New York City
   examples: |
     - New York
 - lookup: city
@@ -236,3 +236,13 @@ def test_to_yaml_keeps_each_example_as_written(tmp_path):
       == [(e.text, e.spans, e.intent) for e in
           sorted(found, key=lambda e: e.intent != "book_flight")]
   assert json.dumps("book_flight") in open(again).read()
+
+
+def test_rasa_split_names_get_a_rename_hint(tmp_path):
+  """`rasa data split nlu` writes training_data.yml and test_data.yml."""
+  text = "nlu:\n- intent: a\n  examples: |\n    - [x](y)\n"
+  _write(tmp_path / "training_data.yml", text)
+  _write(tmp_path / "test_data.yml", text)
+  with pytest.raises(errors.DataError,
+                     match=r"Rename training_data.yml to train.yml"):
+    layout.find_dataset(str(tmp_path))
