@@ -298,3 +298,46 @@ def to_yaml(examples: list[RasaExample]) -> str:
     lines += [f"- intent: {json.dumps(intent)}", "  examples: |"]
     lines += [f"    - {source}" for source in sources]
   return "\n".join(lines) + "\n"
+
+
+def markup(text: str, spans) -> str:
+  """`text` with its slots written as Rasa markup: `[jazz](genre)`, a
+  `<type>.<role>` type as `[Berlin]{"entity": "city", "role": "departure"}`
+  (as `parse_example` reads it back).
+
+  Args:
+    text: a query.
+    spans: (start, end, slot type) of each slot, character offsets, the
+      end excluded, not overlapping.
+  """
+  out, position = [], 0
+  for start, end, kind in sorted(spans):
+    entity, _, role = kind.partition(".")
+    out.append(text[position:start])
+    out.append(f"[{text[start:end]}]" + (
+        f"({kind})" if not role else
+        json.dumps({"entity": entity, "role": role})))
+    position = end
+  out.append(text[position:])
+  return "".join(out)
+
+
+def answers_to_yaml(records: list[dict]) -> str:
+  """Rasa NLU YAML of a model's answers (`serving.predictor` records: a
+  text, its intent and slots, or its label), grouped by intent in the order
+  the records first name them, each example with its score as metadata, so
+  that the corrected items can join a Rasa training file."""
+  by_intent = {}
+  for record in records:
+    intent = record.get("intent", record.get("label"))
+    text = markup(record["text"], [(slot["start"], slot["end"], slot["type"])
+                                   for slot in record.get("slots", ())])
+    by_intent.setdefault(intent, []).append((text, record["score"]))
+  lines = ['version: "3.1"', "nlu:"]
+  for intent, answers in by_intent.items():
+    lines += [f"- intent: {json.dumps(intent)}", "  examples:"]
+    for text, score in answers:
+      lines += [f"  - text: {json.dumps(text, ensure_ascii=False)}",
+                f"    metadata: {{score: {score:.4f}}}"]
+  return "\n".join(lines) + "\n"
+

@@ -246,3 +246,27 @@ def test_rasa_split_names_get_a_rename_hint(tmp_path):
   with pytest.raises(errors.DataError,
                      match=r"Rename training_data.yml to train.yml"):
     layout.find_dataset(str(tmp_path))
+
+
+def test_answers_are_written_as_rasa_data_that_reads_back(tmp_path):
+  records = [
+      {"text": "fly to Berlin now", "intent": "book", "score": 0.31,
+       "slots": [{"start": 7, "end": 13, "type": "city.destination"}]},
+      {"text": "hi", "intent": "greet", "score": 0.4, "slots": []},
+      {"text": "play Bach", "intent": "book", "score": 0.5,
+       "slots": [{"start": 5, "end": 9, "type": "artist"}]},
+  ]
+  assert rasa_files.markup("play Bach", [(5, 9, "artist")]) == (
+      "play [Bach](artist)")
+  path = _write(tmp_path / "label_next.yml",
+                rasa_files.answers_to_yaml(records))
+  found = rasa_files.read_rasa(path)
+  assert [(e.text, e.spans, e.intent) for e in found] == [
+      ("fly to Berlin now", [(7, 13, "city.destination")], "book"),
+      ("play Bach", [(5, 9, "artist")], "book"),
+      ("hi", [], "greet")]
+  assert "score: 0.3100" in open(path).read()
+  classified = _write(tmp_path / "c.yml", rasa_files.answers_to_yaml(
+      [{"text": 'say "hi"', "label": "greet", "score": 0.2}]))
+  assert [(e.text, e.intent) for e in rasa_files.read_rasa(classified)] == [
+      ('say "hi"', "greet")]

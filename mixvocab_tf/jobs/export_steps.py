@@ -54,6 +54,7 @@ from absl import logging
 from mixvocab_tf import assets
 from mixvocab_tf.core import run_files
 from mixvocab_tf.datasets import examples as examples_lib
+from mixvocab_tf.datasets import rasa_files
 from mixvocab_tf.datasets import unlabelled as unlabelled_lib
 from mixvocab_tf.datasets import user_dataset
 from mixvocab_tf.serving import scoring
@@ -259,7 +260,9 @@ def label_next(model_path, unlabelled, text_column, output_path,
   one the model is likeliest to answer wrong, so it is the first to label
   when a user labels more. Each line is a record of a JSONL train split
   (`to_train_record`), the model's answers in place of labels, so that
-  correcting them and adding the lines to train.jsonl labels them.
+  correcting them and adding the lines to train.jsonl labels them; an
+  `output_path` ending in .yml is written as Rasa NLU data instead
+  (`rasa_files.answers_to_yaml`, the score as each example's metadata).
 
   Returns:
     {'path', 'texts' (how many were answered), 'written', 'least_sure'
@@ -271,9 +274,13 @@ def label_next(model_path, unlabelled, text_column, output_path,
   texts = unlabelled_lib.read_unlabelled(unlabelled, text_column)
   records = predictor.predict(texts, top_k=TOP_K)
   records.sort(key=lambda record: record["score"])
-  run_files.write_text(output_path, "".join(
-      json.dumps(to_train_record(r, text_column, label_column),
-                 ensure_ascii=False) + "\n" for r in records[:limit]))
+  if rasa_files.is_rasa(output_path):  # For a Rasa dataset: Rasa markup.
+    run_files.write_text(output_path,
+                         rasa_files.answers_to_yaml(records[:limit]))
+  else:
+    run_files.write_text(output_path, "".join(
+        json.dumps(to_train_record(r, text_column, label_column),
+                   ensure_ascii=False) + "\n" for r in records[:limit]))
   return {"path": output_path, "texts": len(texts),
           "written": min(limit, len(records)), "least_sure": records[:shown]}
 

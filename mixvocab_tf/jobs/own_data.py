@@ -246,7 +246,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       the others, the transfer set's. The student's step budget stays the
       same. The export answers them with the student's file and writes the
       `export_steps.LABEL_NEXT` it is least sure of to `label_next.jsonl`,
-      the first to label, as lines of a JSONL train split. None: none.
+      the first to label, as lines of a JSONL train split (for a Rasa
+      dataset to `label_next.yml`, as Rasa NLU data). None: none.
     max_unlabelled: the transfer set takes at most this many unlabelled
       texts, drawn at random with a fixed seed (`unlabelled.sample`); None:
       all. The teacher labels each one (about 250-370 a CPU second), and
@@ -551,9 +552,12 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     suffix = "" if i == 0 else f"_{size}"
     predictions = PREDICTIONS_JSONL.replace(".jsonl", f"{suffix}.jsonl")
     # Set only when given, so that runs of earlier versions resume.
+    # A Rasa dataset's texts to label next are written as Rasa data.
+    label_ext = (".yml" if dataset.files.format == rasa_files.FORMAT else
+                 ".jsonl")
     to_label = {} if not unlabelled else dict(
         unlabelled=unlabelled_texts, label_next=steps_lib.JobPath(
-            LABEL_NEXT_JSONL.replace(".jsonl", f"{suffix}.jsonl")))
+            LABEL_NEXT_JSONL.replace(".jsonl", f"{suffix}{label_ext}")))
     steps += [
         steps_lib.Step(name, "train", (student_gin,), config, reads=reads,
                        when=when, inputs=student_inputs),
@@ -1310,11 +1314,15 @@ def label_next_lines(entry, intent_slot):
       "the exported student is least sure of, the first to label if you "
       "label more (uncertainty sampling: they are the likeliest to be "
       f"answered wrong). The {entry['written']:,} least sure, least sure "
-      f"first, with the student's answers: `{entry['path']}`, each line in "
-      "the JSONL form of a train split with the student's answer as its "
-      f"{'intent and spans' if intent_slot else 'label'}: correct the "
-      "wrong ones and add the lines to train.jsonl (the score and top-k "
-      "keys are not read).", "",
+      f"first, with the student's answers: `{entry['path']}`, " + (
+          "Rasa NLU data with the student's answers as the intents and "
+          "entities (each example's score as its metadata): correct the "
+          "wrong ones and add them to train.yml."
+          if rasa_files.is_rasa(entry["path"]) else
+          "each line in the JSONL form of a train split with the student's "
+          f"answer as its {'intent and spans' if intent_slot else 'label'}: "
+          "correct the wrong ones and add the lines to train.jsonl (the "
+          "score and top-k keys are not read)."), "",
       report.markdown_table(["text", f"student's {what}", "score"], rows),
       ""]
 
