@@ -325,7 +325,8 @@ def markup(text: str, spans) -> str:
 def answers_to_yaml(records: list[dict]) -> str:
   """Rasa NLU YAML of a model's answers (`serving.predictor` records: a
   text, its intent and slots, or its label), grouped by intent in the order
-  the records first name them, each example with its score as metadata, so
+  the records first name them (within an intent, in the records' order),
+  each example with its score as metadata, so
   that the corrected items can join a Rasa training file."""
   by_intent = {}
   for record in records:

@@ -1316,8 +1316,9 @@ def label_next_lines(entry, intent_slot):
       f"answered wrong). The {entry['written']:,} least sure, least sure "
       f"first, with the student's answers: `{entry['path']}`, " + (
           "Rasa NLU data with the student's answers as the intents and "
-          "entities (each example's score as its metadata): correct the "
-          "wrong ones and add them to train.yml."
+          "entities, grouped by intent (least sure first in each; each "
+          "example's score as its metadata): correct the wrong ones and add "
+          "them to train.yml."
           if rasa_files.is_rasa(entry["path"]) else
           "each line in the JSONL form of a train split with the student's "
           f"answer as its {'intent and spans' if intent_slot else 'label'}: "
