@@ -1,8 +1,9 @@
 r"""Splits one labelled file into the splits the own-data job reads.
 
 The own-data job needs a validation split beside train. From one labelled
-.csv, .tsv or .jsonl file, one Rasa NLU .yml file, or one directory holding
-seq.in, seq.out and label, this writes `train` and `validation` (and `test` with
+.csv, .tsv or .jsonl file, one Rasa NLU .yml file or a Rasa project's
+`data` folder, or one directory holding seq.in, seq.out and label, this
+writes `train` and `validation` (and `test` with
 --test_fraction) into --output_dir, stratified by label and seeded
 (`datasets.splitting`), in the input's format, and prints a JSON summary.
 Given a dataset directory with train (and test) but no validation, it
@@ -22,6 +23,7 @@ from absl import flags
 from absl import logging
 
 from mixvocab_tf.cli import console
+from mixvocab_tf.datasets import errors
 from mixvocab_tf.datasets import splitting
 
 FLAGS = flags.FLAGS
@@ -31,8 +33,8 @@ def define_flags():
   """The command's flags (`run` defines them; importing this does not)."""
   flags.DEFINE_string(
       "data", None,
-      "One labelled .csv, .tsv or .jsonl file, a Rasa NLU .yml file, a "
-      "directory holding seq.in, seq.out and label, or a dataset directory with train (and test) but "
+      "One labelled .csv, .tsv or .jsonl file, a Rasa NLU .yml file or a "
+      "folder of them, a directory holding seq.in, seq.out and label, or a dataset directory with train (and test) but "
       "no validation: its train is split, its test copied.")
   flags.DEFINE_string(
       "output_dir", None,
@@ -76,12 +78,13 @@ def _run():
   tables = summary.get("lookup_tables")
   if tables and summary["kind"] == "intent_slot":
     logging.info(
-        "%s holds %d lookup tables (%s): lists of slot values for the job's "
+        "Wrote %s: %s (%s), lists of slot values for the job's "
         "slot-swapped copies, read where their names are slot types. Add "
         "--gin_bindings=\"SLOT_VALUES = '%s'\" to use them.",
-        summary["input"], len(tables), ", ".join(tables[:10]) +
+        summary["lookups"], errors.plural(len(tables), "lookup table"),
+        ", ".join(tables[:10]) +
         (f" and {len(tables) - 10} more" if len(tables) > 10 else ""),
-        summary["input"])
+        summary["lookups"])
   print(json.dumps(summary, indent=1))
 
 

@@ -173,6 +173,14 @@ def find_dataset(data_dir: str) -> DatasetFiles:
       hint = _near_miss_hint(data_dir, split)
       fix = (hint + " " if hint else "") + (
           "Name the split's file or directory with one of these names.")
+      rasa = (rasa_files.nlu_files(data_dir)
+              if split == "train" and not candidates["test"] else [])
+      if rasa:  # A Rasa project's data folder.
+        names = [os.path.relpath(path, data_dir) for path in rasa]
+        fix += (f" It holds Rasa NLU files ({', '.join(names[:3])}"
+                f"{', ...' if len(names) > 3 else ''}): `mixvocab-split-data "
+                f"--data={data_dir} --output_dir={data_dir.rstrip('/')}_split`"
+                " writes train and validation splits from them for DATA_DIR.")
       if split == "validation" and candidates["train"]:
         # One labelled file is a common start: say how to split it.
         fix += (" Or, if train is all the labelled data you have, "

@@ -46,6 +46,7 @@ import os
 import re
 from typing import Any, Iterator
 
+import tensorflow as tf
 import yaml
 
 from mixvocab_tf.datasets import decoding
@@ -124,7 +125,7 @@ def _scalar(path: str, node, what: str) -> str:
   return node.value
 
 
-def _nlu_items(path: str) -> Iterator[tuple[str, str, Any, int]]:
+def nlu_items(path: str) -> Iterator[tuple[str, str, Any, int]]:
   """(kind, name, examples node, line) of each item of the file's `nlu`."""
   root = _compose(path)
   if root is None or not isinstance(root, yaml.MappingNode):
@@ -257,7 +258,7 @@ def read_rasa(path: str) -> list[RasaExample]:
       example; the message names the line.
   """
   found = []
-  for kind, name, node, _ in _nlu_items(path):
+  for kind, name, node, _ in nlu_items(path):
     if kind != "intent":
       continue
     for source, line in _example_lines(path, node):
@@ -270,10 +271,40 @@ def read_rasa(path: str) -> list[RasaExample]:
 def read_lookups(path: str) -> dict[str, list[tuple[str, int]]]:
   """{lookup table name: its (value, line) in file order} of `path`."""
   tables = {}
-  for kind, name, node, _ in _nlu_items(path):
+  for kind, name, node, _ in nlu_items(path):
     if kind == "lookup":
       tables.setdefault(name, []).extend(_example_lines(path, node))
   return tables
+
+
+def holds_nlu(path: str) -> bool:
+  """Whether the YAML file `path` has a key `nlu` (a stories, rules or
+  domain file has not); False for a file that does not parse."""
+  try:
+    root = _compose(path)
+  except errors.DataError:
+    return False
+  return isinstance(root, yaml.MappingNode) and "nlu" in _mapping(root)
+
+
+def nlu_files(directory: str) -> list[str]:
+  """The Rasa NLU files under `directory` (as Rasa reads a project's `data`
+  folder: every .yml / .yaml file below it, its sub-folders too, that has
+  a key `nlu`), in path order."""
+  found = []
+  for root, _, names in tf.io.gfile.walk(directory):
+    found += [os.path.join(root, name) for name in names
+              if is_rasa(name) and not name.startswith(".")]
+  return sorted(path for path in found if holds_nlu(path))
+
+
+def to_lookups_yaml(tables: dict[str, list[tuple[str, int]]]) -> str:
+  """Rasa NLU YAML holding lookup tables ({name: [(value, line)]})."""
+  lines = ['version: "3.1"', "nlu:"]
+  for name, entries in tables.items():
+    lines += [f"- lookup: {json.dumps(name)}", "  examples: |"]
+    lines += [f"    - {value}" for value, _ in entries]
+  return "\n".join(lines) + "\n"
 
 
 def has_entities(path: str) -> bool:

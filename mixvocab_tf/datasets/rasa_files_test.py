@@ -208,8 +208,10 @@ def test_split_writes_rasa_files_that_read_back(tmp_path):
   assert summary["format"] == "rasa" and summary["kind"] == "intent_slot"
   assert summary["examples"] == {"train": 16, "validation": 4}
   assert summary["lookup_tables"] == ["track"]
-  assert sorted(os.listdir(tmp_path / "out")) == ["train.yml",
+  assert sorted(os.listdir(tmp_path / "out")) == ["lookups.yml", "train.yml",
                                                    "validation.yml"]
+  assert slot_values.read_slot_values(summary["lookups"], {"track"}) == {
+      "track": [("one", "more")]}
   dataset = user_dataset.load_dataset(str(tmp_path / "out"))
   whole = intent_slot_files.read_intent_slot(source)
   read = dataset.splits["train"].words + dataset.splits["validation"].words
@@ -270,3 +272,30 @@ def test_answers_are_written_as_rasa_data_that_reads_back(tmp_path):
       [{"text": 'say "hi"', "label": "greet", "score": 0.2}]))
   assert [(e.text, e.intent) for e in rasa_files.read_rasa(classified)] == [
       ('say "hi"', "greet")]
+
+
+def test_a_rasa_projects_data_folder_splits_as_one_source(tmp_path):
+  """As Rasa reads `data/`: every file with a key `nlu`, sub-folders too."""
+  data = tmp_path / "data"
+  lines = lambda intent: [f"    - {intent} [x{i}](thing)" for i in range(10)]
+  _write(data / "nlu" / "a.yml", "\n".join(
+      ["nlu:", "- intent: a", "  examples: |"] + lines("a")) + "\n")
+  _write(data / "nlu" / "b.yaml", "\n".join(
+      ["nlu:", "- intent: b", "  examples: |"] + lines("b")) + "\n")
+  _write(data / "nlu" / "lookups" / "things.yml",
+         "nlu:\n- lookup: thing\n  examples: |\n    - y\n")
+  _write(data / "stories.yml", "stories:\n- story: s\n  steps: []\n")
+  _write(data / "rules.yml", "rules: [\n")  # Not YAML: not an NLU file.
+  assert [os.path.relpath(p, data) for p in rasa_files.nlu_files(str(data))] \
+      == ["nlu/a.yml", "nlu/b.yaml", "nlu/lookups/things.yml"]
+  with pytest.raises(errors.DataError,
+                     match=r"It holds Rasa NLU files \(nlu/a.yml, nlu/b.yaml, "
+                     r"nlu/lookups/things.yml\): `mixvocab-split-data"):
+    layout.find_dataset(str(data))  # DATA_DIR=data: split it first.
+  summary = splitting.split_dataset(str(data), str(tmp_path / "out"),
+                                    validation_fraction=0.2)
+  assert summary["examples"] == {"train": 16, "validation": 4}
+  assert summary["lookup_tables"] == ["thing"]
+  dataset = user_dataset.load_dataset(str(tmp_path / "out"))
+  assert dataset.kind == examples_lib.INTENT_SLOT
+  assert sorted(set(dataset.splits["train"].intents)) == ["a", "b"]

@@ -18,9 +18,9 @@ stratify=labels)` would give them:
 - each split keeps the records' order in the file and the file's format:
   JSONL and Goo lines are copied as they are, CSV and TSV rows are written
   again under the same header (CSV quoted where a field needs it), a Rasa
-  NLU file's examples are written as they are, under their intents (its
-  lookup tables, synonyms and regexes stay in the source file, which
-  `SLOT_VALUES` can name).
+  NLU file's (or folder's) examples are written as they are, under their
+  intents, and its lookup tables to `lookups.yml` beside them, for
+  `SLOT_VALUES` (synonyms and regexes are left out).
 
 The same file, fractions and seed give the same splits.
 """
@@ -45,6 +45,10 @@ from mixvocab_tf.datasets import rasa_files
 from mixvocab_tf.datasets import records
 from mixvocab_tf.datasets import text_classification_files
 
+#: The file beside a Rasa source's splits holding its lookup tables.
+LOOKUPS_YML = "lookups.yml"
+
+
 @dataclasses.dataclass
 class _Source:
   """A labelled file read for splitting.
@@ -55,11 +59,13 @@ class _Source:
     labels: each example's label (its intent for intent and slots).
     write: writes the examples at the given indices, in that order, as the
       split named by the first argument, into the directory of the second.
+    lookups: a Rasa source's lookup tables ({name: [(value, line)]}).
   """
   kind: str
   format: str
   labels: list[str]
   write: Callable[[str, str, list[int]], str]
+  lookups: dict | None = None
 
 
 def _lines_of(line_numbers: list[int], lines: list[str],
@@ -96,17 +102,28 @@ def _goo_source(path: str) -> _Source:
   return _Source(examples_lib.INTENT_SLOT, "goo", list(data.intents), write)
 
 
-def _rasa_source(path: str) -> _Source:
-  found = rasa_files.read_rasa(path)
+def _rasa_source(paths: list[str]) -> _Source:
+  """Rasa NLU files read as one source: their intents' examples in path
+  order, and their lookup tables (written beside the splits)."""
+  with_examples = [path for path in paths if any(
+      kind == "intent" for kind, *_ in rasa_files.nlu_items(path))]
+  if not with_examples:
+    rasa_files.read_rasa(paths[0])  # Raises: no intent with an example.
+  found = [e for path in with_examples for e in rasa_files.read_rasa(path)]
   kind = (examples_lib.INTENT_SLOT if any(e.spans for e in found) else
           examples_lib.TEXT_CLASSIFICATION)
   if kind == examples_lib.INTENT_SLOT:  # Checks each example's entities.
-    intent_slot_files.read_intent_slot(path)
-  ext = os.path.splitext(path)[1].lower()
+    for path in with_examples:
+      intent_slot_files.read_intent_slot(path)
+  lookups = {}
+  for path in paths:
+    for name, entries in rasa_files.read_lookups(path).items():
+      lookups.setdefault(name, []).extend(entries)
   def write(split, output_dir, indices):
-    return _write_file(os.path.join(output_dir, split + ext),
+    return _write_file(os.path.join(output_dir, split + ".yml"),
                        rasa_files.to_yaml([found[i] for i in indices]))
-  return _Source(kind, rasa_files.FORMAT, [e.intent for e in found], write)
+  return _Source(kind, rasa_files.FORMAT, [e.intent for e in found], write,
+                 lookups)
 
 
 def _table_source(path: str, fmt: str, columns: dict) -> _Source:
@@ -140,6 +157,8 @@ def read_source(path: str, text_column: str = "text",
     DataError: the file breaks the data contract, or is not labelled.
   """
   if tf.io.gfile.isdir(path):
+    if not layout.holds_goo_files(path) and rasa_files.nlu_files(path):
+      return _rasa_source(rasa_files.nlu_files(path))
     return _goo_source(path)
   if not tf.io.gfile.exists(path):
     raise FileNotFoundError(
@@ -147,7 +166,7 @@ def read_source(path: str, text_column: str = "text",
         "or .jsonl file, a Rasa NLU .yml file, or a directory holding "
         "seq.in, seq.out and label.")
   if rasa_files.is_rasa(path):
-    return _rasa_source(path)
+    return _rasa_source([path])
   fmt = records.format_of(path)
   if fmt == "jsonl" and layout.peek_jsonl_kind(path) == examples_lib.INTENT_SLOT:
     data = intent_slot_files.read_intent_slot(path, require_labels=True)
@@ -213,6 +232,8 @@ def _train_of(path: str, test_fraction: float) -> tuple[str, str | None]:
   if not tf.io.gfile.isdir(path) or layout.holds_goo_files(path):
     return path, None
   found = layout.split_candidates(path)
+  if not any(found.values()) and rasa_files.nlu_files(path):
+    return path, None  # A Rasa project's data folder: its NLU files.
   for split, names in found.items():
     if len(names) > 1:
       raise ValueError(
@@ -260,7 +281,8 @@ def split_dataset(path: str, output_dir: str,
 
   Args:
     path: one labelled .csv, .tsv or .jsonl file, a Rasa NLU .yml / .yaml
-      file, a directory in the Goo et al. layout (seq.in, seq.out, label), or a dataset directory with a
+      file or a folder of them (a Rasa project's `data`: its files with a
+      key `nlu`, sub-folders too), a directory in the Goo et al. layout (seq.in, seq.out, label), or a dataset directory with a
       train split and no validation split (its train is split, its test, if
       any, copied as it is).
     output_dir: the dataset directory to write (the own-data job's
@@ -274,8 +296,9 @@ def split_dataset(path: str, output_dir: str,
   Returns:
     A summary (JSON): the file split, its kind and format, the written
     splits and their sizes, the copied test split, the seed and fractions,
-    the labels that stayed wholly in train, and for a Rasa file the names
-    of its lookup tables.
+    the labels that stayed wholly in train, and for a Rasa source with
+    lookup tables their names and `lookups`, the file they are written to
+    (`LOOKUPS_YML`, beside the splits, for `SLOT_VALUES`).
 
   Raises:
     DataError: `path` breaks the data contract.
@@ -321,6 +344,12 @@ def split_dataset(path: str, output_dir: str,
   if test_copy:
     copied["test"] = os.path.join(output_dir, os.path.basename(test_copy))
     _copy(test_copy, copied["test"])
+  lookups = {}
+  if source.lookups:  # Beside the splits, for SLOT_VALUES.
+    lookups = {"lookup_tables": sorted(source.lookups),
+               "lookups": _write_file(
+                   os.path.join(output_dir, LOOKUPS_YML),
+                   rasa_files.to_lookups_yaml(source.lookups))}
   in_validation = collections.Counter(
       source.labels[i] for i in indices["validation"])
   return {
@@ -336,6 +365,5 @@ def split_dataset(path: str, output_dir: str,
       "labels": len(counts),
       "labels_only_in_train": sorted(
           label for label in counts if not in_validation[label]),
-      **({"lookup_tables": sorted(rasa_files.read_lookups(path))}
-         if source.format == rasa_files.FORMAT else {}),
+      **lookups,
   }
