@@ -190,6 +190,9 @@ def test_lookup_tables_are_slot_values_by_name_and_role(tmp_path):
                      match=r"no lookup table is named after a slot type of "
                      r"train \(tables: cities, date\)"):
     slot_values.read_slot_values(lookups, {"city"})
+  with pytest.raises(errors.DataError, match="none.yml: the file does not "
+                     "exist. Expected a Rasa NLU file with lookup tables"):
+    slot_values.read_slot_values(str(tmp_path / "none.yml"), types)
   with pytest.raises(errors.DataError, match="the file has no lookup table"):
     slot_values.read_slot_values(
         _write(tmp_path / "none.yml",

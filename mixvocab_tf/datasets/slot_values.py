@@ -61,7 +61,10 @@ def read_slot_values(
       holds no value; a Rasa file has no lookup table named after one of
       `slot_types`; the message names the file and the fix.
   """
-  if rasa_files.is_rasa(directory) and errors.isfile(directory):
+  if rasa_files.is_rasa(directory) and not tf.io.gfile.isdir(directory):
+    if not errors.isfile(directory):
+      raise errors.data_error(directory, None, "the file does not exist",
+                              "a Rasa NLU file with lookup tables")
     return _read_lookups(directory, slot_types)
   expected = (f"a directory of {EXTENSION} files, one per slot type, named "
               f"after the type (artist{EXTENSION} for the tags B-artist, "
