@@ -318,14 +318,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
           "slot values.")
     logging.info("Slot values for the student's copies: %s.",
                  slot_values_summary(dataset, slot_values))
-  elif intent_slot and dataset.files.format == rasa_files.FORMAT:
-    tables = sorted(rasa_files.read_lookups(dataset.files.files["train"]))
-    if tables:
-      logging.info(
-          "%s holds lookup tables (%s): the job reads them as lists of slot "
-          "values with --gin_bindings=\"SLOT_VALUES = '%s'\".",
-          dataset.files.files["train"], ", ".join(tables),
-          dataset.files.files["train"])
+  elif intent_slot and lookup_tables_hint(dataset):
+    logging.info("%s", lookup_tables_hint(dataset))
   data_dir = os.path.abspath(data_dir)
   examples = summary["examples"]["train"]
   def epochs(most, min_steps):
@@ -640,6 +634,20 @@ def check_step(step_dir, output_dir, options):
                  overlap_warning=dataset.overlap_warning())
   run_files.write_json(os.path.join(step_dir, SUMMARY_JSON), summary,
                        indent=1)
+
+
+def lookup_tables_hint(dataset) -> Optional[str]:
+  """How to use the lookup tables of a Rasa dataset's train file as slot
+  values; None for other datasets, or a train file without tables."""
+  if dataset.files.format != rasa_files.FORMAT:
+    return None
+  train = dataset.files.files["train"]
+  tables = sorted(rasa_files.read_lookups(train))
+  if not tables:
+    return None
+  return (f"{train} holds lookup tables ({', '.join(tables)}): the job "
+          "reads them as lists of slot values for the student's copies with "
+          f"--gin_bindings=\"SLOT_VALUES = '{train}'\".")
 
 
 def slot_values_summary(dataset, path) -> str:

@@ -326,19 +326,21 @@ class OwnDataStepsTest(tf.test.TestCase):
                 "    - play some [jazz](genre)\n" * 10 +
                 "- intent: Stop\n  examples: |\n    - stop\n" + lookup)
     train = os.path.join(data_dir, "train.yml")
-    with self.assertLogs(level="INFO") as logs:
-      steps = {step.name: step for step in own_data.own_data_steps(
-          data_dir, student=data_dir)}
-    self.assertIn(f"SLOT_VALUES = '{train}'", "\n".join(logs.output))
+    steps = {step.name: step for step in own_data.own_data_steps(
+        data_dir, student=data_dir)}
     # Entities make it an intent-and-slot dataset: its student distils
     # intents and slots.
     self.assertTrue(any(key.startswith("DistillIntentSlotTask.") for key in
                         steps["student"].options("/job")))
-    with self.assertLogs(level="INFO") as logs:
-      steps = {step.name: step for step in own_data.own_data_steps(
-          data_dir, student=data_dir, slot_values=train)}
-    self.assertIn("1 value of 1 slot type from " + train,
-                  "\n".join(logs.output))
+    dataset = user_dataset.load_dataset(data_dir)
+    self.assertIn(f"SLOT_VALUES = '{train}'",
+                  own_data.lookup_tables_hint(dataset))
+    self.assertIsNone(own_data.lookup_tables_hint(user_dataset.load_dataset(
+        _write_intent_slot(os.path.join(self.get_temp_dir(), "goo")))))
+    self.assertEqual(own_data.slot_values_summary(dataset, train),
+                     "1 value of 1 slot type from " + train)
+    steps = {step.name: step for step in own_data.own_data_steps(
+        data_dir, student=data_dir, slot_values=train)}
     self.assertEqual(
         steps["student"].options("/job")["DistillIntentSlotTask.slot_values"],
         train)
