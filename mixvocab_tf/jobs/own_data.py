@@ -9,15 +9,17 @@
 starts (`datasets.user_dataset`: the data contract), before anything
 trains, and picks the task from what it finds:
 
-- intent and slots (`seq.in` / `seq.out` / `label` directories, or JSONL of
-  tokens, tags and intent, or of text, character spans and intent): the
+- intent and slots (`seq.in` / `seq.out` / `label` directories, JSONL of
+  tokens, tags and intent, or of text, character spans and intent, or Rasa
+  NLU YAML with entities): the
   default teacher is fine-tuned jointly for intents and IOB slot tags
   (`finetune_snips_small.gin` on the data) until validation slot F1 stops
   improving; the student is distilled from it across vocabularies
   (`distill_snips_small.gin`: its intent and per-word slot distributions,
   cached once, over train plus copies with slot values swapped among the
   user's own train examples: 2 of each query, up to 12 on small splits);
-- text classification (CSV, TSV or JSONL of text, or text pairs, and label):
+- text classification (CSV, TSV or JSONL of text, or text pairs, and label;
+  or Rasa NLU YAML without entities):
   the teacher is fine-tuned until validation accuracy stops improving
   (`finetune_glue_teacher_small.gin`), the student distilled from its logits
   over train plus word-edited copies it labels (`distill_glue_small.gin`; up
