@@ -3,9 +3,10 @@
 A dataset is one directory holding the splits `train`, `validation` (or
 `dev`, or `valid`) and optionally `test`: files ending in `.csv`, `.tsv` or
 `.jsonl`, directories in the Goo et al. layout (`seq.in`, `seq.out`,
-`label`), or Rasa NLU YAML files (`.yml`, `.yaml`). `find_dataset` says where each split is, which kind of task the
-dataset is for and in which format, or why it cannot (a missing split, two
-candidates for one, mixed formats, a near-miss name such as `val.csv`).
+`label`), or Rasa NLU YAML files (`.yml`, `.yaml`). `find_dataset` says
+where each split is, which kind of task the dataset is for and in which
+format, or why it cannot (a missing split, two candidates for one, mixed
+formats, a near-miss name such as `val.csv`).
 """
 
 import dataclasses

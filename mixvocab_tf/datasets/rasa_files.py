@@ -7,7 +7,7 @@ example annotated inline:
     nlu:
     - intent: book_flight
       examples: |
-        - fly from [Berlin]{"entity": "city", "role": "departure"} to [Rome](city)
+        - fly from [Oslo]{"entity": "city", "role": "from"} to [Rome](city)
         - book a flight
     - lookup: city
       examples: |

@@ -258,8 +258,9 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     slot_values: intent and slots: a directory of lists of slot values, one
       `<type>.txt` per slot type of train, one value per line, or a Rasa
       NLU file whose lookup tables are the lists (`datasets.slot_values`),
-      e.g. an app's catalogue of artists or cities. The student's slot-substituted copies draw from them as well
-      as from train's values (`DistillIntentSlotTask.slot_values`), at the
+      e.g. an app's catalogue of artists or cities. The student's
+      slot-substituted copies draw from them as well as from train's
+      values (`DistillIntentSlotTask.slot_values`), at the
       same number of steps. Checked when the job starts. On 999
       SNIPS queries (seeds 0 and 1), lists of the slot values of the other
       12,085 train queries raised the 6x96 student's validation slot F1
