@@ -529,6 +529,30 @@ def test_command_reads_a_file_and_writes_a_file(glue, tmp_path):
   assert got[0]["unreadable_words"] == 5
 
 
+def test_command_writes_rasa_parse_results(snips, glue, tmp_path):
+  """--output_format=rasa: the records in the shape of Rasa's parse result;
+  refused for a pair model before anything runs."""
+  queries = tmp_path / "queries.txt"
+  queries.write_text("".join(q + "\n" for q in QUERIES[:3]))
+  status, stdout, stderr = _command(
+      tmp_path, f"--model={snips[1]}", f"--input={queries}", "--top_k=2",
+      "--output_format=rasa")
+  assert status == 0, stderr
+  records = predictor_lib.load_predictor(snips[1]).predict(QUERIES[:3],
+                                                           top_k=2)
+  got = [json.loads(line) for line in stdout.splitlines()]
+  assert [g["intent"] for g in got] == [
+      {"name": r["intent"], "confidence": r["score"]} for r in records]
+  assert [[(e["entity"], e["start"], e["end"], e["value"])
+           for e in g["entities"]] for g in got] == [
+               [(s["type"], s["start"], s["end"], s["text"])
+                for s in r["slots"]] for r in records]
+  assert [len(g["intent_ranking"]) for g in got] == [2, 2, 2]
+  status, _, stderr = _command(tmp_path, f"--model={glue[1]}",
+                               f"--input={queries}", "--output_format=rasa")
+  assert status == 1 and "sentence-pair model" in stderr
+
+
 def test_command_errors_are_one_line(snips, glue, tmp_path):
   no_tab = tmp_path / "no_tab.txt"
   no_tab.write_text("a man sleeps\tnobody sleeps\njust one sentence\n")

@@ -23,7 +23,9 @@ per line by a leading `{`. Blank lines are skipped.
 `--output` (a file, or `-` for stdout, the default): one JSON object per
 example, in input order: the predictor's record (`intent` or `label`,
 `score`, `top_k`; `words`, `tags` and `slots` of an intent and slot model;
-`unreadable_words`, counted against `--vocab` or the model's own).
+`unreadable_words`, counted against `--vocab` or the model's own), or with
+`--output_format=rasa` the shape of Rasa's parse result (`rasa_files.
+parse_result`: `intent` {name, confidence}, `entities`, `intent_ranking`).
 
 Examples are run in batches of `--batch_size` (64). Errors the user can fix
 (a missing model, a directory that holds no SavedModel, a pair model given a
@@ -39,6 +41,7 @@ from typing import Iterable, Iterator, Optional, Sequence, Tuple
 from absl import flags
 
 from mixvocab_tf.cli import console
+from mixvocab_tf.datasets import rasa_files
 from mixvocab_tf.serving import predictor as predictor_lib
 
 
@@ -60,6 +63,10 @@ def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
   flags.DEFINE_integer("batch_size", predictor_lib.BATCH_SIZE, "Examples per "
                        "call of the model.", lower_bound=1,
                        flag_values=flag_values)
+  flags.DEFINE_enum(
+      "output_format", "json", ["json", "rasa"], "json: the predictor's "
+      "records; rasa: Rasa's parse result (intent, entities with role, "
+      "intent_ranking), as a Rasa server answers.", flag_values=flag_values)
   flags.DEFINE_string(
       "vocab", None, "The student's vocab.txt, against which each record's "
       "`unreadable_words` are counted; default: the SavedModel's own, "
@@ -136,6 +143,13 @@ def _run(values):
     predictor = predictor_lib.load_predictor(values.model, values.batch_size,
                                values.vocab)
     predictor.check_top_k(values.top_k)
+    if values.output_format == "rasa" and predictor.pair:
+      raise ValueError(
+          "--output_format=rasa writes Rasa's parse result, which holds one "
+          f"text; {values.model} is a sentence-pair model. Use "
+          "--output_format=json.")
+    shape = (rasa_files.parse_result if values.output_format == "rasa" else
+             lambda record: record)
     examples = (predictor.parse_row(row, where)
                 for where, row in read_rows(stream, source))
     records = predictor.predict_examples(examples, values.top_k)
@@ -144,8 +158,8 @@ def _run(values):
       for count, record in enumerate(records, 1):
         # A lone surrogate (from a JSON escape) is written as its JSON
         # escape again; everything else as UTF-8.
-        out.write((json.dumps(record, ensure_ascii=False) + "\n").encode(
-            "utf-8", "backslashreplace"))
+        line = json.dumps(shape(record), ensure_ascii=False) + "\n"
+        out.write(line.encode("utf-8", "backslashreplace"))
         if count % predictor.batch_size == 0:
           out.flush()
       out.flush()

@@ -373,3 +373,31 @@ def answers_to_yaml(records: list[dict]) -> str:
                 f"    metadata: {{score: {score:.4f}}}"]
   return "\n".join(lines) + "\n"
 
+
+def parse_result(record: dict) -> dict:
+  """A predictor's record (`serving.predictor`) in the shape of Rasa's parse
+  result (`rasa shell nlu`, the `/model/parse` endpoint): `intent` {name,
+  confidence}, `entities` [{entity, role (a `<type>.<role>` slot type's),
+  start, end, value (the text as written: synonyms are the app's)}] and
+  `intent_ranking`, so that a client of a Rasa server reads the student's
+  answers as it reads Rasa's.
+
+  Raises:
+    ValueError: a sentence pair's record (Rasa parses one text).
+  """
+  if "text" not in record:
+    raise ValueError("Rasa's parse result holds one text; a sentence-pair "
+                     "model's answers have no such shape.")
+  name = record["intent"] if "intent" in record else record["label"]
+  entities = []
+  for slot in record.get("slots", ()):
+    entity, _, role = slot["type"].partition(".")
+    entities.append({"entity": entity, **({"role": role} if role else {}),
+                     "start": slot["start"], "end": slot["end"],
+                     "value": slot["text"], "extractor": "mixvocab_tf"})
+  ranked = [{"name": r.get("intent", r.get("label")),
+             "confidence": r["score"]} for r in record.get("top_k", ())]
+  return {"text": record["text"],
+          "intent": {"name": name, "confidence": record["score"]},
+          "entities": entities, "intent_ranking": ranked}
+

@@ -302,3 +302,23 @@ def test_a_rasa_projects_data_folder_splits_as_one_source(tmp_path):
   dataset = user_dataset.load_dataset(str(tmp_path / "out"))
   assert dataset.kind == examples_lib.INTENT_SLOT
   assert sorted(set(dataset.splits["train"].intents)) == ["a", "b"]
+
+
+def test_parse_result_is_rasas_shape():
+  record = {"text": "fly to Oslo", "intent": "book", "score": 0.9,
+            "top_k": [{"label": "book", "score": 0.9},
+                      {"label": "greet", "score": 0.1}],
+            "slots": [{"type": "city.to", "text": "Oslo", "start": 7,
+                       "end": 11, "start_word": 2, "end_word": 3}]}
+  assert rasa_files.parse_result(record) == {
+      "text": "fly to Oslo", "intent": {"name": "book", "confidence": 0.9},
+      "entities": [{"entity": "city", "role": "to", "start": 7, "end": 11,
+                    "value": "Oslo", "extractor": "mixvocab_tf"}],
+      "intent_ranking": [{"name": "book", "confidence": 0.9},
+                         {"name": "greet", "confidence": 0.1}]}
+  assert rasa_files.parse_result(
+      {"text": "hi", "label": "greet", "score": 0.7, "top_k": []})[
+          "intent"] == {"name": "greet", "confidence": 0.7}
+  with pytest.raises(ValueError, match="one text"):
+    rasa_files.parse_result({"text_a": "a", "text_b": "b", "label": "x",
+                             "score": 1.0})
