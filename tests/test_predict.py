@@ -548,9 +548,24 @@ def test_command_writes_rasa_parse_results(snips, glue, tmp_path):
                [(s["type"], s["start"], s["end"], s["text"])
                 for s in r["slots"]] for r in records]
   assert [len(g["intent_ranking"]) for g in got] == [2, 2, 2]
+  # A synonym of the first slot's text maps its value, as Rasa's would.
+  first = next(s["text"] for r in records for s in r["slots"])
+  synonyms = tmp_path / "nlu.yml"
+  synonyms.write_text(f"nlu:\n- synonym: canonical\n  examples: |\n"
+                      f"    - {first.upper()}\n")
+  status, stdout, stderr = _command(
+      tmp_path, f"--model={snips[1]}", f"--input={queries}",
+      "--output_format=rasa", f"--synonyms={synonyms}")
+  assert status == 0, stderr
+  values = [e["value"] for line in stdout.splitlines()
+            for e in json.loads(line)["entities"]]
+  assert "canonical" in values and first not in values
   status, _, stderr = _command(tmp_path, f"--model={glue[1]}",
                                f"--input={queries}", "--output_format=rasa")
   assert status == 1 and "sentence-pair model" in stderr
+  status, _, stderr = _command(tmp_path, f"--model={snips[1]}",
+                               f"--input={queries}", f"--synonyms={synonyms}")
+  assert status == 1 and "give --output_format=rasa" in stderr
 
 
 def test_command_errors_are_one_line(snips, glue, tmp_path):

@@ -25,7 +25,8 @@ example, in input order: the predictor's record (`intent` or `label`,
 `score`, `top_k`; `words`, `tags` and `slots` of an intent and slot model;
 `unreadable_words`, counted against `--vocab` or the model's own), or with
 `--output_format=rasa` the shape of Rasa's parse result (`rasa_files.
-parse_result`: `intent` {name, confidence}, `entities`, `intent_ranking`).
+parse_result`: `intent` {name, confidence}, `entities`, `intent_ranking`;
+`--synonyms=data/nlu.yml` maps the entities' values by its synonyms).
 
 Examples are run in batches of `--batch_size` (64). Errors the user can fix
 (a missing model, a directory that holds no SavedModel, a pair model given a
@@ -67,6 +68,10 @@ def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
       "output_format", "json", ["json", "rasa"], "json: the predictor's "
       "records; rasa: Rasa's parse result (intent, entities with role, "
       "intent_ranking), as a Rasa server answers.", flag_values=flag_values)
+  flags.DEFINE_string(
+      "synonyms", None, "With --output_format=rasa: a Rasa NLU file, or a "
+      "folder of them, whose synonyms map the entities' values, as Rasa's "
+      "EntitySynonymMapper does.", flag_values=flag_values)
   flags.DEFINE_string(
       "vocab", None, "The student's vocab.txt, against which each record's "
       "`unreadable_words` are counted; default: the SavedModel's own, "
@@ -138,6 +143,18 @@ def _run(values):
   if not values.input:
     raise ValueError("--input is required: a UTF-8 text file, one example "
                      "per line, or - for stdin.")
+  if values.synonyms and values.output_format != "rasa":
+    raise ValueError("--synonyms maps the values of Rasa's parse result: "
+                     "give --output_format=rasa with it.")
+  synonyms = None
+  if values.synonyms:
+    if not os.path.exists(values.synonyms):
+      raise FileNotFoundError(
+          f"--synonyms={values.synonyms} does not exist; expected a Rasa "
+          "NLU file or a folder of them.")
+    synonyms = rasa_files.read_synonyms(
+        rasa_files.nlu_files(values.synonyms)
+        if os.path.isdir(values.synonyms) else [values.synonyms])
   stream, source = _open_input(values.input)
   try:
     predictor = predictor_lib.load_predictor(values.model, values.batch_size,
@@ -148,8 +165,8 @@ def _run(values):
           "--output_format=rasa writes Rasa's parse result, which holds one "
           f"text; {values.model} is a sentence-pair model. Use "
           "--output_format=json.")
-    shape = (rasa_files.parse_result if values.output_format == "rasa" else
-             lambda record: record)
+    shape = ((lambda record: rasa_files.parse_result(record, synonyms))
+             if values.output_format == "rasa" else lambda record: record)
     examples = (predictor.parse_row(row, where)
                 for where, row in read_rows(stream, source))
     records = predictor.predict_examples(examples, values.top_k)

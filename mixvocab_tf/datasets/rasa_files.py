@@ -268,6 +268,42 @@ def read_rasa(path: str) -> list[RasaExample]:
   return found
 
 
+def _annotation_value(match: re.Match) -> str | None:
+  """The synonym value of one annotation (`(type:value)`, `"value"`), or
+  None; markup that does not parse gives None (`read_rasa` refuses it)."""
+  if match.group("type") is not None:
+    return match.group("value")
+  inside = match.group("dict") or match.group("list")
+  try:
+    parsed = json.loads("{" + inside + "}" if match.group("dict")
+                        else "[" + inside + "]")
+  except json.JSONDecodeError:
+    return None
+  if isinstance(parsed, list):
+    parsed = parsed[0] if parsed else None
+  value = parsed.get("value") if isinstance(parsed, dict) else None
+  return value if isinstance(value, str) else None
+
+
+def read_synonyms(paths: list[str]) -> dict[str, str]:
+  """{entity text, lowercased: its value} of Rasa NLU files, as Rasa's
+  EntitySynonymMapper maps extracted entities: each `synonym` item's
+  examples to its name, and each annotation's text to its `value`."""
+  synonyms = {}
+  for path in paths:
+    for kind, name, node, _ in nlu_items(path):
+      if kind == "synonym":
+        for value, _ in _example_lines(path, node):
+          synonyms[value.lower()] = name
+      elif kind == "intent":
+        for source, _ in _example_lines(path, node):
+          for match in _ANNOTATION.finditer(source):
+            value = _annotation_value(match)
+            if value and value != match.group("text"):
+              synonyms[match.group("text").lower()] = value
+  return synonyms
+
+
 def read_lookups(path: str) -> dict[str, list[tuple[str, int]]]:
   """{lookup table name: its (value, line) in file order} of `path`."""
   tables = {}
@@ -374,13 +410,15 @@ def answers_to_yaml(records: list[dict]) -> str:
   return "\n".join(lines) + "\n"
 
 
-def parse_result(record: dict) -> dict:
+def parse_result(record: dict, synonyms: dict[str, str] | None = None
+                 ) -> dict:
   """A predictor's record (`serving.predictor`) in the shape of Rasa's parse
   result (`rasa shell nlu`, the `/model/parse` endpoint): `intent` {name,
   confidence}, `entities` [{entity, role (a `<type>.<role>` slot type's),
-  start, end, value (the text as written: synonyms are the app's)}] and
-  `intent_ranking`, so that a client of a Rasa server reads the student's
-  answers as it reads Rasa's.
+  start, end, value}] and `intent_ranking`, so that a client of a Rasa
+  server reads the student's answers as it reads Rasa's. `synonyms`
+  (`read_synonyms`) map an entity's value as Rasa's EntitySynonymMapper
+  does; without them the value is the text.
 
   Raises:
     ValueError: a sentence pair's record (Rasa parses one text).
@@ -392,9 +430,10 @@ def parse_result(record: dict) -> dict:
   entities = []
   for slot in record.get("slots", ()):
     entity, _, role = slot["type"].partition(".")
+    value = (synonyms or {}).get(slot["text"].lower(), slot["text"])
     entities.append({"entity": entity, **({"role": role} if role else {}),
                      "start": slot["start"], "end": slot["end"],
-                     "value": slot["text"], "extractor": "mixvocab_tf"})
+                     "value": value, "extractor": "mixvocab_tf"})
   ranked = [{"name": r.get("intent", r.get("label")),
              "confidence": r["score"]} for r in record.get("top_k", ())]
   return {"text": record["text"],

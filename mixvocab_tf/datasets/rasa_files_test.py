@@ -322,3 +322,21 @@ def test_parse_result_is_rasas_shape():
   with pytest.raises(ValueError, match="one text"):
     rasa_files.parse_result({"text_a": "a", "text_b": "b", "label": "x",
                              "score": 1.0})
+
+
+def test_synonyms_map_values_as_rasa_does(tmp_path):
+  path = _write(tmp_path / "nlu.yml", _NLU.replace(
+      "stories:", "- synonym: Oslo\n  examples: |\n    - OSL\nstories:"))
+  synonyms = rasa_files.read_synonyms([path])
+  # `[New York](city:NYC)`, then the synonym item 'New York City' naming
+  # 'New York': the last one read maps it.
+  assert synonyms == {"new york": "New York City", "osl": "Oslo"}
+  assert rasa_files.read_synonyms([_write(
+      tmp_path / "a.yml", "nlu:\n- intent: a\n  examples: |\n"
+      '    - [LA]{"entity": "city", "value": "Los Angeles"} [x](y:x)\n')]) \
+      == {"la": "Los Angeles"}
+  record = {"text": "to osl", "intent": "book", "score": 0.5, "top_k": [],
+            "slots": [{"type": "city", "text": "osl", "start": 3, "end": 6}]}
+  assert rasa_files.parse_result(record, synonyms)["entities"][0][
+      "value"] == "Oslo"
+  assert rasa_files.parse_result(record)["entities"][0]["value"] == "osl"
