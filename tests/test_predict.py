@@ -566,6 +566,10 @@ def test_command_writes_rasa_parse_results(snips, glue, tmp_path):
   status, _, stderr = _command(tmp_path, f"--model={snips[1]}",
                                f"--input={queries}", f"--synonyms={synonyms}")
   assert status == 1 and "give --output_format=rasa" in stderr
+  status, _, stderr = _command(
+      tmp_path, f"--model={snips[1]}", f"--input={queries}",
+      "--output_format=rasa", f"--synonyms={tmp_path / 'none.yml'}")
+  assert status == 1 and "none.yml does not exist" in stderr
 
 
 def test_command_errors_are_one_line(snips, glue, tmp_path):
