@@ -193,23 +193,32 @@ def _example_lines(path: str, node) -> Iterator[tuple[str, int]]:
     yield stripped[1:].strip(), line
 
 
+def _annotation_json(match: re.Match) -> Any:
+  """The JSON of a `[text]{...}` / `[text][...]` annotation: its object,
+  or a list's first (several entities on one text: a word has one tag).
+
+  Raises:
+    json.JSONDecodeError: the markup is not JSON.
+  """
+  if match.group("dict"):
+    return json.loads("{" + match.group("dict") + "}")
+  parsed = json.loads("[" + match.group("list") + "]")
+  return parsed[0] if parsed else None
+
+
 def _annotation_type(path: str, line: int, match: re.Match) -> str:
   """The slot type of one `[text](...)` / `[text]{...}` / `[text][...]`."""
   if match.group("type") is not None:
     kind, role = match.group("type"), None
   else:
-    inside = match.group("dict") or match.group("list")
     try:
-      parsed = json.loads("{" + inside + "}" if match.group("dict")
-                          else "[" + inside + "]")
+      parsed = _annotation_json(match)
     except json.JSONDecodeError as e:
       raise _error(path, line,
                    f"the entity {errors.show(match.group(0))} does not "
                    f"parse as JSON ({e.msg})",
                    'Write it as [text]{"entity": "type"}, with double '
                    "quotes.") from None
-    if isinstance(parsed, list):  # Several entities on one text: the first.
-      parsed = parsed[0] if parsed else None
     if not isinstance(parsed, dict) or not isinstance(
         parsed.get("entity"), str):
       raise _error(path, line,
@@ -273,14 +282,10 @@ def _annotation_value(match: re.Match) -> str | None:
   None; markup that does not parse gives None (`read_rasa` refuses it)."""
   if match.group("type") is not None:
     return match.group("value")
-  inside = match.group("dict") or match.group("list")
   try:
-    parsed = json.loads("{" + inside + "}" if match.group("dict")
-                        else "[" + inside + "]")
+    parsed = _annotation_json(match)
   except json.JSONDecodeError:
     return None
-  if isinstance(parsed, list):
-    parsed = parsed[0] if parsed else None
   value = parsed.get("value") if isinstance(parsed, dict) else None
   return value if isinstance(value, str) else None
 

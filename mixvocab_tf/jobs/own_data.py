@@ -321,8 +321,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
           "slot values.")
     logging.info("Slot values for the student's copies: %s.",
                  slot_values_summary(dataset, slot_values))
-  elif intent_slot and lookup_tables_hint(dataset):
-    logging.info("%s", lookup_tables_hint(dataset))
+  elif intent_slot and (hint := lookup_tables_hint(dataset)):
+    logging.info("%s", hint)
   data_dir = os.path.abspath(data_dir)
   examples = summary["examples"]["train"]
   def epochs(most, min_steps):
