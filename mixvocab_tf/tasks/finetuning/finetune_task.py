@@ -24,11 +24,12 @@ and the metrics (`intent_slot`, `text_classification`).
 
 import os
 import re
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Sequence
 
 from absl import logging
 import numpy as np
 import tensorflow as tf
+import tf_keras
 
 from tensorflow.core.protobuf import trackable_object_graph_pb2  # pylint: disable=g-direct-tensorflow-import
 
@@ -38,6 +39,7 @@ from mixvocab_tf import text as text_lib
 from mixvocab_tf.networks import plain_bert_encoder
 from mixvocab_tf.core import base_task
 from mixvocab_tf.core import checkpointing
+from mixvocab_tf.tasks.finetuning import warm_start as warm_start_lib
 from mixvocab_tf.tasks import student_spec
 from mixvocab_tf.tasks import teacher_spec
 
@@ -189,6 +191,11 @@ class FinetuneTask(base_task.Task):
     shuffle_buffer: training examples in the shuffle buffer.
     seed: seed of the shuffling.
     model_name: name of the model in reports (default: from the source).
+    warm_start: a run of this task on an earlier version of the data (its
+      model_dir, whose `best/` checkpoint is read if it has one): after the
+      initialization above, the model starts from that run's weights, each
+      head's rows copied by label name (a label new to this run keeps its
+      fresh row; `warm_start.load`). The same model size and vocabulary.
   """
 
   #: Metric that picks the best checkpoint (the trainer's `Evaluator`).
@@ -211,7 +218,8 @@ class FinetuneTask(base_task.Task):
                eval_batch_size: int = 128,
                shuffle_buffer: int = 10000,
                seed: int = 0,
-               model_name: Optional[str] = None):
+               model_name: Optional[str] = None,
+               warm_start: Optional[str] = None):
     super().__init__(global_batch_size=global_batch_size)
     if init_checkpoint and teacher_checkpoint:
       raise ValueError(
@@ -243,6 +251,7 @@ class FinetuneTask(base_task.Task):
     self.shuffle_buffer = shuffle_buffer
     self.seed = seed
     self.model_name = model_name
+    self.warm_start = warm_start
     if vocab is None and teacher_checkpoint:
       # Both checkpoint layouts keep vocab.txt beside the weights.
       base = (os.path.dirname(teacher_checkpoint)
@@ -284,6 +293,11 @@ class FinetuneTask(base_task.Task):
         self._resolved_init_checkpoint()
       except FileNotFoundError as e:
         missing["init checkpoint"] = str(e)
+    if self.warm_start:
+      try:
+        warm_start_lib.run_checkpoint(self.warm_start)
+      except FileNotFoundError as e:
+        missing["warm-start run"] = str(e)
     if self.teacher_checkpoint and not tf.io.gfile.exists(
         self.teacher_checkpoint):
       missing["teacher checkpoint"] = f"not found: {self.teacher_checkpoint}"
@@ -363,6 +377,35 @@ class FinetuneTask(base_task.Task):
       logging.warning("No init_checkpoint or teacher_checkpoint: fine-tuning "
                       "a randomly initialised %s encoder.",
                       self.student_preset or "student")
+    if self.warm_start:
+      self.load_warm_start(model)
+
+  def head_labels(self) -> Dict[str, Sequence[str]]:
+    """{output layer name: its labels in row order}; subclasses override."""
+    return {}
+
+  def run_head_labels(self, run_dir: str) -> Dict[str, Sequence[str]]:
+    """`head_labels` of an earlier run of this task, from its files."""
+    raise NotImplementedError(
+        f"{type(self).__name__} does not support warm_start.")
+
+  def build_model_for(self, head_labels) -> tf_keras.Model:
+    """The task's model with other heads' labels (for `warm_start`)."""
+    raise NotImplementedError(
+        f"{type(self).__name__} does not support warm_start.")
+
+  def load_warm_start(self, model):
+    """Copies the `warm_start` run's weights into `model` (see __init__)."""
+    path = warm_start_lib.run_checkpoint(self.warm_start)
+    checkpointing.check_vocab_fingerprints(
+        path, self.vocab_fingerprints(), purpose="a warm start")
+    earlier = self.run_head_labels(warm_start_lib.run_dir(path))
+    heads = {head: (earlier[head], labels)
+             for head, labels in self.head_labels().items()}
+    warm_start_lib.load(
+        model, self.build_model_for({h: old for h, (old, _) in heads.items()}),
+        path, heads)
+    warm_start_lib.log_loaded(path, heads)
 
   # ---------------------------------------------------------------------------
   # Inputs.

@@ -258,9 +258,28 @@ class IntentSlotTask(finetune_task.FinetuneTask):
     self.labels.save(os.path.join(directory, LABELS_FILE))
 
   def build_model(self):
+    return self.build_model_for(self.head_labels())
+
+  def head_labels(self):
+    return {"intent_classifier": self.labels.intents,
+            "slot_classifier": self.labels.slots}
+
+  def run_head_labels(self, run_dir):
+    path = os.path.join(run_dir, LABELS_FILE)
+    if not tf.io.gfile.exists(path):
+      raise FileNotFoundError(
+          f"The warm-start run {run_dir} has no {LABELS_FILE}, its label "
+          "ids: give a finished intent-and-slot run.")
+    labels = intent_slot_data.IntentSlotLabels.load(path)
+    return {"intent_classifier": labels.intents,
+            "slot_classifier": labels.slots}
+
+  def build_model_for(self, head_labels):
     return models.JointIntentSlotModel(
-        self.build_encoder(), num_intents=self.labels.num_intents,
-        num_slots=self.labels.num_slots, dropout_rate=self.dropout_rate)
+        self.build_encoder(),
+        num_intents=len(head_labels["intent_classifier"]),
+        num_slots=len(head_labels["slot_classifier"]),
+        dropout_rate=self.dropout_rate)
 
   def build_inputs(self, input_context=None, training=True):
     if training:

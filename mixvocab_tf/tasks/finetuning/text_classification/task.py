@@ -36,6 +36,7 @@ macros `DATASET` and `DATA_DIR`):
 """
 
 import collections
+import os
 from typing import Optional
 
 import gin
@@ -50,6 +51,9 @@ from mixvocab_tf.tasks.finetuning.text_classification import data as text_classi
 from mixvocab_tf.tasks.finetuning.text_classification import export_module as text_classification_export
 from mixvocab_tf.tasks.finetuning import metrics as metrics_lib
 from mixvocab_tf.tasks.finetuning import batch_padding
+
+#: The label names by id, one a line, written beside the run's checkpoints.
+LABELS_FILE = "labels.txt"
 
 
 def classification_loss(logits, labels):
@@ -274,8 +278,29 @@ class TextClassificationTask(finetune_task.FinetuneTask):
   # Model and inputs.
 
   def build_model(self):
+    return self.build_model_for(self.head_labels())
+
+  def head_labels(self):
+    return {"classifier": list(self.label_names)}
+
+  def write_assets(self, directory):
+    """Writes `labels.txt`, the label names by id (a warm start reads it)."""
+    with tf.io.gfile.GFile(os.path.join(directory, LABELS_FILE), "w") as f:
+      f.write("".join(f"{name}\n" for name in self.label_names))
+
+  def run_head_labels(self, run_dir):
+    path = os.path.join(run_dir, LABELS_FILE)
+    if not tf.io.gfile.exists(path):
+      raise FileNotFoundError(
+          f"The warm-start run {run_dir} has no {LABELS_FILE}, its label "
+          "names (runs before 2026-12-06 wrote none): give a text "
+          "classification run made since.")
+    with tf.io.gfile.GFile(path) as f:
+      return {"classifier": f.read().splitlines()}
+
+  def build_model_for(self, head_labels):
     return models.SentenceClassifier(
-        self.build_encoder(), num_classes=len(self.label_names),
+        self.build_encoder(), num_classes=len(head_labels["classifier"]),
         dropout_rate=self.dropout_rate, pooling=self.pooling)
 
   def featurizer(self):
