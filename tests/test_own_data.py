@@ -152,6 +152,24 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
                    r"validation \([0-9a-f]{16} -> [0-9a-f]{16}\)",
                    edited.stderr), edited.stderr[-3000:]
   assert "Nothing has run" in edited.stderr
+  # More labelled queries, one of a new intent: a warm start from the job
+  # (another model_dir), its new intent's rows fresh, the others the job's.
+  more = tmp_path / "more"
+  shutil.copytree(data, more, ignore=shutil.ignore_patterns("train"))
+  _write_goo(str(more / "train"), train + [
+      ("rate this book five", "O O O B-rating", "RateBook")] * 4)
+  warm = _own_data(str(more), tiny_student, str(tmp_path / "warm"),
+                   bindings + [f"WARM_START = '{job}'"])
+  assert warm.returncode == 0, warm.stderr[-4000:]
+  for step in ("teacher", "student"):
+    log = (tmp_path / "warm" / step / "log.txt").read_text(encoding="utf-8")
+    assert re.search(
+        rf"Warm start from {job}/{step}/best/ckpt-\d+: labels "
+        r"intent_classifier: 1 new \(RateBook\); slot_classifier: 1 new "
+        r"\(B-rating\)", log), log[-4000:]
+  assert ("Warm start: the teacher and the student started from those of "
+          f"`{job}`") in (tmp_path / "warm" / "report.md").read_text(
+              encoding="utf-8")
 
 
 def test_text_classification_csv_to_tflite_report_and_predictions(

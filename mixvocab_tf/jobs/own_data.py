@@ -78,6 +78,7 @@ from mixvocab_tf.jobs import step_times
 from mixvocab_tf.jobs import steps as steps_lib
 from mixvocab_tf.serving import scoring
 from mixvocab_tf.tasks.finetuning import batch_padding
+from mixvocab_tf.tasks.finetuning import warm_start as warm_start_lib
 
 SUMMARY_JSON = "summary.json"
 #: The batch of the fine-tuning and distillation configs (BATCH_SIZE).
@@ -124,6 +125,12 @@ TABLE_ROWS = 10
 TEXT_CELL = 80
 #: The report's evaluation processes run this many at a time.
 _EVALUATIONS_AT_ONCE = 4
+#: The share of the teacher's and the student's step budgets that a warm
+#: start (`own_data_steps.warm_start`) runs. On 999 -> 1,999 SNIPS queries:
+#: 0.5 gave validation slot F1 of teacher and student 92.4 / 87.7 against
+#: 92.1 / 86.5 from the start, in 0.63x the job's time; 0.25 gave 91.2 /
+#: 86.5 in 0.45x.
+WARM_START_FRACTION = 0.5
 
 
 @gin.configurable(module="mixvocab_tf")
@@ -149,7 +156,9 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
                        export_steps.WORD_TABLE_TOLERANCE),
                    unlabelled: Optional[str] = None,
                    max_unlabelled: Optional[int] = unlabelled_lib.MOST,
-                   slot_values: Optional[str] = None):
+                   slot_values: Optional[str] = None,
+                   warm_start: Optional[str] = None,
+                   warm_start_fraction: float = WARM_START_FRACTION):
   """The own-data job's pipeline steps, after checking the dataset.
 
   Args:
@@ -269,6 +278,18 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       copies; see augment_copies) from 88.1 to 91.4 (teacher 93.0), and
       to 90.2 without validation's values (seed 0). None: train's values
       only.
+    warm_start: a finished run of this job on an earlier version of the
+      dataset (its `--model_dir`, e.g. before the answers of
+      `label_next.jsonl` joined train): the teacher starts from that run's
+      teacher and the student from its student (the same student size and
+      vocabulary), each head's rows copied by label name (a new intent or
+      slot tag starts fresh: `FinetuneTask.warm_start`), and both run
+      `warm_start_fraction` of their step budgets. Checked when the job
+      starts: the run's data step, teacher and student finished, the same
+      kind of task, `student` None or the run's, `student_size` the
+      default. None: from the pretrained models.
+    warm_start_fraction: see warm_start (of the epochs and of the step
+      floors both).
 
   Raises:
     DataError: a file breaks the data contract; nothing has run.
@@ -355,11 +376,15 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       # the 3 copies without lists' (88.2 with no lists; seed 0), for 32%
       # more student CPU time (its teacher pass over 36,000 queries).
       augment_copies = MOST_SLOT_COPIES
-  teacher_epochs = epochs(teacher_epochs or (3.0 if intent_slot else 2.0),
-                          min_teacher_steps)
+  # A warm start runs a share of both budgets (`warm_start`).
+  share = warm_start_fraction if warm_start else 1.0
+  teacher_epochs = epochs(
+      share * (teacher_epochs or (3.0 if intent_slot else 2.0)),
+      share * min_teacher_steps)
   student_epochs = epochs(
-      student_epochs or (24.0 if intent_slot else 3.0 if large else 5.0),
-      min_student_steps)
+      share * (student_epochs or (24.0 if intent_slot else 3.0 if large
+                                  else 5.0)),
+      share * min_student_steps)
   eval_epochs = epochs(1.0, min_eval_steps)
   # The distillation configs evaluate every 2 (intent and slots) or 1
   # (text classification) epochs.
@@ -384,6 +409,11 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     raise FileNotFoundError(
         f"STUDENT = {student!r} does not exist; give a pretrained student's "
         "run directory (stage II, NoKD), or None for the package's own.")
+  if warm_start:
+    warm = check_warm_start(warm_start, dataset, student, size,
+                            warm_start_fraction)
+    logging.info("Warm start from %s: its teacher and student, %g of each "
+                 "step budget.", warm["run"], warm_start_fraction)
   if auto and student is not None:
     raise ValueError(
         f"STUDENT_SIZE = 'auto' chooses among the package's pretrained "
@@ -412,6 +442,9 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
           or "none")
   else:
     inits = {student_size_lib.size_of_run(student, size): student}
+  if warm_start:
+    # The run's student, whose architecture and vocabulary are its init's.
+    inits, larger = {warm["size"]: warm["init"]}, None
   sizes = list(inits)
   vocabs = {s: None if isinstance(init, steps_lib.JobPath) else
             student_vocab(init) for s, init in inits.items()}
@@ -456,6 +489,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
         "Trainer.learning_rate_multipliers": {"^classifier/": 100.0},
         "TextClassificationTask.bucket_boundaries": _LENGTH_BUCKETS})
   teacher[f"{task_class}.model_name"] = "teacher all-MiniLM-L6-v2"
+  if warm_start:
+    teacher[f"{task_class}.warm_start"] = warm["teacher"]
   teacher["Trainer.evaluate_every"] = teacher["Trainer.checkpoint_every"] = (
       every(teacher_epochs, eval_epochs))
   # Adam updates only the rows of the teacher's 30,522 x 384 word table that
@@ -482,6 +517,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       # validation score (above).
       "Trainer.early_stopping_patience": None,
       "Trainer.best_metric_ceiling": 1.0})
+  if warm_start:
+    students[f"{task_class}.warm_start"] = warm["student"]
   if unlabelled:
     # Set only when given, so that runs of earlier versions resume.
     students[f"Distill{task_class}.unlabelled"] = unlabelled_texts
@@ -573,11 +610,79 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       steps_lib.Step("report", "own_data_report", config=dict(
           read, sizes=sizes, size_gap=size_gap, size_budget=budget,
           larger=larger, **({"unlabelled": unlabelled} if unlabelled else {}),
-          **({"slot_values": slot_values} if slot_values else {})),
+          **({"slot_values": slot_values} if slot_values else {}),
+          **({"warm_start": warm["run"], "warm_start_fraction":
+              warm_start_fraction} if warm_start else {})),
                      reads=("teacher", "student", "export") + size_steps + (
                          (UNLABELLED_STEP,) if unlabelled else ()),
                      writes=(SUMMARY_JSON,)),
   ]
+
+
+def check_warm_start(run: str, dataset, student, size, fraction) -> dict:
+  """What a warm start reads from `run`, checked before anything trains.
+
+  Returns:
+    {'run', 'teacher', 'student': absolute paths; 'init': the pretrained
+    student the run's student started from; 'size': its size}.
+
+  Raises:
+    ValueError, FileNotFoundError: `run` is not a finished run of this job
+      for this kind of task, or other settings fix the student.
+  """
+  run = os.path.abspath(run)
+  hint = (f"WARM_START = {run!r} must be the --model_dir of a finished "
+          "own-data job")
+  if not 0.0 < fraction <= 1.0:
+    raise ValueError(f"own_data_steps.warm_start_fraction must be in (0, 1]; "
+                     f"received {fraction!r}.")
+  if size != student_size_lib.DEFAULT_SIZE:
+    raise ValueError(
+        f"WARM_START = {run!r} starts from that run's student, of that run's "
+        "size; STUDENT_SIZE keeps its default with it.")
+  summary = os.path.join(run, "data", SUMMARY_JSON)
+  if not tf.io.gfile.exists(summary):
+    raise FileNotFoundError(f"{hint}: it has no data/{SUMMARY_JSON}.")
+  found = run_files.read_json(summary)
+  was_pair = bool(found.get("pair"))
+  is_pair = getattr(dataset.splits["train"], "texts_b", None) is not None
+  if found.get("kind") != dataset.kind or was_pair != is_pair:
+    def kind(name, pair):
+      return "sentence pairs" if pair else name.replace("_", " ")
+    raise ValueError(
+        f"WARM_START = {run!r} is a run of {kind(found.get('kind'), was_pair)}"
+        f"; this dataset is {kind(dataset.kind, is_pair)}. A warm start "
+        "needs a run of the same kind of task.")
+  from mixvocab_tf.jobs import pipeline  # pylint: disable=g-import-not-at-top
+  paths = {"run": run}
+  for step in ("teacher", "student"):
+    step_dir = os.path.join(run, step)
+    try:
+      warm_start_lib.run_checkpoint(step_dir)
+    except FileNotFoundError as e:
+      raise FileNotFoundError(f"{hint}: its {step} has no checkpoint ({e})."
+                              ) from e
+    if not tf.io.gfile.exists(os.path.join(step_dir, "best")):
+      logging.warning("%s has no best/ checkpoint: the warm start reads its "
+                      "latest one (did that run finish?).", step_dir)
+    paths[step] = step_dir
+  recorded = run_files.read_json_if_any(
+      os.path.join(run, "student", pipeline.STEP_JSON)) or {}
+  init = recorded.get("config", {}).get("INIT_CHECKPOINT")
+  init = steps_lib.recorded_value(init, run) if init else None
+  if not init or not tf.io.gfile.exists(init):
+    raise FileNotFoundError(
+        f"{hint}: its student's pretrained start ({init!r}, in "
+        f"student/{pipeline.STEP_JSON}) is not there any more; the warm "
+        "start builds the student from it.")
+  if student is not None and os.path.abspath(student) != os.path.abspath(
+      init):
+    raise ValueError(
+        f"WARM_START = {run!r} starts from that run's student, which was "
+        f"distilled from STUDENT = {init!r}; give that STUDENT or none.")
+  paths["init"] = init
+  paths["size"] = student_size_lib.size_of_run(init, size)
+  return paths
 
 
 def student_vocab(student_dir: str) -> Optional[str]:
@@ -1145,6 +1250,13 @@ def report_step(step_dir, output_dir, options):
       "builtin file on each example's token ids, as an app feeds it); the "
       "floor rows answer every example with train's most frequent "
       f"{'intent' if intent_slot else 'label'}.", ""]
+  if options.get("warm_start"):
+    lines += [
+        f"Warm start: the teacher and the student started from those of "
+        f"`{options['warm_start']}` and trained "
+        f"{options['warm_start_fraction']:g} of their step budgets (labels "
+        "new since then started from fresh weights); the scores above are "
+        "this run's.", ""]
   teacher_record = next(record for (run, _, name, _), record in
                         zip(pairs, records)
                         if run == "teacher" and name == "validation")
@@ -1211,7 +1323,8 @@ def report_step(step_dir, output_dir, options):
                 report.markdown_table(["gold", "predicted", "count"],
                                       confused), ""]
     lines += confident_error_lines(export["splits"], dataset, intent_slot)
-    lines += label_next_lines(summary.get("label_next"), intent_slot)
+    lines += label_next_lines(summary.get("label_next"), intent_slot,
+                              output_dir)
     if entry.get("by_confidence"):
       what = "intent" if intent_slot else "label"
       rows = [[f"{r['threshold']:.2f}",
@@ -1310,7 +1423,7 @@ def confident_error_lines(splits, dataset, intent_slot):
                              "score"], rows), ""]
 
 
-def label_next_lines(entry, intent_slot):
+def label_next_lines(entry, intent_slot, output_dir):
   """The report's section on the unlabelled texts the student is least
   sure of (`export_steps.label_next`); [] without unlabelled texts."""
   from mixvocab_tf.jobs import report  # pylint: disable=g-import-not-at-top
@@ -1335,6 +1448,11 @@ def label_next_lines(entry, intent_slot):
           f"answer as its {'intent and spans' if intent_slot else 'label'}: "
           "correct the wrong ones and add the lines to train.jsonl (the "
           "score and top-k keys are not read)."), "",
+      "Then train on the larger set into another `--model_dir`, starting "
+      "from this run: `--gin_bindings=\"WARM_START = "
+      f"'{os.path.abspath(output_dir)}'\"` (its teacher and student start "
+      "from this run's and train half their step budgets; a new label "
+      "starts fresh).", "",
       report.markdown_table(["text", f"student's {what}", "score"], rows),
       ""]
 

@@ -316,6 +316,61 @@ class OwnDataStepsTest(tf.test.TestCase):
     with self.assertRaisesRegex(errors.DataError, "text classification"):
       own_data.own_data_steps(text_dir, student=text_dir, slot_values=values)
 
+  def test_a_warm_start_reads_the_earlier_run_and_runs_a_share(self):
+    root = self.get_temp_dir()
+    data_dir = _write_intent_slot(os.path.join(root, "slots"))
+    init = os.path.join(root, "pretrained")
+    os.makedirs(init)
+    run = os.path.join(root, "run")
+    run_files.write_json(os.path.join(run, "data", own_data.SUMMARY_JSON),
+                         {"kind": "intent_slot", "pair": None})
+    for step in ("teacher", "student"):
+      tf.train.Checkpoint(v=tf.Variable(1.0)).write(
+          os.path.join(run, step, "best", "ckpt-1"))
+      with open(os.path.join(run, step, "best", "checkpoint"), "w") as f:
+        f.write('model_checkpoint_path: "ckpt-1"\n')
+    run_files.write_json(os.path.join(run, "student", "step.json"),
+                         {"config": {"INIT_CHECKPOINT": repr(init)}})
+    cold = {step.name: step.options("/job") for step in
+            own_data.own_data_steps(data_dir)}
+    warm = {step.name: step.options("/job") for step in
+            own_data.own_data_steps(data_dir, warm_start=run)}
+    self.assertEqual(warm["teacher"]["IntentSlotTask.warm_start"],
+                     os.path.join(run, "teacher"))
+    self.assertEqual(warm["student"]["IntentSlotTask.warm_start"],
+                     os.path.join(run, "student"))
+    self.assertNotIn("IntentSlotTask.warm_start", cold["teacher"])
+    # The student is built from the pretrained student the run's started
+    # from; both run half their budgets (30 queries: the floors').
+    self.assertEqual(warm["student"]["INIT_CHECKPOINT"], init)
+    for name in ("teacher", "student"):
+      self.assertAlmostEqual(
+          warm[name]["EPOCHS"],
+          cold[name]["EPOCHS"] * own_data.WARM_START_FRACTION, delta=0.01)
+    self.assertEqual(warm["report"]["warm_start"], run)
+    # Checked before anything runs.
+    self.assertEqual(
+        {s.name: s.options("/job") for s in own_data.own_data_steps(
+            data_dir, warm_start=run, student=init)}["student"]
+        ["INIT_CHECKPOINT"], init)
+    with self.assertRaisesRegex(ValueError, "distilled from STUDENT = "):
+      own_data.own_data_steps(data_dir, warm_start=run, student=data_dir)
+    with self.assertRaisesRegex(ValueError, "STUDENT_SIZE keeps"):
+      own_data.own_data_steps(data_dir, warm_start=run, student_size="auto")
+    with self.assertRaisesRegex(ValueError, "warm_start_fraction"):
+      own_data.own_data_steps(data_dir, warm_start=run,
+                              warm_start_fraction=0.0)
+    text_dir = _write_text_classification(os.path.join(root, "text"))
+    with self.assertRaisesRegex(ValueError, "is a run of intent slot; this "
+                                "dataset is text classification"):
+      own_data.own_data_steps(text_dir, warm_start=run)
+    with self.assertRaisesRegex(FileNotFoundError, "has no data/summary"):
+      own_data.own_data_steps(data_dir, warm_start=os.path.join(root, "x"))
+    os.remove(os.path.join(run, "student", "best", "checkpoint"))
+    with self.assertRaisesRegex(FileNotFoundError, "its student has no "
+                                "checkpoint"):
+      own_data.own_data_steps(data_dir, warm_start=run)
+
   def test_a_rasa_dataset_and_its_lookup_tables(self):
     data_dir = os.path.join(self.get_temp_dir(), "rasa")
     os.makedirs(data_dir)
@@ -575,13 +630,15 @@ class OwnDataStepsTest(tf.test.TestCase):
              "written": 1000, "least_sure": [
                  {"text": "play the game | sugarfoot", "intent": "PlayMusic",
                   "score": 0.515}]}
-    lines = own_data.label_next_lines(entry, True)
+    lines = own_data.label_next_lines(entry, True, "/job")
     table = "\n".join(lines)
     self.assertIn("Of the 11,887 unlabelled texts", table)
+    # The next run on the larger set starts from this one.
+    self.assertIn("`--gin_bindings=\"WARM_START = '/job'\"`", table)
     self.assertIn("The 1,000 least sure", table)
     self.assertIn("| play the game \\| sugarfoot | PlayMusic | 0.515 |",
                   table)
-    self.assertEqual(own_data.label_next_lines(None, True), [])
+    self.assertEqual(own_data.label_next_lines(None, True, "/job"), [])
 
   def test_report_says_which_word_table_the_files_hold(self):
     check = {"pack": False, "tolerance_points": 0.3, "cost_points": 2.7,

@@ -170,6 +170,15 @@ class Step:
     return "; ".join(parts)
 
 
+def recorded_value(literal: str, output_dir: str):
+  """A config value of a recorded `Step.recipe` as the step ran with it: the
+  gin literal parsed, `{mixvocab_tf}` and `{output_dir}` (the job directory
+  `output_dir`) put back."""
+  return ast.literal_eval(
+      literal.replace(PACKAGE_DIR, _PACKAGE_PATH).replace(
+          OUTPUT_DIR, run_files.absolute(output_dir)))
+
+
 _OUTPUT_DIR_PATH = re.compile(re.escape(OUTPUT_DIR) + r"/([^'\"\s,\]]+)")
 
 
