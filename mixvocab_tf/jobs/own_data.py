@@ -682,6 +682,14 @@ def check_warm_start(run: str, dataset, student, size, fraction) -> dict:
         f"distilled from STUDENT = {init!r}; give that STUDENT or none.")
   paths["init"] = init
   paths["size"] = student_size_lib.size_of_run(init, size)
+  larger = sorted(name for name in tf.io.gfile.listdir(run)
+                  if name.startswith("student_") and tf.io.gfile.exists(
+                      os.path.join(run, name, "DONE")))
+  if larger:
+    logging.warning(
+        "%s also distilled %s (STUDENT_SIZE = 'auto'); the warm start "
+        "continues its first student, the %s.", run, ", ".join(larger),
+        paths["size"])
   return paths
 
 

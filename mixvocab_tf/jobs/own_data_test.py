@@ -348,6 +348,14 @@ class OwnDataStepsTest(tf.test.TestCase):
           warm[name]["EPOCHS"],
           cold[name]["EPOCHS"] * own_data.WARM_START_FRACTION, delta=0.01)
     self.assertEqual(warm["report"]["warm_start"], run)
+    # A run that distilled a larger size too: its first student, said.
+    os.makedirs(os.path.join(run, "student_6x192"))
+    open(os.path.join(run, "student_6x192", "DONE"), "w").close()
+    with self.assertLogs("absl", level="WARNING") as logs:
+      own_data.own_data_steps(data_dir, warm_start=run)
+    self.assertIn("also distilled student_6x192 (STUDENT_SIZE = 'auto'); the "
+                  "warm start continues its first student, the 6x96",
+                  "\n".join(logs.output))
     # Checked before anything runs.
     self.assertEqual(
         {s.name: s.options("/job") for s in own_data.own_data_steps(
