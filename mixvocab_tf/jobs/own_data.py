@@ -79,6 +79,9 @@ from mixvocab_tf.jobs import steps as steps_lib
 from mixvocab_tf.serving import scoring
 from mixvocab_tf.tasks.finetuning import batch_padding
 from mixvocab_tf.tasks.finetuning import warm_start as warm_start_lib
+from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
+from mixvocab_tf.tasks.finetuning.intent_slot import task as intent_slot_task
+from mixvocab_tf.tasks.finetuning.text_classification import task as text_classification_task
 
 SUMMARY_JSON = "summary.json"
 #: The batch of the fine-tuning and distillation configs (BATCH_SIZE).
@@ -413,7 +416,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     warm = check_warm_start(warm_start, dataset, student, size,
                             warm_start_fraction)
     logging.info("Warm start from %s: its teacher and student, %g of each "
-                 "step budget.", warm["run"], warm_start_fraction)
+                 "step budget. Labels since then: %s.", warm["run"],
+                 warm_start_fraction, warm["labels"] or "the same")
   if auto and student is not None:
     raise ValueError(
         f"STUDENT_SIZE = 'auto' chooses among the package's pretrained "
@@ -690,7 +694,35 @@ def check_warm_start(run: str, dataset, student, size, fraction) -> dict:
         "%s also distilled %s (STUDENT_SIZE = 'auto'); the warm start "
         "continues its first student, the %s.", run, ", ".join(larger),
         paths["size"])
+  paths["labels"] = warm_start_lib.changes(_warm_start_labels(run, dataset))
   return paths
+
+
+def _warm_start_labels(run, dataset):
+  """{what: (the run's labels, the dataset's)} (the trainers match each
+  head's rows by these names).
+
+  Raises:
+    FileNotFoundError: a file of the run's labels is missing.
+  """
+  intent_slot = dataset.kind == examples_lib.INTENT_SLOT
+  name = (intent_slot_task.LABELS_FILE if intent_slot else
+          text_classification_task.LABELS_FILE)
+  for step in ("teacher", "student"):
+    path = os.path.join(run, step, name)
+    if not tf.io.gfile.exists(path):
+      raise FileNotFoundError(
+          f"WARM_START = {run!r}: its {step} has no {name}, the label names "
+          "of its heads" + ("" if intent_slot else
+                            " (text-classification runs write it since "
+                            "2026-12-06)") + ": give a run made since.")
+  path = os.path.join(run, "teacher", name)
+  if intent_slot:
+    labels = intent_slot_data.IntentSlotLabels.load(path)
+    return {"intents": (labels.intents, dataset.labels),
+            "slot tags": (labels.slots, dataset.slot_tags)}
+  with tf.io.gfile.GFile(path) as f:
+    return {"labels": (f.read().splitlines(), dataset.labels)}
 
 
 def student_vocab(student_dir: str) -> Optional[str]:

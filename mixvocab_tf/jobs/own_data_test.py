@@ -16,6 +16,7 @@ from mixvocab_tf.jobs import own_data
 from mixvocab_tf.models import joint_intent_slot_model
 from mixvocab_tf.models import sentence_classifier
 from mixvocab_tf.networks import student_encoder
+from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 
 
 def _encoder():
@@ -331,6 +332,15 @@ class OwnDataStepsTest(tf.test.TestCase):
         f.write('model_checkpoint_path: "ckpt-1"\n')
     run_files.write_json(os.path.join(run, "student", "step.json"),
                          {"config": {"INIT_CHECKPOINT": repr(init)}})
+    # The run's labels: one intent fewer than the dataset's, said first.
+    for step in ("teacher", "student"):
+      intent_slot_data.IntentSlotLabels(["BookRestaurant"], ["O", "B-genre"]
+                                        ).save(os.path.join(
+                                            run, step, "snips_labels.json"))
+    dataset = user_dataset.load_dataset(data_dir)
+    self.assertEqual(
+        own_data.check_warm_start(run, dataset, None, "6x96", 0.5)["labels"],
+        "intents: 1 new (PlayMusic); intents: 1 no longer (BookRestaurant)")
     cold = {step.name: step.options("/job") for step in
             own_data.own_data_steps(data_dir)}
     warm = {step.name: step.options("/job") for step in
@@ -374,6 +384,10 @@ class OwnDataStepsTest(tf.test.TestCase):
       own_data.own_data_steps(text_dir, warm_start=run)
     with self.assertRaisesRegex(FileNotFoundError, "has no data/summary"):
       own_data.own_data_steps(data_dir, warm_start=os.path.join(root, "x"))
+    os.remove(os.path.join(run, "student", "snips_labels.json"))
+    with self.assertRaisesRegex(FileNotFoundError, "its student has no "
+                                "snips_labels.json"):
+      own_data.own_data_steps(data_dir, warm_start=run)
     os.remove(os.path.join(run, "student", "best", "checkpoint"))
     with self.assertRaisesRegex(FileNotFoundError, "its student has no "
                                 "checkpoint"):
