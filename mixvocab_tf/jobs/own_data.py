@@ -29,7 +29,10 @@ trains, and picks the task from what it finds:
 Epoch budgets are counted on the user's train split. The student starts
 from a pretrained student: a run directory the user names (`STUDENT`), else
 the one shipped in the package (`assets.pretrained_student_dir`), else the job
-pretrains one first (stage I then stage II on the built-in corpus). Then
+pretrains one first (stage I then stage II on the built-in corpus). With
+`WARM_START`, a finished run of the job on an earlier version of the data,
+the teacher and the student start from that run's instead (labels matched
+by name) and train half of their step budgets. Then
 `export` writes the student's SavedModel (raw strings in) and a
 dynamic-range .tflite, scores the .tflite on validation and test in the
 LiteRT interpreter and writes the test predictions as JSONL; `report` writes

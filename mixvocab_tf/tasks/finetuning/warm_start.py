@@ -2,10 +2,11 @@
 
 After more labelled data, a model need not learn its task from the start: the
 earlier run's encoder and heads already answer most of it. `load` reads such
-a run into a freshly built model: every variable whose shape is unchanged is
-copied; a head whose labels changed (an intent or slot tag added or dropped)
-gets, for each of its labels, the earlier run's row of that label by name,
-and a label new to this run keeps its fresh row.
+a run into a freshly built model: every variable is copied but a head's
+weights along its labels' axis (the kernel's last axis, the bias), which are
+copied label by label, by name (a "row" of the head in the docs); a label
+new to this run keeps its fresh weights, one the run no longer has is
+dropped.
 
   heads = {"intent_classifier": (old_intents, new_intents),
            "slot_classifier": (old_tags, new_tags)}
