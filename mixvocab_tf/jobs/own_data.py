@@ -82,7 +82,6 @@ from mixvocab_tf.jobs import steps as steps_lib
 from mixvocab_tf.serving import scoring
 from mixvocab_tf.tasks.finetuning import batch_padding
 from mixvocab_tf.tasks.finetuning import warm_start as warm_start_lib
-from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 from mixvocab_tf.tasks.finetuning.intent_slot import task as intent_slot_task
 from mixvocab_tf.tasks.finetuning.text_classification import task as text_classification_task
 
@@ -689,9 +688,9 @@ def check_warm_start(run: str, dataset, student, size, fraction) -> dict:
         f"distilled from STUDENT = {init!r}; give that STUDENT or none.")
   paths["init"] = init
   paths["size"] = student_size_lib.size_of_run(init, size)
-  larger = sorted(name for name in tf.io.gfile.listdir(run)
-                  if name.startswith("student_") and tf.io.gfile.exists(
-                      os.path.join(run, name, "DONE")))
+  larger = [name for name in (student_size_lib.student_step_name(s, False)
+                              for s in student_size_lib.SIZES)
+            if tf.io.gfile.exists(os.path.join(run, name, "DONE"))]
   if larger:
     logging.warning(
         "%s also distilled %s (STUDENT_SIZE = 'auto'); the warm start "
@@ -702,30 +701,33 @@ def check_warm_start(run: str, dataset, student, size, fraction) -> dict:
 
 
 def _warm_start_labels(run, dataset):
-  """{what: (the run's labels, the dataset's)} (the trainers match each
-  head's rows by these names).
+  """{what: (the run's labels, the dataset's)}, read as the trainers read
+  them to match each head's rows by name (`run_head_labels`).
 
   Raises:
     FileNotFoundError: a file of the run's labels is missing.
   """
   intent_slot = dataset.kind == examples_lib.INTENT_SLOT
-  name = (intent_slot_task.LABELS_FILE if intent_slot else
-          text_classification_task.LABELS_FILE)
+  task = (intent_slot_task.IntentSlotTask if intent_slot else
+          text_classification_task.TextClassificationTask)
+  heads = {}
   for step in ("teacher", "student"):
-    path = os.path.join(run, step, name)
-    if not tf.io.gfile.exists(path):
+    try:
+      heads[step] = task.run_head_labels(os.path.join(run, step))
+    except FileNotFoundError as e:
+      name = (intent_slot_task.LABELS_FILE if intent_slot else
+              text_classification_task.LABELS_FILE)
       raise FileNotFoundError(
           f"WARM_START = {run!r}: its {step} has no {name}, the label names "
           "of its heads" + ("" if intent_slot else
                             " (text-classification runs write it since "
-                            "2026-12-06)") + ": give a run made since.")
-  path = os.path.join(run, "teacher", name)
+                            "2026-12-06)") + ": give a run made since.") from e
   if intent_slot:
-    labels = intent_slot_data.IntentSlotLabels.load(path)
-    return {"intents": (labels.intents, dataset.labels),
-            "slot tags": (labels.slots, dataset.slot_tags)}
-  with tf.io.gfile.GFile(path) as f:
-    return {"labels": (f.read().splitlines(), dataset.labels)}
+    return {"intents": (heads["teacher"]["intent_classifier"],
+                        dataset.labels),
+            "slot tags": (heads["teacher"]["slot_classifier"],
+                          dataset.slot_tags)}
+  return {"labels": (heads["teacher"]["classifier"], dataset.labels)}
 
 
 def student_vocab(student_dir: str) -> Optional[str]:

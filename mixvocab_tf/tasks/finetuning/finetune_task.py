@@ -384,10 +384,14 @@ class FinetuneTask(base_task.Task):
     """{output layer name: its labels in row order}; subclasses override."""
     return {}
 
-  def run_head_labels(self, run_dir: str) -> Dict[str, Sequence[str]]:
-    """`head_labels` of an earlier run of this task, from its files."""
-    raise NotImplementedError(
-        f"{type(self).__name__} does not support warm_start.")
+  @staticmethod
+  def run_head_labels(run_dir: str) -> Dict[str, Sequence[str]]:
+    """`head_labels` of an earlier run of this task, from its files.
+
+    Raises:
+      FileNotFoundError: the run has no file of its labels.
+    """
+    raise NotImplementedError("This task does not support warm_start.")
 
   def build_model_for(self, head_labels) -> tf_keras.Model:
     """The task's model with other heads' labels (for `warm_start`)."""

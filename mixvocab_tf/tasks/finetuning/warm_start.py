@@ -60,8 +60,9 @@ def changes(heads: Dict[str, Tuple[Sequence[str], Sequence[str]]]) -> str:
   """What the labels gained and lost, head by head ('' if nothing)."""
   parts = []
   for head, (old, new) in heads.items():
-    added = [n for n in new if n not in set(old)]
-    dropped = [n for n in old if n not in set(new)]
+    known_old, known_new = set(old), set(new)
+    added = [n for n in new if n not in known_old]
+    dropped = [n for n in old if n not in known_new]
     for what, names in (("new", added), ("no longer", dropped)):
       if names:
         shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")

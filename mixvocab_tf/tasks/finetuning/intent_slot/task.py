@@ -264,7 +264,8 @@ class IntentSlotTask(finetune_task.FinetuneTask):
     return {"intent_classifier": self.labels.intents,
             "slot_classifier": self.labels.slots}
 
-  def run_head_labels(self, run_dir):
+  @staticmethod
+  def run_head_labels(run_dir):
     path = os.path.join(run_dir, LABELS_FILE)
     if not tf.io.gfile.exists(path):
       raise FileNotFoundError(

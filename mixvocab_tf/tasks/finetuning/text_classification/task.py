@@ -288,7 +288,8 @@ class TextClassificationTask(finetune_task.FinetuneTask):
     with tf.io.gfile.GFile(os.path.join(directory, LABELS_FILE), "w") as f:
       f.write("".join(f"{name}\n" for name in self.label_names))
 
-  def run_head_labels(self, run_dir):
+  @staticmethod
+  def run_head_labels(run_dir):
     path = os.path.join(run_dir, LABELS_FILE)
     if not tf.io.gfile.exists(path):
       raise FileNotFoundError(
