@@ -167,9 +167,16 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
         rf"Warm start from {job}/{step}/best/ckpt-\d+: labels "
         r"intent_classifier: 1 new \(RateBook\); slot_classifier: 1 new "
         r"\(B-rating\)", log), log[-4000:]
+  warm_report = (tmp_path / "warm" / "report.md").read_text(encoding="utf-8")
   assert ("Warm start: the teacher and the student started from those of "
-          f"`{job}`") in (tmp_path / "warm" / "report.md").read_text(
-              encoding="utf-8")
+          f"`{job}`") in warm_report
+  # The earlier run's shipped file, scored on this run's splits beside it.
+  for split in ("validation", "test"):
+    assert re.search(r"\| earlier run's student \.tflite \(WARM_START\) \| "
+                     rf"{split} \|  \| [0-9.]+ \| [0-9.]+ \|",
+                     warm_report), warm_report
+  assert (f"The earlier run's student .tflite (`{job}/export/"
+          "model_dynamic.tflite`) on this run's validation split") in warm_report
 
 
 def test_text_classification_csv_to_tflite_report_and_predictions(

@@ -292,7 +292,9 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       `warm_start_fraction` of their step budgets. Checked when the job
       starts: the run's data step, teacher and student finished, the same
       kind of task, `student` None or the run's, `student_size` the
-      default. None: from the pretrained models.
+      default. The report scores that run's shipped student .tflite on
+      this dataset's splits beside this run's (`earlier_student`). None:
+      from the pretrained models.
     warm_start_fraction: see warm_start (of the epochs and of the step
       floors both).
 
@@ -1142,6 +1144,57 @@ def _word_table_lines(check, labels):
           f"(validation {both})"]
 
 
+def earlier_student(run, dataset, batch_size=None) -> Optional[dict]:
+  """A warm start's earlier run's shipped student on this run's splits.
+
+  That run's `export/model_dynamic.tflite`, the file its report shipped
+  and an app may be running, scored on this dataset's validation and test
+  splits (`export_steps.score_model`) as this run's own file is, so that the
+  report sets the two side by side: did labelling more examples help? The
+  earlier file answers with its own labels; one that this dataset no longer
+  has counts as wrong, and a label new since then is one it cannot answer.
+
+  Returns:
+    {'path', 'splits': {name: {'scores', ...}}}, or None (logged) when the
+    run's file is not there any more.
+  """
+  from mixvocab_tf.serving import predictor as predict_lib  # pylint: disable=g-import-not-at-top
+  path = os.path.join(run, student_size_lib.export_step_name(
+      student_size_lib.DEFAULT_SIZE, True), TFLITE_FILE)
+  if not run_files.is_file(path):
+    logging.warning("%s is not there any more: the report leaves out the "
+                    "earlier run's student.", path)
+    return None
+  with run_files.local_copy(path, (predict_lib.TFLITE_LABELS_SUFFIX,)
+                           ) as local:
+    scored = export_steps.score_model(local, dataset, batch_size,
+                                      timed=False)
+  return {"path": path, "splits": scored["splits"]}
+
+
+def earlier_student_lines(earlier, export, metric_names) -> list:
+  """The warm start's sentence on this run's student against the earlier
+  run's (`earlier_student`), on validation, each score's change."""
+  if earlier is None:
+    return []
+  before = earlier["splits"]["validation"]["scores"]
+  now = export["splits"]["validation"]["scores"]
+  # Each change of the rounded scores, as the reader subtracts them.
+  shown = lambda value: round(100 * value, 1)
+  changes = ", ".join(
+      f"{label} {shown(before[m]):.1f} -> {shown(now[m]):.1f} "
+      f"({shown(now[m]) - shown(before[m]):+.1f})"
+      for m, label in metric_names)
+  return [
+      f"- The earlier run's student .tflite (`{earlier['path']}`) on this "
+      f"run's validation split, then this run's: {changes}. Both files "
+      "answer the same examples, so the change is what this round of "
+      "labelling (and its warm start) bought; the earlier file cannot "
+      "answer labels new since then, and where this validation split holds "
+      "examples that the earlier run trained on, its score here is too "
+      "high.", ""]
+
+
 def floor_lines(floor: float, teacher: float, student: float,
                 label: str) -> list:
   """A note for the report when the exported student keeps less than half of
@@ -1250,6 +1303,14 @@ def report_step(step_dir, output_dir, options):
       if "scores" in entry:
         rows.append([label, name, ""] + [
             f"{100 * entry['scores'][m]:.1f}" for m, _ in metric_names])
+  earlier = (earlier_student(options["warm_start"], dataset,
+                             options.get("batch_size"))
+             if options.get("warm_start") else None)
+  for name, _ in splits:
+    entry = (earlier or {}).get("splits", {}).get(name, {})
+    if "scores" in entry:
+      rows.append(["earlier run's student .tflite (WARM_START)", name, ""] +
+                  [f"{100 * entry['scores'][m]:.1f}" for m, _ in metric_names])
   for name, _ in splits:
     floor = export["splits"][name]["scores"]["majority_accuracy"]
     rows.append(["floor: train's most frequent label", name, "",
@@ -1301,7 +1362,10 @@ def report_step(step_dir, output_dir, options):
         f"`{options['warm_start']}` and trained "
         f"{options['warm_start_fraction']:g} of their step budgets (labels "
         "new since then started from fresh weights); the scores above are "
-        "this run's.", ""]
+        "this run's" + (", but for the earlier run's student .tflite: that "
+                        "run's shipped file on this run's splits" if earlier
+                        else "") + ".", ""]
+    lines += earlier_student_lines(earlier, export, metric_names)
   teacher_record = next(record for (run, _, name, _), record in
                         zip(pairs, records)
                         if run == "teacher" and name == "validation")
@@ -1420,7 +1484,13 @@ def report_step(step_dir, output_dir, options):
   lines += step_times.section(output_dir)
   run_files.write_text(join(REPORT_MD), "\n".join(lines))
   run_files.write_json(os.path.join(step_dir, SUMMARY_JSON),
-                       {"report": join(REPORT_MD), "rows": rows}, indent=1)
+                       dict({"report": join(REPORT_MD), "rows": rows},
+                            **({"earlier": {
+                                "path": earlier["path"],
+                                "scores": {name: entry.get("scores") for
+                                           name, entry in
+                                           earlier["splits"].items()}}}
+                               if earlier else {})), indent=1)
   print("\n".join(lines))
 
 

@@ -604,6 +604,26 @@ class OwnDataStepsTest(tf.test.TestCase):
                      [])
     self.assertEqual(own_data.floor_lines(0.5, 0.5, 0.4, "accuracy"), [])
 
+  def test_report_sets_a_warm_start_beside_the_earlier_runs_student(self):
+    names = (("intent_accuracy", "intent acc."), ("slot_f1", "slot F1"))
+    earlier = {"path": "/runs/mine/export/model_dynamic.tflite", "splits": {
+        "validation": {"scores": {"intent_accuracy": 0.96857,
+                                  "slot_f1": 0.8312}}}}
+    export = {"splits": {"validation": {"scores": {"intent_accuracy": 0.97714,
+                                                   "slot_f1": 0.8289}}}}
+    line, = [l for l in own_data.earlier_student_lines(earlier, export, names)
+             if l]
+    # The changes of the scores as shown (97.7 - 96.9), a loss signed.
+    self.assertIn("intent acc. 96.9 -> 97.7 (+0.8), slot F1 83.1 -> 82.9 "
+                  "(-0.2)", line)
+    self.assertIn("`/runs/mine/export/model_dynamic.tflite`", line)
+    self.assertEqual(own_data.earlier_student_lines(None, export, names), [])
+    # A run whose file is gone: no row, a warning, not a failed report.
+    with self.assertLogs(level="WARNING") as logs:
+      self.assertIsNone(own_data.earlier_student(
+          os.path.join(self.get_temp_dir(), "gone"), None))
+    self.assertIn("is not there any more", "".join(logs.output))
+
   def test_report_says_what_one_example_of_a_small_validation_is_worth(self):
     # The README's text-classification example split by mixvocab-split-data:
     # 75 validation texts, the student's file at 96.0.
