@@ -97,6 +97,9 @@ of the query to one IOB slot tag), in one of three layouts:
   than 2% of the words;
 - a label (intent) may have few examples in train:
   `UserDataset.few_examples_warning()` names those with fewer than 5;
+- labels (intents, slot types) may differ only in case or punctuation
+  ('Positive' and 'positive'): each is a class of its own, and
+  `UserDataset.spelling_warning()` names them;
 - a validation or test text may also be in train, and train may give one
   text two labels: `UserDataset.overlap_warning()` counts both (texts
   compared lowercased, spaces collapsed);
@@ -114,7 +117,7 @@ Example:
   print(dataset.summary())
   for warning in (dataset.warning(), dataset.iob_warning(),
                   dataset.few_examples_warning(), dataset.overlap_warning(),
-                  dataset.unreadable_warning()):
+                  dataset.spelling_warning(), dataset.unreadable_warning()):
     if warning:
       print(warning)
   train = dataset.splits["train"]  # IntentSlotExamples: words, tags, intents
@@ -124,6 +127,7 @@ import collections
 import dataclasses
 import functools
 import os
+import re
 from typing import Iterator
 
 from absl import logging
@@ -151,6 +155,11 @@ FEW_EXAMPLES = 5
 #: The longest sequence `UserDataset.long_warning` suggests: the students'
 #: and the default teacher's position embeddings.
 _MAX_SEQ_LENGTH = 512
+
+
+#: Separators between two letters or digits of a name, which
+#: `UserDataset.spellings` compares names without.
+_SEPARATORS = re.compile(r"(?<=[^\W_])[\s_.-]+(?=[^\W_])")
 
 
 def _counts(values) -> dict[str, int]:
@@ -345,6 +354,66 @@ class UserDataset:
         f"in train ({train.path}), too few for the model to learn them "
         f"reliably: {listed}. Add examples of them to train, or merge them "
         "into related ones.")
+
+  def spellings(self) -> dict:
+    """Labels (intents, slot types) written several ways.
+
+    Names that are the same once lowercased, with the spaces, '_', '-' and
+    '.' between their letters and digits taken out ('Positive' and
+    'positive', 'book_restaurant' and 'BookRestaurant', 'B-City' and
+    'B-city'; not '-1' and '1'): to the model each way is a class of its
+    own, though a user almost always meant one.
+
+    Returns:
+      {what: [{name: examples (slot types: words) over every split}, ...]}
+      for 'labels' (intents) and 'slot types', each group of two or more
+      spellings, most frequent spelling first; only kinds that have some.
+    """
+    intent_slot = self.kind == examples_lib.INTENT_SLOT
+    counts = {"labels": collections.Counter(),
+              "slot types": collections.Counter()}
+    for data in self.splits.values():
+      counts["labels"].update((data.intents if intent_slot else data.labels)
+                              or ())
+      if intent_slot and data.tags is not None:
+        counts["slot types"].update(tag[2:] for tags in data.tags
+                                    for tag in tags
+                                    if tag != examples_lib.OUTSIDE_TAG)
+    found = {}
+    for what, counter in counts.items():
+      groups = collections.defaultdict(dict)
+      for name, count in counter.items():
+        groups[_SEPARATORS.sub("", name.lower())][name] = count
+      several = [dict(sorted(group.items(), key=lambda item: (-item[1],
+                                                              item[0])))
+                 for key, group in sorted(groups.items())
+                 if key and len(group) > 1]
+      if several:
+        found[what] = several
+    return found
+
+  def spelling_warning(self, most: int = 5) -> str | None:
+    """One message on labels (intents, slot types) written several ways
+    (`spellings`); None if there are none."""
+    found = self.spellings()
+    if not found:
+      return None
+    unit = {"labels": "example", "slot types": "word"}
+    parts = []
+    for what, groups in found.items():
+      word = ("intents" if what == "labels" and
+              self.kind == examples_lib.INTENT_SLOT else what)
+      listed = "; ".join(" and ".join(
+          f"{name!r} ({errors.plural(count, unit[what])})"
+          for name, count in group.items()) for group in groups[:most])
+      if len(groups) > most:
+        listed += f"; and {len(groups) - most} more"
+      parts.append(f"{word}: {listed}")
+    return (
+        "Some labels differ only in case or punctuation: " +
+        "; ".join(parts) + ". The model learns each spelling as a class of "
+        "its own (counted over every split), so if they name one class, "
+        "write them one way in every file.")
 
   def _keyed(self, split: str) -> list[tuple[str, str | None]]:
     """(text, label) of each example of `split`: the text lowercased with

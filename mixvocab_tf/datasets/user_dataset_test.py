@@ -174,6 +174,41 @@ def test_overlap_warning_counts_texts_seen_twice(tmp_path):
       str(tmp_path / "slots")).overlap_warning() is None
 
 
+def test_spelling_warning_names_labels_that_differ_in_case_or_separators(
+    tmp_path):
+  write(tmp_path / "train.csv",
+        "text,label\ngood,Positive\nfine,positive\nnice,positive\n"
+        "bad,negative\nmeh,-1\nyes,1\n")
+  write(tmp_path / "dev.csv", "text,label\ngreat,POSITIVE\nawful,negative\n")
+  dataset = user_dataset.load_dataset(str(tmp_path))
+  # Counted over every split; '-1' and '1' are two classes, not spellings.
+  assert dataset.spellings() == {
+      "labels": [{"positive": 2, "POSITIVE": 1, "Positive": 1}]}
+  warning = dataset.spelling_warning()
+  assert ("labels: 'positive' (2 examples) and 'POSITIVE' (1 example) and "
+          "'Positive' (1 example)") in warning
+  assert "write them one way in every file" in warning
+  # Intents and slot types (the tags' types) of intent and slots.
+  write_goo(tmp_path / "slots" / "train",
+            ["book a table", "book a room", "weather in Paris"],
+            ["O O O", "O O B-object", "O O B-City"],
+            ["book_restaurant", "BookRestaurant", "GetWeather"])
+  write_goo(tmp_path / "slots" / "valid", ["weather in Rome"],
+            ["O O B-city"], ["GetWeather"])
+  slots = user_dataset.load_dataset(str(tmp_path / "slots"))
+  assert slots.spellings() == {
+      "labels": [{"BookRestaurant": 1, "book_restaurant": 1}],
+      "slot types": [{"City": 1, "city": 1}]}
+  assert ("intents: 'BookRestaurant' (1 example) and 'book_restaurant' "
+          "(1 example); slot types: 'City' (1 word) and 'city' (1 word)"
+          ) in slots.spelling_warning()
+  # One spelling each: no warning.
+  write(tmp_path / "one" / "train.csv", CSV)
+  write(tmp_path / "one" / "dev.csv", CSV)
+  assert user_dataset.load_dataset(str(tmp_path / "one")).spelling_warning(
+      ) is None
+
+
 def test_load_dataset_pair_csv(tmp_path):
   content = ("text_a,text_b,label\nA man sleeps.,A man rests.,entail\n"
              "It rains.,\"Sunny, warm.\",contradict\n")

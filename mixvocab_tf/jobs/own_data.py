@@ -308,7 +308,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   dataset = user_dataset.load_dataset(data_dir, text_column, text_b_column,
                                       label_column)
   for warning in (dataset.warning(), dataset.iob_warning(),
-                  dataset.few_examples_warning(), dataset.overlap_warning()):
+                  dataset.few_examples_warning(), dataset.overlap_warning(),
+                  dataset.spelling_warning()):
     if warning:
       logging.warning("%s", warning)
   summary = dataset.summary()
@@ -786,7 +787,9 @@ def check_step(step_dir, output_dir, options):
     logging.warning("%s", unreadable)
   summary = dict(dataset.summary(), warning=dataset.warning(),
                  unreadable_warning=unreadable,
-                 overlap_warning=dataset.overlap_warning())
+                 overlap_warning=dataset.overlap_warning(),
+                 spellings=dataset.spellings(),
+                 spelling_warning=dataset.spelling_warning())
   run_files.write_json(os.path.join(step_dir, SUMMARY_JSON), summary,
                        indent=1)
 
@@ -1323,7 +1326,8 @@ def report_step(step_dir, output_dir, options):
       f"{'intents' if intent_slot else 'labels'}" + (
           f", {len(dataset.slot_tags)} slot tags" if intent_slot else "") +
       ". Labels come from train.", ""]
-  for warning in (dataset.warning(), dataset.overlap_warning()):
+  for warning in (dataset.warning(), dataset.overlap_warning(),
+                  dataset.spelling_warning()):
     if warning:
       lines += ["> " + warning.replace("\n", "\n> "), ""]
   long_warning = _long_warning(dataset, summary)
