@@ -175,8 +175,11 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
     assert re.search(r"\| earlier run's student \.tflite \(WARM_START\) \| "
                      rf"{split} \|  \| [0-9.]+ \| [0-9.]+ \|",
                      warm_report), warm_report
-  assert (f"The earlier run's student .tflite (`{job}/export/"
-          "model_dynamic.tflite`) on this run's validation split") in warm_report
+  assert re.search(
+      r"This run's student \.tflite against the earlier run's \(`"
+      + re.escape(f"{job}/export/model_dynamic.tflite") + r"`\), on this "
+      r"run's validation split: intent acc\. [0-9.]+ -> [0-9.]+ \([+-][0-9.]+"
+      r"; 95% interval [+-][0-9.]+ to [+-][0-9.]+\)", warm_report), warm_report
 
 
 def test_text_classification_csv_to_tflite_report_and_predictions(

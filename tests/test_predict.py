@@ -685,6 +685,12 @@ def test_evaluate_scores_each_export_on_labelled_files(
   processes.append(_evaluate(f"--model={glue[1]}", f"--data={pairs_csv}"))
   processes.append(_evaluate(f"--model={snips[1]}", f"--data={pairs_csv}"))
   processes.append(_evaluate(f"--model_dir={tmp_path}", f"--data={valid}"))
+  # The .tflite against its SavedModel on the same examples; a baseline
+  # of another task is refused before either answers.
+  processes.append(_evaluate(f"--model={snips[1]}", f"--baseline={snips[0]}",
+                             f"--data={valid}"))
+  processes.append(_evaluate(f"--model={snips[1]}", f"--baseline={glue[1]}",
+                             f"--data={valid}"))
   for i, process in enumerate(processes[:3]):
     status, stdout, stderr = _finish(process)
     assert status == 0, stderr
@@ -720,3 +726,23 @@ def test_evaluate_scores_each_export_on_labelled_files(
   assert status == 1 and "Traceback" not in stderr
   assert stderr.strip().splitlines()[-1].startswith(
       "error: ValueError: --data goes with --model"), stderr
+
+  status, stdout, stderr = _finish(processes[6])
+  assert status == 0, stderr
+  change = json.loads(stdout[:stdout.rindex("}") + 1])["baseline"]["change"]
+  # Both exports answer three of the five intents right.
+  assert change["intent_accuracy"]["before"] == pytest.approx(3 / 5)
+  assert change["intent_accuracy"]["after"] == pytest.approx(3 / 5)
+  assert change["slot_f1"]["after"] == pytest.approx(want_slot_f1)
+  for found in change.values():
+    assert found["low"] <= found["change"] <= found["high"]
+  assert re.search(
+      rf"Against --baseline={re.escape(str(snips[0]))}, on the same 5 "
+      r"examples: intent acc\. 60\.0 -> 60\.0 \(\+0\.0; 95% interval "
+      r"[+-][0-9.]+ to [+-][0-9.]+\), slot F1 ", stdout), stdout
+
+  status, stdout, stderr = _finish(processes[7])
+  assert status == 1 and "Traceback" not in stderr
+  assert re.search(r"error: ValueError: .*\.tflite is a sentence-pair "
+                   r"classifier, but .*valid holds intent and slot examples",
+                   stderr.strip().splitlines()[-1]), stderr

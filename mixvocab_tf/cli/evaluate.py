@@ -36,6 +36,15 @@ macro-F1, beside the floor of always answering the most frequent label
 It prints the scores as JSON, then a short table for people;
 `--output_json` also writes the JSON, `--predictions` each example's answer
 beside its gold label. The data is checked before the model loads.
+
+`--baseline` names a second exported model, e.g. the file an app runs now,
+scored on the same examples: each headline score's change from it to
+`--model`, with a 95% interval from a paired bootstrap over the examples
+(`scoring.paired_change`), so that a change of a few examples is not taken
+for an improvement:
+
+  mixvocab-evaluate --model=runs/mine2/export/model_dynamic.tflite \
+      --baseline=runs/mine/export/model_dynamic.tflite --data=new.csv
 """
 
 import json
@@ -102,6 +111,11 @@ def define_flags():
   flags.DEFINE_string("predictions", None, "With --model: write each "
                       "example's answer, its gold label and whether it is "
                       "right here (JSON lines).")
+  flags.DEFINE_string(
+      "baseline", None, "With --model: another exported model (e.g. the "
+      "one an app runs now) scored on the same examples; prints each "
+      "score's change from it to --model with a 95% interval (paired "
+      "bootstrap).")
   flags.DEFINE_integer("batch_size", None, "With --model: examples per call "
                        "of the model (default: the predictor's).",
                        lower_bound=1)
@@ -160,14 +174,37 @@ def _run_export():
       text_b_column=FLAGS.text_b_column, label_column=FLAGS.label_column)
   kwargs = {} if FLAGS.batch_size is None else {
       "batch_size": FLAGS.batch_size}
-  predictor = predictor_lib.load_predictor(FLAGS.model, **kwargs)
+  progress = lambda line: print(line, file=sys.stderr, flush=True)
+  # Both models load before either answers: a baseline that cannot serve
+  # this data is refused first.
+  models = [predictor_lib.load_predictor(path, **kwargs)
+            for path in (FLAGS.model, FLAGS.baseline) if path]
+  for predictor in models:
+    scoring.check_compatible(predictor, labelled)
   result = scoring.score_predictor(
-      predictor, labelled, predictions_path=FLAGS.predictions,
-      progress=lambda line: print(line, file=sys.stderr, flush=True))
+      models[0], labelled, predictions_path=FLAGS.predictions,
+      progress=progress, keep_answers=True)
+  answers = result.pop("answers")
+  lines = scoring.summary_lines(result)
+  if FLAGS.baseline:
+    before = scoring.score_predictor(models[1], labelled, progress=progress,
+                                     keep_answers=True)["answers"]
+    names = scoring.headline_names(labelled.kind)
+    result["baseline"] = {"model": models[1].model_path, "change":
+                          scoring.paired_change(
+                              labelled.kind, before, answers,
+                              scoring.rows_and_gold(labelled.split)[1],
+                              list(models[0].labels))}
+    lines += ["", f"Against --baseline={FLAGS.baseline}, on the same "
+              f"{result['examples']:,} examples: " + scoring.change_text(
+                  result["baseline"]["change"], names) + ". The intervals "
+              f"are a paired bootstrap ({scoring.RESAMPLES:,} resamples of "
+              "the examples, the same for both models): one that holds 0 "
+              "says the change may be chance."]
   extra = {k: v for k, v in result.items() if k != "scores"}
   print(json.dumps({"metrics": result["scores"], **extra}, indent=2,
                    sort_keys=True, ensure_ascii=False))
-  print("\n".join(scoring.summary_lines(result)))
+  print("\n".join(lines))
   if FLAGS.output_json:
     metrics_io.write_metrics_json(FLAGS.output_json, result["scores"],
                                   **extra)
@@ -177,7 +214,7 @@ def _run():
   if FLAGS.model:
     _run_export()
     return
-  given = [f"--{name}" for name in ("data", "predictions")
+  given = [f"--{name}" for name in ("data", "predictions", "baseline")
            if FLAGS[name].value]
   if given:
     raise ValueError(

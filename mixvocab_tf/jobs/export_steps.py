@@ -122,7 +122,7 @@ def latency_ms(model_path, predictor, queries):
 
 
 def score_model(model_path, dataset, batch_size=None, predictions_path=None,
-                timed=True):
+                timed=True, keep_answers=False):
   """Scores, per-label tables and latency of a model on a dataset.
 
   Args:
@@ -132,11 +132,14 @@ def score_model(model_path, dataset, batch_size=None, predictions_path=None,
     batch_size: queries per call (None: the predictor's default).
     predictions_path: where the test split's predictions go as JSONL.
     timed: whether to time the raw-string file on queries (`latency_ms`).
+    keep_answers: whether each split's entry keeps the predictor's records
+      ('answers').
 
   Returns:
     {'splits': {name: {'examples', 'scores', 'per_label', 'confused',
                        'by_confidence', 'confident_errors',
-                       'per_slot_type' (intent and slots)}},
+                       'per_slot_type' (intent and slots), 'answers' (if
+                       `keep_answers`)}},
      'p50_ms', 'p90_ms' (if `timed`)}.
   """
   from mixvocab_tf.serving import predictor as predict_lib  # pylint: disable=g-import-not-at-top
@@ -151,6 +154,8 @@ def score_model(model_path, dataset, batch_size=None, predictions_path=None,
     rows, gold = scoring.rows_and_gold(split)
     predicted = predictor.predict(rows, top_k=TOP_K)
     entry = {"examples": len(rows)}
+    if keep_answers:
+      entry["answers"] = predicted
     if gold is not None:
       (entry["scores"], entry["per_label"],
        entry["confused"]) = scoring.scores(

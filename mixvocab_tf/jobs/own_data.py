@@ -1147,19 +1147,30 @@ def _word_table_lines(check, labels):
           f"(validation {both})"]
 
 
-def earlier_student(run, dataset, batch_size=None) -> Optional[dict]:
-  """A warm start's earlier run's shipped student on this run's splits.
+def earlier_student(run, dataset, shipped, batch_size=None
+                    ) -> Optional[dict]:
+  """A warm start's earlier run's shipped student against this run's.
 
   That run's `export/model_dynamic.tflite`, the file its report shipped
   and an app may be running, scored on this dataset's validation and test
-  splits (`export_steps.score_model`) as this run's own file is, so that the
-  report sets the two side by side: did labelling more examples help? The
-  earlier file answers with its own labels; one that this dataset no longer
-  has counts as wrong, and a label new since then is one it cannot answer.
+  splits (`export_steps.score_model`) as this run's own file is, and the
+  two files' validation scores compared example by example
+  (`scoring.paired_change`), so that the report says whether labelling
+  more examples helped, and how surely. The earlier file answers with its
+  own labels: one that this dataset no longer has counts as wrong unless
+  it is the gold label, and a label new since then is one it cannot
+  answer.
+
+  Args:
+    run: the earlier run (`WARM_START`).
+    dataset: this run's dataset.
+    shipped: this run's raw-string .tflite.
+    batch_size: queries per call (None: the predictor's default).
 
   Returns:
-    {'path', 'splits': {name: {'scores', ...}}}, or None (logged) when the
-    run's file is not there any more.
+    {'path', 'splits': {name: {'scores', ...}}, 'change': {metric:
+    {'before', 'after', 'change', 'low', 'high'}} (validation)}, or None
+    (logged) when the run's file is not there any more.
   """
   from mixvocab_tf.serving import predictor as predict_lib  # pylint: disable=g-import-not-at-top
   path = os.path.join(run, student_size_lib.export_step_name(
@@ -1171,31 +1182,37 @@ def earlier_student(run, dataset, batch_size=None) -> Optional[dict]:
   with run_files.local_copy(path, (predict_lib.TFLITE_LABELS_SUFFIX,)
                            ) as local:
     scored = export_steps.score_model(local, dataset, batch_size,
-                                      timed=False)
-  return {"path": path, "splits": scored["splits"]}
+                                      timed=False, keep_answers=True)
+  with run_files.local_copy(shipped, (predict_lib.TFLITE_LABELS_SUFFIX,)
+                           ) as local:
+    now = export_steps.score_model(local, dataset, batch_size, timed=False,
+                                   keep_answers=True)
+  gold = scoring.rows_and_gold(dataset.splits["validation"])[1]
+  change = scoring.paired_change(
+      dataset.kind, scored["splits"]["validation"].pop("answers"),
+      now["splits"]["validation"]["answers"], gold, dataset.labels)
+  for entry in scored["splits"].values():
+    entry.pop("answers", None)
+  return {"path": path, "splits": scored["splits"], "change": change}
 
 
-def earlier_student_lines(earlier, export, metric_names) -> list:
+def earlier_student_lines(earlier, metric_names) -> list:
   """The warm start's sentence on this run's student against the earlier
-  run's (`earlier_student`), on validation, each score's change."""
+  run's (`earlier_student`): each validation score's change, and its 95%
+  interval."""
   if earlier is None:
     return []
-  before = earlier["splits"]["validation"]["scores"]
-  now = export["splits"]["validation"]["scores"]
-  # Each change of the rounded scores, as the reader subtracts them.
-  shown = lambda value: round(100 * value, 1)
-  changes = ", ".join(
-      f"{label} {shown(before[m]):.1f} -> {shown(now[m]):.1f} "
-      f"({shown(now[m]) - shown(before[m]):+.1f})"
-      for m, label in metric_names)
   return [
-      f"- The earlier run's student .tflite (`{earlier['path']}`) on this "
-      f"run's validation split, then this run's: {changes}. Both files "
-      "answer the same examples, so the change is what this round of "
-      "labelling (and its warm start) bought; the earlier file cannot "
-      "answer labels new since then, and where this validation split holds "
-      "examples that the earlier run trained on, its score here is too "
-      "high.", ""]
+      f"- This run's student .tflite against the earlier run's "
+      f"(`{earlier['path']}`), on this run's validation split: "
+      f"{scoring.change_text(earlier['change'], metric_names)}: what this "
+      "round of labelling (and its warm start) bought. The intervals are a "
+      f"paired bootstrap over the examples ({scoring.RESAMPLES:,} resamples, "
+      "the same examples for both files): one that holds 0 says the change "
+      "may be chance. The "
+      "earlier file cannot answer labels new since then, and where this "
+      "validation split holds examples that the earlier run trained on, "
+      "its score here is too high.", ""]
 
 
 def floor_lines(floor: float, teacher: float, student: float,
@@ -1271,9 +1288,7 @@ def report_step(step_dir, output_dir, options):
                 saved_model_bytes=summary["saved_model_bytes"],
                 builtin=summary.get("builtin"))
   intent_slot = dataset.kind == examples_lib.INTENT_SLOT
-  metric_names = (("intent_accuracy", "intent acc."),
-                  ("slot_f1", "slot F1")) if intent_slot else (
-                      ("accuracy", "accuracy"), ("macro_f1", "macro-F1"))
+  metric_names = scoring.headline_names(dataset.kind)
   test = dataset.splits.get("test")
   has_test = test is not None and (test.labels if not intent_slot
                                    else test.intents) is not None
@@ -1306,7 +1321,7 @@ def report_step(step_dir, output_dir, options):
       if "scores" in entry:
         rows.append([label, name, ""] + [
             f"{100 * entry['scores'][m]:.1f}" for m, _ in metric_names])
-  earlier = (earlier_student(options["warm_start"], dataset,
+  earlier = (earlier_student(options["warm_start"], dataset, export["path"],
                              options.get("batch_size"))
              if options.get("warm_start") else None)
   for name, _ in splits:
@@ -1369,7 +1384,7 @@ def report_step(step_dir, output_dir, options):
         "this run's" + (", but for the earlier run's student .tflite: that "
                         "run's shipped file on this run's splits" if earlier
                         else "") + ".", ""]
-    lines += earlier_student_lines(earlier, export, metric_names)
+    lines += earlier_student_lines(earlier, metric_names)
   teacher_record = next(record for (run, _, name, _), record in
                         zip(pairs, records)
                         if run == "teacher" and name == "validation")
@@ -1493,7 +1508,8 @@ def report_step(step_dir, output_dir, options):
                                 "path": earlier["path"],
                                 "scores": {name: entry.get("scores") for
                                            name, entry in
-                                           earlier["splits"].items()}}}
+                                           earlier["splits"].items()},
+                                "change": earlier["change"]}}
                                if earlier else {})), indent=1)
   print("\n".join(lines))
 

@@ -606,22 +606,25 @@ class OwnDataStepsTest(tf.test.TestCase):
 
   def test_report_sets_a_warm_start_beside_the_earlier_runs_student(self):
     names = (("intent_accuracy", "intent acc."), ("slot_f1", "slot F1"))
-    earlier = {"path": "/runs/mine/export/model_dynamic.tflite", "splits": {
-        "validation": {"scores": {"intent_accuracy": 0.96857,
-                                  "slot_f1": 0.8312}}}}
-    export = {"splits": {"validation": {"scores": {"intent_accuracy": 0.97714,
-                                                   "slot_f1": 0.8289}}}}
-    line, = [l for l in own_data.earlier_student_lines(earlier, export, names)
-             if l]
-    # The changes of the scores as shown (97.7 - 96.9), a loss signed.
-    self.assertIn("intent acc. 96.9 -> 97.7 (+0.8), slot F1 83.1 -> 82.9 "
-                  "(-0.2)", line)
+    earlier = {"path": "/runs/mine/export/model_dynamic.tflite", "change": {
+        "intent_accuracy": {"before": 0.96857, "after": 0.97714,
+                            "low": -0.0014, "high": 0.0171},
+        "slot_f1": {"before": 0.8312, "after": 0.8289, "low": -0.021,
+                    "high": 0.0163}}}
+    line, = [l for l in own_data.earlier_student_lines(earlier, names) if l]
+    # The changes of the scores as shown (97.7 - 96.9), a loss signed, each
+    # with its interval.
+    self.assertIn("intent acc. 96.9 -> 97.7 (+0.8; 95% interval -0.1 to "
+                  "+1.7), slot F1 83.1 -> 82.9 (-0.2; 95% interval -2.1 to "
+                  "+1.6)", line)
     self.assertIn("`/runs/mine/export/model_dynamic.tflite`", line)
-    self.assertEqual(own_data.earlier_student_lines(None, export, names), [])
+    self.assertIn("(1,000 resamples, the same examples for both files)",
+                  line)
+    self.assertEqual(own_data.earlier_student_lines(None, names), [])
     # A run whose file is gone: no row, a warning, not a failed report.
     with self.assertLogs(level="WARNING") as logs:
       self.assertIsNone(own_data.earlier_student(
-          os.path.join(self.get_temp_dir(), "gone"), None))
+          os.path.join(self.get_temp_dir(), "gone"), None, "x.tflite"))
     self.assertIn("is not there any more", "".join(logs.output))
 
   def test_report_says_what_one_example_of_a_small_validation_is_worth(self):

@@ -8,7 +8,10 @@ and an app run), and `tasks/finetuning/metrics.py` alone scores the answers
 (`scores`): intent accuracy and slot F1 (CoNLL chunks), or accuracy;
 macro-F1 over the model's labels; the floor of always answering the most
 frequent label; each label's precision, recall and F1 (and each slot
-type's); the most confused pairs.
+type's); the most confused pairs. Two models' answers on the same examples
+are compared by `paired_change` (each score's change and its 95% interval,
+a paired bootstrap): `mixvocab-evaluate --baseline`, and a warm-started
+own-data run's report against the earlier run's file.
 
 The labelled data (`read_labelled`) is one split in the own-data job's
 formats (`mixvocab_tf.datasets`): a `.csv`, `.tsv` or `.jsonl` file, a
@@ -30,6 +33,7 @@ import math
 import os
 from typing import Any, Callable, Optional, Sequence
 
+import numpy as np
 import tensorflow as tf
 
 from mixvocab_tf.datasets import errors
@@ -107,14 +111,142 @@ def scores(kind, predictions, gold, labels, majority):
     predicted = [p["label"] for p in predictions]
     result = {}
   ids = {label: i for i, label in enumerate(labels)}
-  gold_ids = [ids.get(g, metrics.UNKNOWN_LABEL) for g in gold_labels]
-  predicted_ids = [ids.get(p, metrics.UNKNOWN_LABEL) for p in predicted]
+  # A label outside `labels` is no class of macro-F1's, but an answer is
+  # right when it is the gold label, as intent accuracy counts (a model
+  # of an earlier version of the data may answer labels that train lacks).
+  unknown = {}
+  label_id = lambda name: ids[name] if name in ids else unknown.setdefault(
+      name, metrics.UNKNOWN_LABEL - len(unknown))
+  gold_ids = [label_id(g) for g in gold_labels]
+  predicted_ids = [label_id(p) for p in predicted]
   result.update(metrics.text_classification_metrics(
       gold_ids, predicted_ids, len(labels), ids[majority]))
   if kind == examples_lib.INTENT_SLOT:
     del result["accuracy"]  # intent_accuracy, the same number.
   return (result, metrics.per_label_scores(gold_labels, predicted),
           metrics.confused_pairs(gold_labels, predicted))
+
+
+#: Resamples of `paired_change`'s bootstrap.
+RESAMPLES = 1000
+
+
+def _example_stats(kind, predictions, gold, labels):
+  """Each example's share of the scores `scores` gives, as arrays whose
+  sums over any multiset of examples give that multiset's scores
+  (`_scores_of`): right or not, per-class gold and answer indicators, and
+  a query's correct, predicted and gold slot chunks."""
+  gold_labels = _gold_labels(kind, gold)
+  key = "intent" if kind == examples_lib.INTENT_SLOT else "label"
+  answers = [p[key] for p in predictions]
+  ids = {label: i for i, label in enumerate(labels)}
+  gold_ids = np.array([ids.get(g, -1) for g in gold_labels])
+  answer_ids = np.array([ids.get(a, -1) for a in answers])
+  classes = np.arange(len(labels))
+  stats = {"right": np.array([g == a for g, a in zip(gold_labels, answers)],
+                             np.float64),
+           "gold": (gold_ids[:, None] == classes).astype(np.float64),
+           "answer": (answer_ids[:, None] == classes).astype(np.float64)}
+  if kind == examples_lib.INTENT_SLOT:
+    chunks = []
+    for gold_tags, tags in zip(*_tags(predictions, gold)):
+      gold_chunks, answer_chunks = (metrics.iob_chunks(gold_tags),
+                                    metrics.iob_chunks(tags))
+      chunks.append((len(gold_chunks & answer_chunks), len(answer_chunks),
+                     len(gold_chunks)))
+    stats["chunks"] = np.array(chunks, np.float64).reshape(-1, 3)
+  return stats
+
+
+def _scores_of(kind, stats, weights):
+  """The headline scores of `_example_stats` under `weights` [R, examples]
+  (each row a resample's count of each example): {metric: [R]}."""
+  total = weights.sum(1)
+  right = weights @ stats["right"]
+  both = weights @ (stats["gold"] * stats["answer"])
+  either = weights @ stats["gold"] + weights @ stats["answer"]
+  # Macro-F1 over the classes that occur, as gold or as answers
+  # (`metrics.macro_f1`).
+  f1 = np.where(either > 0, 2 * both / np.maximum(either, 1), 0.0)
+  present = (either > 0).sum(1)
+  macro = np.where(present > 0, f1.sum(1) / np.maximum(present, 1), 0.0)
+  if kind != examples_lib.INTENT_SLOT:
+    return {"accuracy": right / total, "macro_f1": macro}
+  correct, answered, gold = (weights @ stats["chunks"]).T
+  precision = np.where(answered > 0, correct / np.maximum(answered, 1), 0.0)
+  recall = np.where(gold > 0, correct / np.maximum(gold, 1), 0.0)
+  slot_f1 = np.where(precision + recall > 0, 2 * precision * recall /
+                     np.maximum(precision + recall, 1e-12), 0.0)
+  return {"intent_accuracy": right / total, "slot_f1": slot_f1,
+          "macro_f1": macro}
+
+
+def paired_change(kind, before, after, gold, labels,
+                  resamples=RESAMPLES, seed=0) -> dict:
+  """How much two models' scores on the same examples differ, and how
+  surely: a paired bootstrap (Efron and Tibshirani, 1993; Koehn, 2004, for
+  such comparisons), each resample the same examples for both models.
+
+  Args:
+    kind: the dataset's kind.
+    before, after: the predictor's records of the two models, one per
+      example of `gold` (`rows_and_gold`), in its order.
+    gold: the split's gold answers.
+    labels: the label (intent) names macro-F1 is over (the later model's).
+    resamples: bootstrap resamples.
+    seed: their seed (the same examples drawn on every call).
+
+  Returns:
+    {metric: {'before', 'after', 'change', 'low', 'high'}}: the scores of
+    all examples (as `scores` gives them), and the 2.5 and 97.5 percentiles
+    of the change over the resamples (fractions). An interval that holds 0
+    says the change may be chance.
+  """
+  if not len(gold):
+    raise ValueError("gold is empty; there is nothing to compare.")
+  stats = [_example_stats(kind, p, gold, labels) for p in (before, after)]
+  whole = np.ones((1, len(gold)))
+  scores = [_scores_of(kind, s, whole) for s in stats]
+  rng = np.random.default_rng(seed)
+  changes = collections.defaultdict(list)
+  for start in range(0, resamples, 100):  # A block at a time: memory.
+    weights = rng.multinomial(len(gold), np.full(len(gold), 1 / len(gold)),
+                              size=min(100, resamples - start)).astype(
+                                  np.float64)
+    drawn = [_scores_of(kind, s, weights) for s in stats]
+    for metric in drawn[0]:
+      changes[metric].append(drawn[1][metric] - drawn[0][metric])
+  result = {}
+  for metric, blocks in changes.items():
+    low, high = np.percentile(np.concatenate(blocks), [2.5, 97.5])
+    result[metric] = {
+        "before": float(scores[0][metric][0]),
+        "after": float(scores[1][metric][0]),
+        "change": float(scores[1][metric][0] - scores[0][metric][0]),
+        "low": float(low), "high": float(high)}
+  return result
+
+
+def headline_names(kind) -> tuple:
+  """(metric, label) of a kind's headline scores, as reports show them."""
+  if kind == examples_lib.INTENT_SLOT:
+    return (("intent_accuracy", "intent acc."), ("slot_f1", "slot F1"))
+  return (("accuracy", "accuracy"), ("macro_f1", "macro-F1"))
+
+
+def change_text(change: dict, names) -> str:
+  """`paired_change`'s result for people: 'slot F1 83.1 -> 86.4 (+3.3; 95%
+  interval +2.0 to +4.7), ...' for each (metric, label) of `names`; the
+  change is the rounded scores' difference, as a reader subtracts them."""
+  shown = lambda value: round(100 * value, 1)
+  parts = []
+  for metric, label in names:
+    found = change[metric]
+    parts.append(
+        f"{label} {shown(found['before']):.1f} -> {shown(found['after']):.1f} "
+        f"({shown(found['after']) - shown(found['before']):+.1f}; 95% "
+        f"interval {100 * found['low']:+.1f} to {100 * found['high']:+.1f})")
+  return ", ".join(parts)
 
 
 def slot_type_scores(predictions, gold):
@@ -362,8 +494,8 @@ def floor_label(labelled: Labelled, labels: Sequence[str]) -> tuple:
 def score_predictor(predictor,
                     labelled: Labelled,
                     predictions_path: Optional[str] = None,
-                    progress: Optional[Callable[[str], None]] = None
-                    ) -> dict:
+                    progress: Optional[Callable[[str], None]] = None,
+                    keep_answers: bool = False) -> dict:
   """Scores `predictor` (a `predictor.Predictor`) on `labelled`.
 
   Args:
@@ -374,6 +506,8 @@ def score_predictor(predictor,
       nowhere.
     progress: called with a line after every `PROGRESS_EXAMPLES` examples
       (None: silent).
+    keep_answers: whether the result keeps the predictor's records
+      ('answers', in the examples' order).
 
   Returns:
     {'model', 'data', 'examples', 'scores' (with 'majority_accuracy'),
@@ -417,6 +551,8 @@ def score_predictor(predictor,
             "confused": confused[:CONFUSED_PAIRS]}
   result.update(tables(labelled.kind, predicted, gold,
                        getattr(labelled.split, "line_numbers", None)))
+  if keep_answers:
+    result["answers"] = predicted
   return result
 
 

@@ -54,6 +54,63 @@ def test_intent_slot_scores_pad_a_query_the_model_cut_short():
   assert [r["label"] for r in per_label] == ["stop", "play"]
 
 
+def test_an_answer_outside_the_labels_is_right_when_it_is_the_gold_one():
+  # A model of an earlier version of the data answers 'c', which train no
+  # longer has: right where the gold label is 'c', wrong where it is 'd'.
+  result, _, _ = scoring.scores(
+      "text_classification", [{"label": p} for p in ("c", "c", "a")],
+      ["c", "d", "a"], ["a", "b"], majority="a")
+  assert result["accuracy"] == pytest.approx(2 / 3)
+
+
+def test_paired_change_scores_both_models_and_bounds_the_change():
+  rng = np.random.default_rng(0)
+  gold = list(rng.choice(["a", "b", "c"], 300))
+  # 'before' right on 70% of the examples, 'after' on those and 20% more.
+  right = rng.random(300)
+  before = [{"label": g if r < 0.7 else "b" if g != "b" else "a"}
+            for g, r in zip(gold, right)]
+  after = [{"label": g if r < 0.9 else "b" if g != "b" else "a"}
+           for g, r in zip(gold, right)]
+  change = scoring.paired_change("text_classification", before, after, gold,
+                                 ["a", "b", "c"])
+  for metric in ("accuracy", "macro_f1"):
+    for name, answers in (("before", before), ("after", after)):
+      assert change[metric][name] == pytest.approx(scoring.scores(
+          "text_classification", answers, gold, ["a", "b", "c"], "a")[0][
+              metric])
+  accuracy = change["accuracy"]
+  assert accuracy["change"] == pytest.approx(
+      accuracy["after"] - accuracy["before"])
+  # 'after' is never wrong where 'before' is right: every resample gains.
+  assert 0 < accuracy["low"] <= accuracy["change"] <= accuracy["high"]
+  assert scoring.paired_change("text_classification", before, after, gold,
+                               ["a", "b", "c"]) == change  # seeded
+  # The same answers twice: no change, and an interval of none.
+  same = scoring.paired_change("text_classification", before, before, gold,
+                               ["a", "b", "c"])
+  assert same["accuracy"]["low"] == same["accuracy"]["high"] == 0.0
+  # Intents and slots: intent accuracy and slot F1 as `scores` gives them.
+  queries = [("play", ["O", "B-x", "I-x"]), ("stop", ["O", "O", "B-y"]),
+             ("play", ["B-x", "O", "O"])]
+  first = [{"intent": "play", "tags": ["O", "B-x", "O"]},
+           {"intent": "play", "tags": ["O", "O"]},
+           {"intent": "play", "tags": ["B-x", "O", "O"]}]
+  second = [{"intent": "play", "tags": ["O", "B-x", "I-x"]},
+            {"intent": "stop", "tags": ["O", "O", "B-y"]},
+            {"intent": "stop", "tags": ["B-x", "O", "O"]}]
+  change = scoring.paired_change("intent_slot", first, second, queries,
+                                 ["play", "stop"], resamples=50)
+  for name, answers in (("before", first), ("after", second)):
+    expected = scoring.scores("intent_slot", answers, queries,
+                              ["play", "stop"], "play")[0]
+    for metric in ("intent_accuracy", "slot_f1", "macro_f1"):
+      assert change[metric][name] == pytest.approx(expected[metric])
+  assert change["slot_f1"]["after"] == 1.0
+  with pytest.raises(ValueError, match="nothing to compare"):
+    scoring.paired_change("intent_slot", [], [], [], ["play"])
+
+
 class _Predictor:
   """Answers each text with the label (or intent and tags) it is told."""
 
