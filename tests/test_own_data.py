@@ -156,8 +156,10 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
   # (another model_dir), its new intent's rows fresh, the others the job's.
   more = tmp_path / "more"
   shutil.copytree(data, more, ignore=shutil.ignore_patterns("train"))
+  # (3 of 35 queries: under own_data.WARM_START_NEW_SHARE, so the student
+  # is warm-started too.)
   _write_goo(str(more / "train"), train + [
-      ("rate this book five", "O O O B-rating", "RateBook")] * 4)
+      ("rate this book five", "O O O B-rating", "RateBook")] * 3)
   warm = _own_data(str(more), tiny_student, str(tmp_path / "warm"),
                    bindings + [f"WARM_START = '{job}'"])
   assert warm.returncode == 0, warm.stderr[-4000:]

@@ -332,15 +332,17 @@ class OwnDataStepsTest(tf.test.TestCase):
         f.write('model_checkpoint_path: "ckpt-1"\n')
     run_files.write_json(os.path.join(run, "student", "step.json"),
                          {"config": {"INIT_CHECKPOINT": repr(init)}})
-    # The run's labels: one intent fewer than the dataset's, said first.
-    for step in ("teacher", "student"):
-      intent_slot_data.IntentSlotLabels(["BookRestaurant"], ["O", "B-genre"]
-                                        ).save(os.path.join(
-                                            run, step, "snips_labels.json"))
+    def run_labels(intents):
+      for step in ("teacher", "student"):
+        intent_slot_data.IntentSlotLabels(intents, ["O", "B-genre"]).save(
+            os.path.join(run, step, "snips_labels.json"))
+
+    # The run's labels: one intent that train no longer has, said first.
+    run_labels(["BookRestaurant", "PlayMusic"])
     dataset = user_dataset.load_dataset(data_dir)
-    self.assertEqual(
-        own_data.check_warm_start(run, dataset, None, "6x96", 0.5)["labels"],
-        "intents: 1 new (PlayMusic); intents: 1 no longer (BookRestaurant)")
+    found = own_data.check_warm_start(run, dataset, None, "6x96", 0.5)
+    self.assertEqual(found["labels"], "intents: 1 no longer (BookRestaurant)")
+    self.assertEqual(found["new_share"], 0.0)
     cold = {step.name: step.options("/job") for step in
             own_data.own_data_steps(data_dir)}
     warm = {step.name: step.options("/job") for step in
@@ -358,6 +360,28 @@ class OwnDataStepsTest(tf.test.TestCase):
           warm[name]["EPOCHS"],
           cold[name]["EPOCHS"] * own_data.WARM_START_FRACTION, delta=0.01)
     self.assertEqual(warm["report"]["warm_start"], run)
+    self.assertNotIn("warm_start_new_share", warm["report"])
+    # Every train query of an intent that the run lacked: the teacher warm
+    # at half its budget, the student from its pretrained start with its
+    # whole budget, as without a warm start, said when the job starts.
+    run_labels(["BookRestaurant"])
+    self.assertEqual(own_data.check_warm_start(run, dataset, None, "6x96",
+                                               0.5)["new_share"], 1.0)
+    with self.assertLogs("absl", level="INFO") as logs:
+      most = {step.name: step.options("/job") for step in
+              own_data.own_data_steps(data_dir, warm_start=run)}
+    self.assertIn("a student distilled from the start. Labels since then: "
+                  "intents: 1 new (PlayMusic); intents: 1 no longer "
+                  "(BookRestaurant) (100.0% of train's examples carry one: "
+                  "more than 10%)", "\n".join(logs.output))
+    self.assertEqual(most["teacher"]["IntentSlotTask.warm_start"],
+                     os.path.join(run, "teacher"))
+    self.assertNotIn("IntentSlotTask.warm_start", most["student"])
+    self.assertEqual(most["student"]["INIT_CHECKPOINT"], init)
+    self.assertAlmostEqual(most["student"]["EPOCHS"], cold["student"]["EPOCHS"],
+                           delta=0.01)
+    self.assertEqual(most["report"]["warm_start_new_share"], 1.0)
+    run_labels(["BookRestaurant", "PlayMusic"])
     # A run that distilled a larger size too: its first student, said.
     os.makedirs(os.path.join(run, "student_6x192"))
     open(os.path.join(run, "student_6x192", "DONE"), "w").close()
@@ -626,6 +650,22 @@ class OwnDataStepsTest(tf.test.TestCase):
       self.assertIsNone(own_data.earlier_student(
           os.path.join(self.get_temp_dir(), "gone"), None, "x.tflite"))
     self.assertIn("is not there any more", "".join(logs.output))
+
+  def test_report_says_what_a_warm_start_started_from(self):
+    options = {"warm_start": "/runs/mine", "warm_start_fraction": 0.5}
+    line, = [l for l in own_data.warm_start_lines(options, True) if l]
+    self.assertIn("the teacher and the student started from those of "
+                  "`/runs/mine` and trained 0.5 of their step budgets", line)
+    self.assertIn("but for the earlier run's student .tflite", line)
+    line, = [l for l in own_data.warm_start_lines(
+        dict(options, warm_start_new_share=0.2854), False) if l]
+    self.assertIn("the teacher started from that of `/runs/mine` and "
+                  "trained 0.5 of its step budget", line)
+    self.assertIn("the student was distilled from its pretrained start with "
+                  "its whole budget, as without a warm start, because 28.5% "
+                  "of train's examples carry a label new since then (more "
+                  "than 10%)", line)
+    self.assertNotIn("earlier run's student", line)
 
   def test_report_says_what_one_example_of_a_small_validation_is_worth(self):
     # The README's text-classification example split by mixvocab-split-data:
