@@ -139,8 +139,9 @@ _EVALUATIONS_AT_ONCE = 4
 #: accuracy / slot F1 of the .tflite: the warm student at half its budget
 #: 97.85 / 85.75 in 0.64x the time of a job from the start (98.25 / 86.65),
 #: at its whole budget 97.85 / 86.35; distilled from the start by the warm
-#: teacher, 98.2 / 86.35 in 0.81x. With 2 of 72 slot tags new (under 1% of
-#: 1,999 queries) the warm student at half its budget gained 0.9 slot F1.
+#: teacher, 98.2 / 86.35 in 0.78-0.86x. With 2 of 72 slot tags new (under
+#: 1% of 1,999 queries) the warm student at half its budget gained 0.9
+#: slot F1.
 WARM_START_NEW_SHARE = 0.1
 #: The share of the teacher's and the student's step budgets that a warm
 #: start (`own_data_steps.warm_start`) runs. On 999 -> 1,999 SNIPS queries:
