@@ -651,6 +651,23 @@ class OwnDataStepsTest(tf.test.TestCase):
           os.path.join(self.get_temp_dir(), "gone"), None, "x.tflite"))
     self.assertIn("is not there any more", "".join(logs.output))
 
+  def test_new_label_share_counts_train_examples_of_labels_new_since(self):
+    text = user_dataset.load_dataset(_write_text_classification(
+        os.path.join(self.get_temp_dir(), "text")))
+    self.assertEqual(own_data.new_label_share(
+        text, {"labels": (["a", "c"], ["a", "b"])}), 0.5)
+    self.assertEqual(own_data.new_label_share(
+        text, {"labels": (["b", "a"], ["a", "b"])}), 0.0)
+    # Intents and slots: a new intent or a new slot tag in the query.
+    slots = user_dataset.load_dataset(_write_intent_slot(
+        os.path.join(self.get_temp_dir(), "slots")))
+    self.assertEqual(own_data.new_label_share(slots, {
+        "intents": (["PlayMusic"], ["PlayMusic"]),
+        "slot tags": (["O"], ["O", "B-genre"])}), 1.0)
+    self.assertEqual(own_data.new_label_share(slots, {
+        "intents": (["PlayMusic"], ["PlayMusic"]),
+        "slot tags": (["O", "B-genre"], ["O", "B-genre"])}), 0.0)
+
   def test_report_says_what_a_warm_start_started_from(self):
     options = {"warm_start": "/runs/mine", "warm_start_fraction": 0.5}
     line, = [l for l in own_data.warm_start_lines(options, True) if l]
