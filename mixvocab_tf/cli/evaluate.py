@@ -187,13 +187,12 @@ def _run_export():
   answers = result.pop("answers")
   lines = scoring.summary_lines(result)
   if FLAGS.baseline:
-    before = scoring.score_predictor(models[1], labelled, progress=progress,
-                                     keep_answers=True)["answers"]
+    rows, gold = scoring.rows_and_gold(labelled.split)
+    before = scoring.predict_all(models[1], rows, progress)
     names = scoring.headline_names(labelled.kind)
     result["baseline"] = {"model": models[1].model_path, "change":
                           scoring.paired_change(
-                              labelled.kind, before, answers,
-                              scoring.rows_and_gold(labelled.split)[1],
+                              labelled.kind, before, answers, gold,
                               list(models[0].labels))}
     lines += ["", f"Against --baseline={FLAGS.baseline}, on the same "
               f"{result['examples']:,} examples: " + scoring.change_text(

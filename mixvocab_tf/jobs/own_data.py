@@ -1256,14 +1256,17 @@ def earlier_student(run, dataset, shipped, batch_size=None
                            ) as local:
     scored = export_steps.score_model(local, dataset, batch_size,
                                       timed=False, keep_answers=True)
+  # This run's file was scored by its export step; only its answers are
+  # needed here.
+  rows, gold = scoring.rows_and_gold(dataset.splits["validation"])
+  kwargs = {} if batch_size is None else {"batch_size": batch_size}
   with run_files.local_copy(shipped, (predict_lib.TFLITE_LABELS_SUFFIX,)
                            ) as local:
-    now = export_steps.score_model(local, dataset, batch_size, timed=False,
-                                   keep_answers=True)
-  gold = scoring.rows_and_gold(dataset.splits["validation"])[1]
+    now = scoring.predict_all(predict_lib.load_predictor(local, **kwargs),
+                              rows)
   change = scoring.paired_change(
-      dataset.kind, scored["splits"]["validation"].pop("answers"),
-      now["splits"]["validation"]["answers"], gold, dataset.labels)
+      dataset.kind, scored["splits"]["validation"].pop("answers"), now, gold,
+      dataset.labels)
   for entry in scored["splits"].values():
     entry.pop("answers", None)
   return {"path": path, "splits": scored["splits"], "change": change}

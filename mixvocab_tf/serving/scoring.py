@@ -491,6 +491,20 @@ def floor_label(labelled: Labelled, labels: Sequence[str]) -> tuple:
   return counts.most_common(1)[0][0], where
 
 
+def predict_all(predictor, rows,
+                progress: Optional[Callable[[str], None]] = None
+                ) -> list:
+  """The predictor's records of `rows` (`rows_and_gold`), in their order;
+  `progress` is called with a line after every `PROGRESS_EXAMPLES`
+  examples (None: silent)."""
+  predicted = []
+  for start in range(0, len(rows), PROGRESS_EXAMPLES):
+    predicted.extend(predictor.predict(rows[start:start + PROGRESS_EXAMPLES]))
+    if progress and len(rows) > PROGRESS_EXAMPLES:
+      progress(f"{len(predicted):,} of {len(rows):,} examples answered")
+  return predicted
+
+
 def score_predictor(predictor,
                     labelled: Labelled,
                     predictions_path: Optional[str] = None,
@@ -520,11 +534,7 @@ def score_predictor(predictor,
   """
   check_compatible(predictor, labelled)
   rows, gold = rows_and_gold(labelled.split)
-  predicted = []
-  for start in range(0, len(rows), PROGRESS_EXAMPLES):
-    predicted.extend(predictor.predict(rows[start:start + PROGRESS_EXAMPLES]))
-    if progress and len(rows) > PROGRESS_EXAMPLES:
-      progress(f"{len(predicted):,} of {len(rows):,} examples answered")
+  predicted = predict_all(predictor, rows, progress)
   labels = list(predictor.labels)
   majority, floor_from = floor_label(labelled, labels)
   result, per_label, confused = scores(labelled.kind, predicted, gold, labels,
