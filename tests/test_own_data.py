@@ -96,20 +96,22 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
           f"`{logs}` (1 more, texts of the dataset, left out)") in report
   # The student answers them too: the least sure first, to label next.
   assert "## Unlabelled texts to label next (.tflite)" in report
-  with open(job / "label_next.jsonl", encoding="utf-8") as f:
-    to_label = [json.loads(line) for line in f]
-  assert sorted(r["text"] for r in to_label) == ["book a room for two",
-                                                 "play some blues"]
-  assert to_label[0]["score"] <= to_label[1]["score"]
-  # Each line is a train split's record, the student's answers its labels.
+  # In the dataset's own layout: a split directory whose lines append to
+  # train's, the student's answers as the intents and tags, least sure
+  # first (its report's table, scores and all, in the same order).
   from mixvocab_tf.datasets import intent_slot_files  # pylint: disable=g-import-not-at-top
-  answers = intent_slot_files.read_intent_slot(str(job / "label_next.jsonl"))
-  assert answers.intents == [r["intent"] for r in to_label]
-  for record, words, tags in zip(to_label, answers.words, answers.tags):
-    assert words == record["text"].split()
-    assert len(tags) == len(words)
+  to_label = intent_slot_files.read_intent_slot(str(job / "label_next"))
+  assert sorted(" ".join(words) for words in to_label.words) == [
+      "book a room for two", "play some blues"]
+  with open(job / "export" / "summary.json", encoding="utf-8") as f:
+    least_sure = json.load(f)["label_next"]["least_sure"]
+  assert least_sure[0]["score"] <= least_sure[1]["score"]
+  assert [r["text"].split() for r in least_sure] == to_label.words
+  assert [r["intent"] for r in least_sure] == to_label.intents
+  for record, tags in zip(least_sure, to_label.tags):
     assert [t[2:] for t in tags if t.startswith("B-")] == [
-        span[2] for span in record["spans"]]
+        slot["type"] for slot in record["slots"]]
+  assert f"`{job / 'label_next'}/`" in report
   assert "| teacher | test |" in report and "| student | test |" in report
   assert "| student .tflite (dynamic) | validation |" in report
   # The file for phones and browsers, scored as an app feeds it.
@@ -196,10 +198,28 @@ def test_text_classification_csv_to_tflite_report_and_predictions(
                      ("test", rows[:5])):
     with open(data / f"{name}.csv", "w", encoding="utf-8") as f:
       f.write("text,label\n" + "".join(f'"{t}",{l}\n' for t, l in part))
+  logs = tmp_path / "logs.txt"
+  logs.write_text("a film I would watch again, twice\nboring and slow\n",
+                  encoding="utf-8")
   job = tmp_path / "job"
-  result = _own_data(str(data), tiny_student, str(job))
+  result = _own_data(str(data), tiny_student, str(job),
+                     [f"UNLABELLED = '{logs}'"])
   assert result.returncode == 0, result.stderr[-4000:]
   report = (job / "report.md").read_text(encoding="utf-8")
+  # The texts to label next as CSV rows under train's header: appended to
+  # (a copy of) train.csv they read as its examples, the student's answers
+  # as their labels.
+  to_label = (job / "label_next.csv").read_text(encoding="utf-8")
+  assert to_label.startswith("text,label\n")
+  joined = tmp_path / "joined.csv"
+  joined.write_text((data / "train.csv").read_text(encoding="utf-8") +
+                    to_label.split("\n", 1)[1], encoding="utf-8")
+  from mixvocab_tf.datasets import text_classification_files  # pylint: disable=g-import-not-at-top
+  train = text_classification_files.read_text_classification(str(joined))
+  assert sorted(train.texts_a[len(rows):]) == [
+      "a film I would watch again, twice", "boring and slow"]
+  assert set(train.labels[len(rows):]) <= {"positive", "negative"}
+  assert "append the rows, without the header, to train.csv" in report
   assert "| teacher | validation |" in report
   assert "floor: train's most frequent label" in report
   assert re.search(r"\| student builtin \.tflite \(phones, browsers\) \| "

@@ -8,6 +8,7 @@ Blank lines are skipped; line numbers still count them.
 """
 
 import csv
+import io
 import json
 import math
 import os
@@ -121,6 +122,26 @@ def read_table(
           fix)
     rows.append((start, dict(zip(header, row))))
   return header_line, header, rows
+
+
+def write_table(header: list[str], rows: list[list[str]], fmt: str) -> str:
+  """A CSV or TSV file's text: `header`, then `rows`, each a line.
+
+  CSV quotes a field only where it must (commas, double quotes, line
+  breaks); TSV is written as GLUE's, unquoted, so its fields may hold no
+  tab or line break (ValueError).
+  """
+  text = io.StringIO()
+  if fmt == "csv":
+    writer = csv.writer(text, lineterminator="\n")
+  else:
+    writer = csv.writer(text, delimiter="\t", quoting=csv.QUOTE_NONE,
+                        quotechar=None, lineterminator="\n")
+  for row in [header] + list(rows):
+    if fmt != "csv" and any("\t" in f or "\n" in f for f in row):
+      raise ValueError(f"A TSV field may hold no tab or line break: {row}")
+    writer.writerow(row)
+  return text.getvalue()
 
 
 def read_jsonl(path: str,

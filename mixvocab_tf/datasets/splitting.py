@@ -26,9 +26,7 @@ The same file, fractions and seed give the same splits.
 """
 
 import collections
-import csv
 import dataclasses
-import io
 import math
 import os
 import random
@@ -132,18 +130,11 @@ def _table_source(path: str, fmt: str, columns: dict) -> _Source:
   _, header, rows = records.read_table(path, fmt)
   fields = dict(rows)  # line -> {column: field}
   def write(split, output_dir, indices):
-    text = io.StringIO()
-    if fmt == "csv":
-      writer = csv.writer(text, lineterminator="\n")
-    else:  # GLUE's TSV: no quoting; the reader left no tab or line break.
-      writer = csv.writer(text, delimiter="\t", quoting=csv.QUOTE_NONE,
-                          quotechar=None, lineterminator="\n")
-    writer.writerow(header)
-    for i in indices:
-      row = fields[data.line_numbers[i]]
-      writer.writerow([row[name] for name in header])
+    rows = [fields[data.line_numbers[i]] for i in indices]
     return _write_file(os.path.join(output_dir, f"{split}.{fmt}"),
-                       text.getvalue())
+                       records.write_table(
+                           header, [[row[name] for name in header]
+                                    for row in rows], fmt))
   return _Source(examples_lib.TEXT_CLASSIFICATION, fmt, list(data.labels),
                  write)
 

@@ -39,9 +39,10 @@ when scoring), `word_table_tolerance` (points; default
 predictions go as JSONL, a path; None: nowhere) and, with the own-data
 job's unlabelled texts, `unlabelled` (their file) and `label_next` (a path):
 the dynamic-range file answers every unlabelled text and the `LABEL_NEXT`
-it is least sure of (its label's or intent's score) go there as JSONL,
-least sure first: the texts to label first, each in the JSONL form of a
-train split with the model's answers for labels (`to_train_record`).
+it is least sure of (its label's or intent's score) go there, least sure
+first: the texts to label first, as a split of the dataset's own format
+with the model's answers for labels (`label_next`; the path's extension
+is the format's: `label_next_path`).
 """
 
 import collections
@@ -55,6 +56,7 @@ from mixvocab_tf import assets
 from mixvocab_tf.core import run_files
 from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.datasets import rasa_files
+from mixvocab_tf.datasets import records as records_lib
 from mixvocab_tf.datasets import unlabelled as unlabelled_lib
 from mixvocab_tf.datasets import user_dataset
 from mixvocab_tf.serving import scoring
@@ -256,18 +258,74 @@ def _export_saved_model(run, step_dir, saved_model_dir, pack):
   export_run.export_run(run, saved_model_dir, pack_word_tables=pack)
 
 
+def label_next_path(path, data_format):
+  """Where `label_next` writes for a dataset of `data_format`
+  (`layout.find_dataset`'s: csv, tsv, jsonl, goo, rasa): `path` with the
+  extension of the dataset's own splits (a directory for the Goo layout), so
+  that its corrected lines join train as they are."""
+  stem = os.path.splitext(path)[0]
+  if data_format == "goo":
+    return stem
+  ext = {"csv": ".csv", "tsv": ".tsv", rasa_files.FORMAT: ".yml"}
+  return stem + ext.get(data_format, ".jsonl")
+
+
+def answers_as_split(records, data_format, text_column="text",
+                     label_column="label", header=None):
+  """A predictor's records (`serving.predictor`) as a split of the user's
+  own format, the model's answers as the labels: {file name: text} (the
+  Goo layout's three files, or '' for the one file of the others).
+
+  CSV / TSV: `header` (train's, so the rows can be appended to it; the
+  text in `text_column`, the answer in `label_column`, other columns
+  empty). Goo: `seq.in` (the whitespace words), `seq.out` (a tag per word,
+  IOB2 from the slots; words past the model's sequence 'O', as it answers
+  them) and `label`.
+  Rasa: NLU data grouped by intent, each score as metadata. JSONL: each
+  line a record of a train split (`to_train_record`), with its score and
+  top k beside the labels.
+  """
+  if data_format == rasa_files.FORMAT:
+    return {"": rasa_files.answers_to_yaml(records)}
+  if data_format in ("csv", "tsv"):
+    header = header or [text_column, label_column]
+    answers = {text_column: "text", label_column: "label"}
+    return {"": records_lib.write_table(header, [
+        [r[answers[column]] if column in answers else "" for column in header]
+        for r in records], data_format)}
+  if data_format == "goo":
+    files = {"seq.in": [], "seq.out": [], "label": []}
+    for r in records:
+      words = r["text"].split()
+      tags = ["O"] * len(words)
+      for slot in r["slots"]:  # IOB2, as the span form reads.
+        tags[slot["start_word"]:slot["end_word"]] = [
+            f"I-{slot['type']}"] * (slot["end_word"] - slot["start_word"])
+        tags[slot["start_word"]] = f"B-{slot['type']}"
+      files["seq.in"].append(" ".join(words))
+      files["seq.out"].append(" ".join(tags))
+      files["label"].append(r["intent"])
+    return {name: "".join(line + "\n" for line in lines)
+            for name, lines in files.items()}
+  return {"": "".join(
+      json.dumps(to_train_record(r, text_column, label_column),
+                 ensure_ascii=False) + "\n" for r in records)}
+
+
 def label_next(model_path, unlabelled, text_column, output_path,
                batch_size=None, limit=LABEL_NEXT, shown=10,
-               label_column="label"):
-  """The unlabelled texts the model is least sure of, written as JSONL.
+               label_column="label", data_format="jsonl", train_path=None):
+  """The unlabelled texts the model is least sure of, written as a split of
+  the dataset's own format.
 
   Uncertainty sampling: a text whose label (intent) gets a low score is
   one the model is likeliest to answer wrong, so it is the first to label
-  when a user labels more. Each line is a record of a JSONL train split
-  (`to_train_record`), the model's answers in place of labels, so that
-  correcting them and adding the lines to train.jsonl labels them; an
-  `output_path` ending in .yml is written as Rasa NLU data instead
-  (`rasa_files.answers_to_yaml`, the score as each example's metadata).
+  when a user labels more. They are written least sure first as a split of
+  `data_format` (`answers_as_split`: a CSV with train's header, Goo
+  directory, Rasa or JSONL file), the model's answers in place of labels,
+  so that correcting them and adding them to train labels them, at
+  `label_next_path(output_path, data_format)`. `train_path`: train's file,
+  whose header a CSV or TSV copies.
 
   Returns:
     {'path', 'texts' (how many were answered), 'written', 'least_sure'
@@ -279,14 +337,15 @@ def label_next(model_path, unlabelled, text_column, output_path,
   texts = unlabelled_lib.read_unlabelled(unlabelled, text_column)
   records = predictor.predict(texts, top_k=TOP_K)
   records.sort(key=lambda record: record["score"])
-  if rasa_files.is_rasa(output_path):  # For a Rasa dataset: Rasa markup.
-    run_files.write_text(output_path,
-                         rasa_files.answers_to_yaml(records[:limit]))
-  else:
-    run_files.write_text(output_path, "".join(
-        json.dumps(to_train_record(r, text_column, label_column),
-                   ensure_ascii=False) + "\n" for r in records[:limit]))
-  return {"path": output_path, "texts": len(texts),
+  header = None
+  if data_format in ("csv", "tsv") and train_path:
+    header = records_lib.read_table(train_path, data_format)[1]
+  path = label_next_path(output_path, data_format)
+  files = answers_as_split(records[:limit], data_format, text_column,
+                           label_column, header)
+  for name, text in files.items():
+    run_files.write_text(os.path.join(path, name) if name else path, text)
+  return {"path": path, "texts": len(texts), "format": data_format,
           "written": min(limit, len(records)), "least_sure": records[:shown]}
 
 
@@ -363,7 +422,9 @@ def export_step(step_dir, output_dir, options):
         summary["label_next"] = label_next(
             local, options["unlabelled"], options.get("text_column", "text"),
             options["label_next"], options.get("batch_size"),
-            label_column=options.get("label_column", "label"))
+            label_column=options.get("label_column", "label"),
+            data_format=dataset.files.format,
+            train_path=dataset.files.files["train"])
     summary["tflite"][quantize] = dict(
         path=path, size_bytes=run_files.file_size(path), **scored)
     logging.info("TFLite %s: %s, p50 %.2f ms", quantize, {

@@ -108,5 +108,81 @@ class ToTrainRecordTest(tf.test.TestCase):
     self.assertEqual((split.texts_a, split.labels), (["a fine film"], ["pos"]))
 
 
+class AnswersAsSplitTest(tf.test.TestCase):
+  """The texts to label next in the dataset's own format read back, as a
+  split of it, as the model's answers; a CSV's rows append to train."""
+
+  def _write(self, files, path):
+    for name, text in files.items():
+      target = os.path.join(path, name) if name else path
+      os.makedirs(os.path.dirname(target), exist_ok=True)
+      with open(target, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+  def test_file_per_format_named_by_the_datasets(self):
+    self.assertEqual(export_steps.label_next_path("/j/label_next.jsonl",
+                                                  "csv"), "/j/label_next.csv")
+    self.assertEqual(export_steps.label_next_path("/j/label_next.jsonl",
+                                                  "tsv"), "/j/label_next.tsv")
+    self.assertEqual(export_steps.label_next_path("/j/label_next.yml",
+                                                  "rasa"), "/j/label_next.yml")
+    self.assertEqual(export_steps.label_next_path("/j/label_next.jsonl",
+                                                  "goo"), "/j/label_next")
+    self.assertEqual(export_steps.label_next_path("/j/label_next.jsonl",
+                                                  "jsonl"),
+                     "/j/label_next.jsonl")
+
+  def test_goo_layout_tags_every_word(self):
+    # The model tagged the first three words of four (its sequence's cut):
+    # the fourth is 'O', as the exported model answers it. A span that
+    # starts with I- (its tags: `iob_to_spans`) is written as IOB2.
+    records = [{"text": "play the Москва album", "intent": "PlayMusic",
+                "score": 0.3, "tags": ["O", "O", "B-album"],
+                "slots": [{"type": "album", "start_word": 2, "end_word": 3}]},
+               {"text": "book a table now", "intent": "BookRestaurant",
+                "score": 0.4, "tags": ["O", "I-object", "I-object", "O"],
+                "slots": [{"type": "object", "start_word": 1,
+                           "end_word": 3}]}]
+    path = self._write(export_steps.answers_as_split(records, "goo"),
+                       os.path.join(self.get_temp_dir(), "label_next"))
+    self.assertEqual(sorted(os.listdir(path)), ["label", "seq.in", "seq.out"])
+    split = intent_slot_files.read_intent_slot(path)
+    self.assertEqual(split.words, [["play", "the", "Москва", "album"],
+                                   ["book", "a", "table", "now"]])
+    self.assertEqual(split.tags, [["O", "O", "B-album", "O"],
+                                  ["O", "B-object", "I-object", "O"]])
+    self.assertEqual(split.iob_repairs, 0)
+    self.assertEqual(split.intents, ["PlayMusic", "BookRestaurant"])
+
+  def test_table_rows_append_to_train(self):
+    records = [{"text": 'a "fine", long film', "label": "pos", "score": 0.5},
+               {"text": "dull", "label": "neg", "score": 0.6}]
+    for fmt, sep in (("csv", ","), ("tsv", "\t")):
+      train = os.path.join(self.get_temp_dir(), f"train.{fmt}")
+      header = ["id", "sentiment", "sentence"]
+      with open(train, "w", encoding="utf-8") as f:
+        f.write(sep.join(header) + "\n" + sep.join(["7", "neg", "bad"]) +
+                "\n")
+      files = export_steps.answers_as_split(records, fmt, "sentence",
+                                            "sentiment", header)
+      with open(train, "a", encoding="utf-8") as f:
+        f.write(files[""].split("\n", 1)[1])  # The rows, not the header.
+      split = text_classification_files.read_text_classification(
+          train, text_column="sentence", label_column="sentiment")
+      self.assertEqual(split.texts_a, ["bad", 'a "fine", long film', "dull"])
+      self.assertEqual(split.labels, ["neg", "pos", "neg"])
+      self.assertEqual(files[""].split("\n")[0], sep.join(header))
+
+  def test_rasa_and_jsonl_as_before(self):
+    records = [{"text": "dull", "label": "neg", "score": 0.6,
+                "top_k": [{"label": "neg", "score": 0.6}]}]
+    self.assertEqual(export_steps.answers_as_split(records, "jsonl")[""],
+                     json.dumps(export_steps.to_train_record(records[0])) +
+                     "\n")
+    self.assertIn("- intent: \"neg\"",
+                  export_steps.answers_as_split(records, "rasa")[""])
+
+
 if __name__ == "__main__":
   tf.test.main()

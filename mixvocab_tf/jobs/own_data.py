@@ -278,9 +278,11 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       teach the student what it is scored on); the step `unlabelled` writes
       the others, the transfer set's. The student's step budget stays the
       same. The export answers them with the student's file and writes the
-      `export_steps.LABEL_NEXT` it is least sure of to `label_next.jsonl`,
-      the first to label, as lines of a JSONL train split (for a Rasa
-      dataset to `label_next.yml`, as Rasa NLU data). None: none.
+      `export_steps.LABEL_NEXT` it is least sure of, the first to label,
+      as a split of the dataset's own format with its answers for labels
+      (`export_steps.label_next`: `label_next.csv` with train's header,
+      `.tsv`, `.jsonl`, `.yml` as Rasa NLU data, or a `label_next/`
+      directory of seq.in, seq.out and label). None: none.
     max_unlabelled: the transfer set takes at most this many unlabelled
       texts, drawn at random with a fixed seed (`unlabelled.sample`); None:
       all. The teacher labels each one (about 250-370 a CPU second), and
@@ -301,8 +303,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       to 90.2 without validation's values (seed 0). None: train's values
       only.
     warm_start: a finished run of this job on an earlier version of the
-      dataset (its `--model_dir`, e.g. before the answers of
-      `label_next.jsonl` joined train): the teacher starts from that run's
+      dataset (its `--model_dir`, e.g. before the corrected answers of its
+      `label_next` split joined train): the teacher starts from that run's
       teacher and the student from its student (the same student size and
       vocabulary), each head's rows copied by label name (a new intent or
       slot tag starts fresh: `FinetuneTask.warm_start`), and both run
@@ -624,7 +626,9 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     suffix = "" if i == 0 else f"_{size}"
     predictions = PREDICTIONS_JSONL.replace(".jsonl", f"{suffix}.jsonl")
     # Set only when given, so that runs of earlier versions resume.
-    # A Rasa dataset's texts to label next are written as Rasa data.
+    # The export writes the texts to label next in the dataset's own format
+    # (`export_steps.label_next_path`); the path recorded keeps the
+    # extension of the version that wrote it.
     label_ext = (".yml" if dataset.files.format == rasa_files.FORMAT else
                  ".jsonl")
     to_label = {} if not unlabelled else dict(
@@ -1627,6 +1631,35 @@ def confident_error_lines(splits, dataset, intent_slot):
                              "score"], rows), ""]
 
 
+def _label_next_how(entry, intent_slot):
+  """How the texts to label next join train, by the format they were
+  written in (`export_steps.label_next`; a run of an earlier version
+  wrote JSONL or Rasa data, and recorded no format)."""
+  path = entry["path"]
+  data_format = entry.get("format") or (
+      rasa_files.FORMAT if rasa_files.is_rasa(path) else "jsonl")
+  answer = "intent and slot tags" if intent_slot else "label"
+  if data_format == rasa_files.FORMAT:
+    return ("Rasa NLU data with the student's answers as the intents and "
+            "entities, grouped by intent (least sure first in each; each "
+            "example's score as its metadata): correct the wrong ones and "
+            "add them to train.yml.")
+  if data_format in ("csv", "tsv"):
+    return (f"a {data_format.upper()} file with train's header and the "
+            f"student's answer as each row's {answer}: correct the wrong "
+            f"ones and append the rows, without the header, to "
+            f"train.{data_format}.")
+  if data_format == "goo":
+    return ("a split directory of the dataset's layout (seq.in, seq.out, "
+            f"label) with the student's answers as the {answer}: correct "
+            "the wrong ones and append each file's lines to the same file "
+            "of train/ (the same lines of all three).")
+  return ("each line in the JSONL form of a train split with the student's "
+          f"answer as its {'intent and spans' if intent_slot else 'label'}: "
+          "correct the wrong ones and add the lines to train.jsonl (the "
+          "score and top-k keys are not read).")
+
+
 def label_next_lines(entry, intent_slot, output_dir):
   """The report's section on the unlabelled texts the student is least
   sure of (`export_steps.label_next`); [] without unlabelled texts."""
@@ -1642,16 +1675,9 @@ def label_next_lines(entry, intent_slot, output_dir):
       "the exported student is least sure of, the first to label if you "
       "label more (uncertainty sampling: they are the likeliest to be "
       f"answered wrong). The {entry['written']:,} least sure, least sure "
-      f"first, with the student's answers: `{entry['path']}`, " + (
-          "Rasa NLU data with the student's answers as the intents and "
-          "entities, grouped by intent (least sure first in each; each "
-          "example's score as its metadata): correct the wrong ones and add "
-          "them to train.yml."
-          if rasa_files.is_rasa(entry["path"]) else
-          "each line in the JSONL form of a train split with the student's "
-          f"answer as its {'intent and spans' if intent_slot else 'label'}: "
-          "correct the wrong ones and add the lines to train.jsonl (the "
-          "score and top-k keys are not read)."), "",
+      f"first, with the student's answers: `{entry['path']}"
+      f"{'/' if entry.get('format') == 'goo' else ''}`, " +
+      _label_next_how(entry, intent_slot), "",
       "Then train on the larger set into another `--model_dir`, starting "
       "from this run: `--gin_bindings=\"WARM_START = "
       f"'{os.path.abspath(output_dir)}'\"` (its teacher and student start "

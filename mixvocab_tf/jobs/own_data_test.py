@@ -741,6 +741,23 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertIn("| play the game \\| sugarfoot | PlayMusic | 0.515 |",
                   table)
     self.assertEqual(own_data.label_next_lines(None, True, "/job"), [])
+    # A run of an earlier version recorded no format: its JSONL's lines.
+    self.assertIn("add the lines to train.jsonl", table)
+
+  def test_report_says_how_texts_to_label_next_join_train_by_format(self):
+    least_sure = [{"text": "dull", "label": "neg", "intent": "Rate",
+                   "score": 0.5}]
+    def how(path, data_format, intent_slot=False):
+      return "\n".join(own_data.label_next_lines(
+          {"path": path, "format": data_format, "texts": 3, "written": 1,
+           "least_sure": least_sure}, intent_slot, "/job"))
+    self.assertIn("append the rows, without the header, to train.csv",
+                  how("/job/label_next.csv", "csv"))
+    self.assertIn("to train.tsv", how("/job/label_next.tsv", "tsv"))
+    goo = how("/job/label_next", "goo", True)
+    self.assertIn("`/job/label_next/`", goo)
+    self.assertIn("append each file's lines to the same file of train/", goo)
+    self.assertIn("add them to train.yml", how("/job/label_next.yml", "rasa"))
 
   def test_report_says_which_word_table_the_files_hold(self):
     check = {"pack": False, "tolerance_points": 0.3, "cost_points": 2.7,
