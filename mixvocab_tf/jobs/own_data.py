@@ -1667,8 +1667,15 @@ def label_next_lines(entry, intent_slot, output_dir):
   if not entry or not entry.get("least_sure"):
     return []
   what = "intent" if intent_slot else "label"
+  header = ["text", f"student's {what}", "score"]
   rows = [[_cell(r.get("text", "")), _cell(r[what], 40), f"{r['score']:.3f}"]
           for r in entry["least_sure"]]
+  if intent_slot:  # The slots to check with the intent.
+    header.insert(2, "student's slots")
+    for row, r in zip(rows, entry["least_sure"]):
+      row.insert(2, _cell("; ".join(
+          f"{slot['type']}: {slot['text']}" for slot in r.get("slots", ()))
+                          or "none", 60))
   return [
       "## Unlabelled texts to label next (.tflite)", "",
       f"Of the {entry['texts']:,} unlabelled texts, the ones whose {what} "
@@ -1683,8 +1690,7 @@ def label_next_lines(entry, intent_slot, output_dir):
       f"'{os.path.abspath(output_dir)}'\"` (its teacher and student start "
       "from this run's and train half their step budgets; a new label "
       "starts fresh).", "",
-      report.markdown_table(["text", f"student's {what}", "score"], rows),
-      ""]
+      report.markdown_table(header, rows), ""]
 
 
 def step_functions():

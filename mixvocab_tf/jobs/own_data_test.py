@@ -731,15 +731,20 @@ class OwnDataStepsTest(tf.test.TestCase):
     entry = {"path": "/job/label_next.jsonl", "texts": 11887,
              "written": 1000, "least_sure": [
                  {"text": "play the game | sugarfoot", "intent": "PlayMusic",
-                  "score": 0.515}]}
+                  "score": 0.515, "slots": [
+                      {"type": "artist", "text": "sugarfoot"},
+                      {"type": "service", "text": "game"}]},
+                 {"text": "hi", "intent": "PlayMusic", "score": 0.6,
+                  "slots": []}]}
     lines = own_data.label_next_lines(entry, True, "/job")
     table = "\n".join(lines)
     self.assertIn("Of the 11,887 unlabelled texts", table)
     # The next run on the larger set starts from this one.
     self.assertIn("`--gin_bindings=\"WARM_START = '/job'\"`", table)
     self.assertIn("The 1,000 least sure", table)
-    self.assertIn("| play the game \\| sugarfoot | PlayMusic | 0.515 |",
-                  table)
+    self.assertIn("| play the game \\| sugarfoot | PlayMusic | artist: "
+                  "sugarfoot; service: game | 0.515 |", table)
+    self.assertIn("| hi | PlayMusic | none | 0.600 |", table)
     self.assertEqual(own_data.label_next_lines(None, True, "/job"), [])
     # A run of an earlier version recorded no format: its JSONL's lines.
     self.assertIn("add the lines to train.jsonl", table)
