@@ -184,5 +184,24 @@ class AnswersAsSplitTest(tf.test.TestCase):
                   export_steps.answers_as_split(records, "rasa")[""])
 
 
+class LeastSurePerLabelTest(tf.test.TestCase):
+
+  def test_least_sure_of_each_answered_label_in_turns(self):
+    scores = {"a": [0.1, 0.2, 0.3, 0.35], "b": [0.4, 0.9], "c": [0.25]}
+    records = [{"text": f"{label}{score}", "intent": label, "score": score}
+               for label, values in scores.items() for score in values]
+    chosen = export_steps.least_sure_per_label(records[::-1], 5)
+    # Each label's least sure first (the lowest of the three first), then
+    # each label's second least sure, ...: label a's 0.2 before its 0.3.
+    self.assertEqual([r["text"] for r in chosen],
+                     ["a0.1", "c0.25", "b0.4", "a0.2", "b0.9"])
+    self.assertLen(export_steps.least_sure_per_label(records, 100), 7)
+    self.assertEqual(export_steps.least_sure_per_label([], 5), [])
+    labels = [{"text": "x", "label": "pos", "score": 0.6},
+              {"text": "y", "label": "pos", "score": 0.5}]
+    self.assertEqual([r["text"] for r in
+                      export_steps.least_sure_per_label(labels, 1)], ["y"])
+
+
 if __name__ == "__main__":
   tf.test.main()

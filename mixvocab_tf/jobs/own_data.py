@@ -278,7 +278,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       teach the student what it is scored on); the step `unlabelled` writes
       the others, the transfer set's. The student's step budget stays the
       same. The export answers them with the student's file and writes the
-      `export_steps.LABEL_NEXT` it is least sure of, the first to label,
+      `export_steps.LABEL_NEXT` it is least sure of, intent by intent
+      (label by label) in turns, the first to label,
       as a split of the dataset's own format with its answers for labels
       (`export_steps.label_next`: `label_next.csv` with train's header,
       `.tsv`, `.jsonl`, `.yml` as Rasa NLU data, or a `label_next/`
@@ -1681,8 +1682,11 @@ def label_next_lines(entry, intent_slot, output_dir):
       f"Of the {entry['texts']:,} unlabelled texts, the ones whose {what} "
       "the exported student is least sure of, the first to label if you "
       "label more (uncertainty sampling: they are the likeliest to be "
-      f"answered wrong). The {entry['written']:,} least sure, least sure "
-      f"first, with the student's answers: `{entry['path']}"
+      f"answered wrong), taken {what} by {what} in turns, so that each "
+      f"{what} it answers has its least sure texts in the list and any "
+      f"first part of the list is spread over the {what}s. The "
+      f"{entry['written']:,} of them, in that order, with the student's "
+      f"answers: `{entry['path']}"
       f"{'/' if entry.get('format') == 'goo' else ''}`, " +
       _label_next_how(entry, intent_slot), "",
       "Then train on the larger set into another `--model_dir`, starting "
