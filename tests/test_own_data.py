@@ -94,11 +94,11 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
   # 'Play jazz' is a dev query: left out, and said in the report.
   assert ("also on the teacher's answers to 2 unlabelled texts of "
           f"`{logs}` (1 more, texts of the dataset, left out)") in report
-  # The student answers them too: the least sure first, to label next.
+  # The student answers them too: each intent's least sure, to label next.
   assert "## Unlabelled texts to label next (.tflite)" in report
   # In the dataset's own layout: a split directory whose lines append to
-  # train's, the student's answers as the intents and tags, least sure
-  # first (its report's table, scores and all, in the same order).
+  # train's, the student's answers as the intents and tags, in the list's
+  # order (its report's table, scores and all, in the same order).
   from mixvocab_tf.datasets import intent_slot_files  # pylint: disable=g-import-not-at-top
   to_label = intent_slot_files.read_intent_slot(str(job / "label_next"))
   assert sorted(" ".join(words) for words in to_label.words) == [
