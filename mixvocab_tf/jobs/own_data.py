@@ -1693,7 +1693,9 @@ def label_next_lines(entry, intent_slot, output_dir):
       "from this run: `--gin_bindings=\"WARM_START = "
       f"'{os.path.abspath(output_dir)}'\"` (its teacher and student start "
       "from this run's and train half their step budgets; a new label "
-      "starts fresh).", "",
+      "starts fresh, and where more than "
+      f"{WARM_START_NEW_SHARE:.0%} of train's examples carry one, the "
+      "student is distilled from its pretrained start).", "",
       report.markdown_table(header, rows), ""]
 
 

@@ -741,6 +741,8 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertIn("Of the 11,887 unlabelled texts", table)
     # The next run on the larger set starts from this one.
     self.assertIn("`--gin_bindings=\"WARM_START = '/job'\"`", table)
+    self.assertIn("where more than 10% of train's examples carry one, the "
+                  "student is distilled from its pretrained start", table)
     self.assertIn("The 1,000 of them, in that order", table)
     self.assertIn("taken intent by intent in turns", table)
     self.assertIn("| play the game \\| sugarfoot | PlayMusic | artist: "
