@@ -161,6 +161,11 @@ _MAX_SEQ_LENGTH = 512
 #: `UserDataset.spellings` compares names without.
 _SEPARATORS = re.compile(r"(?<=[^\W_])[\s_.-]+(?=[^\W_])")
 
+#: What joins several labels into one name (ATIS's multi-intent
+#: 'atis_flight#atis_airfare', spreadsheet exports' 'music;news'), which
+#: `UserDataset.joined_labels` looks for.
+_JOINERS = ("#", "+", "|", ";", ",", "/")
+
 
 def _counts(values) -> dict[str, int]:
   """{value: count}, most frequent first, then by name."""
@@ -414,6 +419,59 @@ class UserDataset:
         "; ".join(parts) + ". The model learns each spelling as a class of "
         "its own (counted over every split), so if they name one class, "
         "write them one way in every file.")
+
+  def joined_labels(self) -> dict:
+    """Labels (intents) that look like several labels joined into one name.
+
+    A name is one when a separator of `_JOINERS` cuts it into two or more
+    non-empty parts, each of them a label of its own or a part of another
+    such name ('music;news' beside 'music', or 'a;b' beside 'b;c'; not a
+    lone 'yes/no'). The model gives one label per text: each combination is
+    a class of its own, learned from its own examples only.
+
+    Returns:
+      {separator: {name: examples over every split}}, most frequent first;
+      only separators that join some.
+    """
+    intent_slot = self.kind == examples_lib.INTENT_SLOT
+    counts = collections.Counter()
+    for data in self.splits.values():
+      counts.update((data.intents if intent_slot else data.labels) or ())
+    found = {}
+    for joiner in _JOINERS:
+      parts = {name: [part.strip() for part in name.split(joiner)]
+               for name in counts if joiner in name}
+      parts = {name: cut for name, cut in parts.items() if all(cut)}
+      shared = collections.Counter(part for cut in parts.values()
+                                   for part in set(cut))
+      joined = [name for name, cut in parts.items()
+                if all(part in counts or shared[part] > 1 for part in cut)]
+      if joined:
+        found[joiner] = _counts({name: counts[name] for name in joined})
+    return found
+
+  def joined_label_warning(self, most: int = 5) -> str | None:
+    """One message on labels (intents) that look like several joined
+    (`joined_labels`); None if there are none."""
+    found = self.joined_labels()
+    if not found:
+      return None
+    word = ("intents" if self.kind == examples_lib.INTENT_SLOT
+            else "labels")
+    parts = []
+    for joiner, names in found.items():
+      listed = ", ".join(f"{name!r} ({errors.plural(count, 'example')})"
+                         for name, count in list(names.items())[:most])
+      if len(names) > most:
+        listed += f" and {len(names) - most} more"
+      parts.append(f"joined by {joiner!r}: {listed}")
+    return (
+        f"Some {word} look like several joined into one: " +
+        "; ".join(parts) + ". The model gives each text one of train's "
+        f"{word}, so each combination is a class of its own, learned from "
+        "its own examples only, and a combination train lacks is never "
+        "answered. Where a combination has few examples, give those texts "
+        "their main label instead.")
 
   def _keyed(self, split: str) -> list[tuple[str, str | None]]:
     """(text, label) of each example of `split`: the text lowercased with

@@ -209,6 +209,42 @@ def test_spelling_warning_names_labels_that_differ_in_case_or_separators(
       ) is None
 
 
+def test_joined_label_warning_names_labels_that_look_like_several(
+    tmp_path):
+  write(tmp_path / "train.csv",
+        "text,label\njazz,music\nvote,news\nsong on tv,music;news\n"
+        "new album,music;news\nfinal score,sports/news\nmaybe,yes/no\n"
+        "sum,x+y\n")
+  write(tmp_path / "dev.csv", "text,label\nband news,music;news\n"
+        "goal,sports|weather\nrain,weather|sports\n")
+  dataset = user_dataset.load_dataset(str(tmp_path))
+  # Each part a label, or a part of another joined name; counted over every
+  # split. 'sports/news' ('sports' is neither), a lone 'yes/no' and 'x+y'
+  # are names of their own.
+  assert dataset.joined_labels() == {
+      "|": {"sports|weather": 1, "weather|sports": 1},
+      ";": {"music;news": 3}}
+  warning = dataset.joined_label_warning()
+  assert ("labels look like several joined into one: joined by '|': "
+          "'sports|weather' (1 example), 'weather|sports' (1 example); "
+          "joined by ';': 'music;news' (3 examples).") in warning
+  assert "give those texts their main label" in warning
+  # ATIS's multi-intent names, in the Goo layout: intents.
+  write_goo(tmp_path / "atis" / "train",
+            ["fares to boston", "flights to boston", "flights and fares"],
+            ["O O B-city", "O O B-city", "O O O"],
+            ["atis_airfare", "atis_flight", "atis_flight#atis_airfare"])
+  write_goo(tmp_path / "atis" / "valid", ["fares"], ["O"], ["atis_airfare"])
+  atis = user_dataset.load_dataset(str(tmp_path / "atis"))
+  assert atis.joined_labels() == {"#": {"atis_flight#atis_airfare": 1}}
+  assert atis.joined_label_warning().startswith("Some intents look like")
+  # None joined: no warning.
+  write(tmp_path / "one" / "train.csv", CSV)
+  write(tmp_path / "one" / "dev.csv", CSV)
+  assert user_dataset.load_dataset(str(tmp_path / "one")).joined_label_warning(
+      ) is None
+
+
 def test_load_dataset_pair_csv(tmp_path):
   content = ("text_a,text_b,label\nA man sleeps.,A man rests.,entail\n"
              "It rains.,\"Sunny, warm.\",contradict\n")

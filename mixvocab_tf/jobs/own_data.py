@@ -333,7 +333,7 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
                                       label_column)
   for warning in (dataset.warning(), dataset.iob_warning(),
                   dataset.few_examples_warning(), dataset.overlap_warning(),
-                  dataset.spelling_warning()):
+                  dataset.spelling_warning(), dataset.joined_label_warning()):
     if warning:
       logging.warning("%s", warning)
   summary = dataset.summary()
@@ -845,7 +845,9 @@ def check_step(step_dir, output_dir, options):
                  unreadable_warning=unreadable,
                  overlap_warning=dataset.overlap_warning(),
                  spellings=dataset.spellings(),
-                 spelling_warning=dataset.spelling_warning())
+                 spelling_warning=dataset.spelling_warning(),
+                 joined_labels=dataset.joined_labels(),
+                 joined_label_warning=dataset.joined_label_warning())
   run_files.write_json(os.path.join(step_dir, SUMMARY_JSON), summary,
                        indent=1)
 
@@ -1423,7 +1425,7 @@ def report_step(step_dir, output_dir, options):
           f", {len(dataset.slot_tags)} slot tags" if intent_slot else "") +
       ". Labels come from train.", ""]
   for warning in (dataset.warning(), dataset.overlap_warning(),
-                  dataset.spelling_warning()):
+                  dataset.spelling_warning(), dataset.joined_label_warning()):
     if warning:
       lines += ["> " + warning.replace("\n", "\n> "), ""]
   long_warning = _long_warning(dataset, summary)

@@ -549,6 +549,29 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertIsNone(summary["unreadable_warning"])
     self.assertEqual(summary["unreadable_words"]["train"]["unreadable"], 0)
 
+  def test_labels_that_look_joined_warn_when_the_job_starts(self):
+    data_dir = os.path.join(self.get_temp_dir(), "joined")
+    os.makedirs(data_dir)
+    for split in ("train", "dev"):
+      with open(os.path.join(data_dir, f"{split}.csv"), "w") as f:
+        f.write("text,label\n" + "".join(
+            f"query number {i},{('a', 'b', 'a;b')[i % 3]}\n"
+            for i in range(30)))
+    with self.assertLogs("absl", level="WARNING") as logs:
+      own_data.own_data_steps(data_dir, student=data_dir)
+    joined, = [line for line in logs.output if "joined by" in line]
+    self.assertIn("joined by ';': 'a;b' (20 examples)", joined)
+    step_dir = os.path.join(self.get_temp_dir(), "data")
+    os.makedirs(step_dir)
+    own_data.check_step(step_dir, self.get_temp_dir(), {
+        "data_dir": data_dir, "text_column": "text", "text_b_column": None,
+        "label_column": "label"})
+    with open(os.path.join(step_dir, own_data.SUMMARY_JSON),
+              encoding="utf-8") as f:
+      summary = json.load(f)
+    self.assertEqual(summary["joined_labels"], {";": {"a;b": 20}})
+    self.assertEqual(summary["joined_label_warning"], joined.split(":", 2)[2])
+
   def test_queries_longer_than_the_student_reads_warn_when_the_job_starts(
       self):
     data_dir = self.get_temp_dir()
