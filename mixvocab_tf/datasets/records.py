@@ -193,7 +193,10 @@ def json_label(path: str, line: int, key: str, value: Any) -> str | None:
   raise errors.data_error(
       path, line,
       f"{key!r} is a JSON {errors.json_type(value)}: {errors.show(value)}",
-      "a class name (a string), an integer or a boolean")
+      "a class name (a string), an integer or a boolean",
+      "The model gives each text one label: give its main one, or join "
+      "several into one name ('a;b'), each combination then a class of its "
+      "own." if isinstance(value, list) else None)
 
 
 def check_all_or_none(path: str, values: list[Any], line_numbers: list[int],

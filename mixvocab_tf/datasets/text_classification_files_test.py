@@ -270,6 +270,10 @@ def test_duplicated_header(tmp_path, name, content, line):
     ('{"text": ["a"], "label": "x"}', "'text' is a JSON array"),
     ('{"text": "a", "label": 0.5}', "'label' is the number 0.5"),
     ('{"text": "a", "label": {"y": 1}}', "'label' is a JSON object"),
+    # Several labels: the model gives one; the fix says how to give it.
+    ('{"text": "a", "label": ["x", "y"]}',
+     "'label' is a JSON array: .*The model gives each text one label: give "
+     "its main one, or join several into one name"),
     ('{"text": "a"}', "the object has no key 'label'"),
 ])
 def test_bad_jsonl_lines(tmp_path, line, match):
