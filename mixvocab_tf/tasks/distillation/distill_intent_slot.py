@@ -164,6 +164,8 @@ class DistillIntentSlotTask(
       the training (transfer) set (`intent_slot.augment`; 0: none). The teacher
       labels them too; gold tags follow by construction.
     augment_p: probability of replacing each slot span in a copy.
+    augment_balance: how much more copies a query of a rare intent gets
+      (`intent_slot.augment`'s `balance`; 0: `augment_copies` each).
     slot_values: a directory of lists of slot values, one `<type>.txt` per
       slot type of train, or a Rasa NLU file's lookup tables
       (`datasets.slot_values`), e.g. an app's catalogue
@@ -196,6 +198,7 @@ class DistillIntentSlotTask(
                precompute_features: bool = True,
                augment_copies: int = 0,
                augment_p: float = 0.5,
+               augment_balance: float = 0.0,
                slot_values: Optional[str] = None,
                unlabelled: Optional[str] = None,
                **kwargs):
@@ -217,6 +220,8 @@ class DistillIntentSlotTask(
     name = CACHE_DIR_NAME + ("_hidden" if self.with_hidden else "")
     if augment_copies:
       name += f"_aug{int(augment_copies)}p{float(augment_p):g}s{self.seed}"
+      if augment_balance:
+        name += f"b{float(augment_balance):g}"
     self.slot_values = slot_values_lib.read_slot_values(
         slot_values, slot_values_lib.slot_types(
             self.examples("train").tags)) if slot_values else None
@@ -232,6 +237,7 @@ class DistillIntentSlotTask(
     self.precompute_features = bool(precompute_features)
     self.augment_copies = int(augment_copies)
     self.augment_p = float(augment_p)
+    self.augment_balance = float(augment_balance)
     self._train_examples = None
     self._teacher_outputs = None
     self.cache_build_seconds = None
@@ -259,7 +265,8 @@ class DistillIntentSlotTask(
     if self._train_examples is None:
       examples = intent_slot_augment.augment(
           self.examples("train"), self.augment_copies, self.augment_p,
-          seed=self.seed, slot_values=self.slot_values)
+          seed=self.seed, slot_values=self.slot_values,
+          balance=self.augment_balance)
       if self.unlabelled:
         words = [text.split() for text in self.unlabelled]
         logging.info("Transfer set: %d queries of train and its copies, "

@@ -15,6 +15,7 @@ cached like the originals').
 `augment(examples, copies, p, seed)` is deterministic given its arguments.
 """
 
+import collections
 import random
 from typing import Mapping, Optional, Sequence
 
@@ -23,8 +24,8 @@ from mixvocab_tf.tasks.finetuning import metrics
 
 def augment(examples: examples_lib.IntentSlotExamples, copies: int = 1,
             p: float = 0.5, seed: int = 0,
-            slot_values: Optional[Mapping[str, Sequence[Sequence[str]]]] = None
-            ) -> examples_lib.IntentSlotExamples:
+            slot_values: Optional[Mapping[str, Sequence[Sequence[str]]]] = None,
+            balance: float = 0.0) -> examples_lib.IntentSlotExamples:
   """The examples followed by `copies` slot-substituted copies of each.
 
   Args:
@@ -36,10 +37,15 @@ def augment(examples: examples_lib.IntentSlotExamples, copies: int = 1,
       user's lists: `datasets.slot_values`): a replaced span draws from
       them and train's values of its type alike (each distinct value once);
       of a type whose values in train are all one word, only one-word ones.
+    balance: 0: `copies` of every query. Above 0, a query of an intent of
+      n queries gets round(copies * (mean n / n) ** balance) copies (at
+      least 1, at most `copies_cap(copies)`), so rare intents take a larger
+      share of the copies (0.5: their square root; 1: as many copies of
+      each intent); of intents of equal size, `copies` each.
 
   Returns:
-    `IntentSlotExamples` with len(examples) * (1 + copies) queries, originals first
-    (in order), then copy 1 of every query, copy 2, ...
+    `IntentSlotExamples`: the originals first (in order), then copy 1 of
+    every query, copy 2 of every query that has two, ...
   """
   if copies <= 0:
     return examples
@@ -61,9 +67,12 @@ def augment(examples: examples_lib.IntentSlotExamples, copies: int = 1,
   rng = random.Random(seed)
   words_out, tags_out = list(examples.words), list(examples.tags)
   intents_out = list(examples.intents)
-  for _ in range(copies):
+  per_intent = copies_per_intent(examples.intents, copies, balance)
+  for copy in range(max(per_intent.values())):
     for words, tags, intent in zip(examples.words, examples.tags,
                                    examples.intents):
+      if copy >= per_intent[intent]:
+        continue
       new_words, new_tags, last = [], [], 0
       for start, end, kind in metrics.slot_spans(tags):
         new_words += words[last:start]
@@ -82,3 +91,20 @@ def augment(examples: examples_lib.IntentSlotExamples, copies: int = 1,
       intents_out.append(intent)
   return examples_lib.IntentSlotExamples(
       path=examples.path, words=words_out, tags=tags_out, intents=intents_out)
+
+
+def copies_cap(copies: int) -> int:
+  """The most copies `augment` makes of one query when balancing."""
+  return 4 * copies
+
+
+def copies_per_intent(intents: Sequence[str], copies: int,
+                      balance: float = 0.0) -> dict:
+  """{intent: copies of each of its queries} (`augment`'s `balance`)."""
+  counts = collections.Counter(intents)
+  if not balance:
+    return {intent: copies for intent in counts}
+  mean = len(intents) / len(counts)
+  return {intent: min(copies_cap(copies),
+                      max(1, round(copies * (mean / n) ** balance)))
+          for intent, n in counts.items()}

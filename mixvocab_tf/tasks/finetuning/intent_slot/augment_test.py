@@ -61,3 +61,31 @@ def test_copies_draw_from_given_slot_values_too():
   again = intent_slot_augment.augment(examples, copies=4, p=1.0, seed=0,
                                       slot_values=more)
   assert again.words == augmented.words and again.tags == augmented.tags
+
+
+def test_balance_gives_rare_intents_more_copies():
+  intents = ["RateBook"] * 400 + ["GetWeather"] * 100 + ["PlayMusic"] * 25
+  # mean 175: (175 / n) ** 0.5 * 12; at least 1, at most 4 * 12.
+  assert intent_slot_augment.copies_per_intent(intents, 12, 0.5) == {
+      "RateBook": 8, "GetWeather": 16, "PlayMusic": 32}
+  assert intent_slot_augment.copies_per_intent(intents, 12, 1.0) == {
+      "RateBook": 5, "GetWeather": 21, "PlayMusic": 48}
+  assert intent_slot_augment.copies_per_intent(intents, 12) == {
+      "RateBook": 12, "GetWeather": 12, "PlayMusic": 12}
+  # Intents of equal size: `copies` each, whatever the balance.
+  assert set(intent_slot_augment.copies_per_intent(
+      ["a", "b"] * 30, 3, 1.0).values()) == {3}
+  examples = examples_lib.IntentSlotExamples(
+      path="train",
+      words=[["play", "jazz"]] * 4 + [["rate", "it", "5"]],
+      tags=[["O", "B-genre"]] * 4 + [["O", "O", "B-rating"]],
+      intents=["PlayMusic"] * 4 + ["RateBook"])
+  augmented = intent_slot_augment.augment(examples, copies=2, p=1.0, seed=0,
+                                          balance=1.0)
+  # mean 2.5: PlayMusic round(2 * 0.625) = 1 copy, RateBook 5 copies;
+  # originals first, then copy 1 of each, copy 2 of RateBook's, ...
+  assert augmented.words[:5] == examples.words
+  assert augmented.intents == (examples.intents + examples.intents +
+                               ["RateBook"] * 4)
+  assert all(len(w) == len(t) for w, t in zip(augmented.words,
+                                              augmented.tags))
