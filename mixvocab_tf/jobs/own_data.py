@@ -17,7 +17,8 @@ trains, and picks the task from what it finds:
   improving; the student is distilled from it across vocabularies
   (`distill_snips_small.gin`: its intent and per-word slot distributions,
   cached once, over train plus copies with slot values swapped among the
-  user's own train examples: 2 of each query, up to 12 on small splits);
+  user's own train examples: 2 of each query, up to 12 on small splits,
+  more for the queries of rarer intents);
 - text classification (CSV, TSV or JSONL of text, or text pairs, and label;
   or Rasa NLU YAML without entities):
   the teacher is fine-tuned until validation accuracy stops improving
@@ -82,6 +83,7 @@ from mixvocab_tf.jobs import steps as steps_lib
 from mixvocab_tf.serving import scoring
 from mixvocab_tf.tasks.finetuning import batch_padding
 from mixvocab_tf.tasks.finetuning import warm_start as warm_start_lib
+from mixvocab_tf.tasks.finetuning.intent_slot import augment as intent_slot_augment
 from mixvocab_tf.tasks.finetuning.intent_slot import task as intent_slot_task
 from mixvocab_tf.tasks.finetuning.text_classification import task as text_classification_task
 
@@ -103,6 +105,11 @@ _LENGTH_BUCKETS = batch_padding.fine_boundaries(128)
 SLOT_TRANSFER_QUERIES = 12000
 #: ... with at most this many copies of each query.
 MOST_SLOT_COPIES = 12
+#: Intent and slots: a query of an intent of n queries gets
+#: round(copies * (mean n / n) ** this) copies (`intent_slot.augment`'s
+#: `balance`): rare intents take a larger share of the transfer set
+#: (`own_data_steps`'s `augment_balance` has the measurements).
+SLOT_COPIES_BALANCE = 0.5
 #: The copies distill_snips_small.gin makes, each slot value replaced at
 #: probability 0.5 ...
 _SLOT_COPIES_CONFIG = 2
@@ -167,6 +174,7 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
                    min_student_steps: Optional[int] = None,
                    min_eval_steps: int = 100,
                    augment_copies: Optional[int] = None,
+                   augment_balance: float = SLOT_COPIES_BALANCE,
                    transfer_examples: int = 40000,
                    teacher_bindings=(),
                    student_bindings=(),
@@ -240,6 +248,13 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       against 96.7 at 0.8, 96.4 before); 24 copies or 4,000 steps added
       nothing at 0.8. On 3,001 queries (seed 0), 3 copies at 0.8: 86.3 ->
       89.0 (teacher 93.0). 2: the config's copies at 0.5 on any split.
+    augment_balance: intent and slots: how many more copies a query of a
+      rare intent gets (`SLOT_COPIES_BALANCE`; 0: `augment_copies` each).
+      Set only where intents differ in size. On 1,000 SNIPS queries of
+      intents from 40% down to 2.5% (seeds 0-2), 0.5 raised the student's
+      validation intent accuracy / slot F1 by +0.1 / +0.2, +1.2 / +0.9 and
+      +0.3 / +0.2 (the three rarest intents' slot F1 by 0.4-1.9), with
+      fewer copies in all; 1.0, two seeds: -0.2 / +0.1, +0.3 / +0.7.
     transfer_examples: see augment_copies.
     teacher_bindings, student_bindings: extra gin bindings of those steps,
       e.g. `["IntentSlotTask.seq_length = 96"]` in both for queries longer
@@ -576,6 +591,20 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     students["DistillIntentSlotTask.augment_copies"] = int(augment_copies)
     if augment_copies > _SLOT_COPIES_CONFIG:
       students["DistillIntentSlotTask.augment_p"] = _SLOT_COPIES_P
+  if intent_slot and augment_copies:
+    per_intent = intent_slot_augment.copies_per_intent(
+        dataset.splits["train"].intents, augment_copies, augment_balance)
+    if len(set(per_intent.values())) > 1:
+      # Set only where it changes the copies (intents of unequal sizes), so
+      # that runs of earlier versions on even intents resume.
+      students["DistillIntentSlotTask.augment_balance"] = float(
+          augment_balance)
+      logging.info(
+          "Rarer intents get more slot-substituted copies a query: %s "
+          "(own_data_steps.augment_balance = %g; 0: %d each).", ", ".join(
+              f"{intent} {n}" for intent, n in sorted(
+                  per_intent.items(), key=lambda item: (-item[1], item[0]))),
+          augment_balance, augment_copies)
   teacher.update(steps_lib.parse_binding(b) for b in teacher_bindings)
   seq_length = dict(steps_lib.parse_binding(b) for b in student_bindings).get(
       f"{task_class}.seq_length", SEQ_LENGTHS[task_class])

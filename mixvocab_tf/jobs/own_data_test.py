@@ -272,6 +272,35 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertNotIn("DistillIntentSlotTask.augment_copies", large)
     self.assertNotIn("DistillIntentSlotTask.augment_p", large)
 
+  def test_rarer_intents_get_more_slot_substituted_copies(self):
+    data_dir = os.path.join(self.get_temp_dir(), "skewed")
+    for split, rows in (("train", [("play some jazz", "O O B-genre",
+                                    "PlayMusic")] * 90 +
+                                  [("rate it 5", "O O B-rating",
+                                    "RateBook")] * 10),
+                        ("valid", [("play blues", "O B-genre",
+                                    "PlayMusic")] * 4)):
+      os.makedirs(os.path.join(data_dir, split))
+      for i, name in enumerate(("seq.in", "seq.out", "label")):
+        with open(os.path.join(data_dir, split, name), "w") as f:
+          f.write("".join(f"{row[i]}\n" for row in rows))
+    with self.assertLogs("absl", level="INFO") as logs:
+      steps = {step.name: step.options("/job") for step in
+               own_data.own_data_steps(data_dir, student=data_dir)}
+    self.assertEqual(steps["student"]["DistillIntentSlotTask.augment_balance"],
+                     own_data.SLOT_COPIES_BALANCE)
+    # 100 queries: 12 copies; mean 50: RateBook 12 * 5 ** 0.5, PlayMusic
+    # 12 * (5 / 9) ** 0.5.
+    line, = [line for line in logs.output if "more slot-substituted" in line]
+    self.assertIn("RateBook 27, PlayMusic 9 (own_data_steps.augment_balance "
+                  "= 0.5; 0: 12 each)", line)
+    self.assertNotIn("augment_balance", steps["teacher"])
+    # Intents of one size (or one intent): the copies as before, unset.
+    even = _write_intent_slot(os.path.join(self.get_temp_dir(), "even"))
+    self.assertNotIn("DistillIntentSlotTask.augment_balance", {
+        step.name: step.options("/job") for step in own_data.own_data_steps(
+            even, student=even)}["student"])
+
   def test_slot_values_reach_the_students_and_are_checked_first(self):
     data_dir = _write_intent_slot(os.path.join(self.get_temp_dir(), "d"))
     values = os.path.join(self.get_temp_dir(), "values")
