@@ -164,7 +164,7 @@ class DistillIntentSlotTask(
       the training (transfer) set (`intent_slot.augment`; 0: none). The teacher
       labels them too; gold tags follow by construction.
     augment_p: probability of replacing each slot span in a copy.
-    augment_balance: how much more copies a query of a rare intent gets
+    augment_balance: how many more copies a query of a rare intent gets
       (`intent_slot.augment`'s `balance`; 0: `augment_copies` each).
     slot_values: a directory of lists of slot values, one `<type>.txt` per
       slot type of train, or a Rasa NLU file's lookup tables

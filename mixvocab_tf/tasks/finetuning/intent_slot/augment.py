@@ -68,7 +68,7 @@ def augment(examples: examples_lib.IntentSlotExamples, copies: int = 1,
   words_out, tags_out = list(examples.words), list(examples.tags)
   intents_out = list(examples.intents)
   per_intent = copies_per_intent(examples.intents, copies, balance)
-  for copy in range(max(per_intent.values())):
+  for copy in range(max(per_intent.values(), default=0)):
     for words, tags, intent in zip(examples.words, examples.tags,
                                    examples.intents):
       if copy >= per_intent[intent]:
@@ -102,7 +102,7 @@ def copies_per_intent(intents: Sequence[str], copies: int,
                       balance: float = 0.0) -> dict:
   """{intent: copies of each of its queries} (`augment`'s `balance`)."""
   counts = collections.Counter(intents)
-  if not balance:
+  if not balance or not counts:
     return {intent: copies for intent in counts}
   mean = len(intents) / len(counts)
   return {intent: min(copies_cap(copies),
