@@ -119,9 +119,21 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
                    r"test \|  \| [0-9.]+ \| [0-9.]+ \|", report), report
   assert "RateBook" in report  # listed in the unseen-label warning
   # Each slot type of the test split's gold tags, scored.
+  # Beside the student's, the teacher's F1 on the same test queries (from
+  # its evaluation's answers, in the split's order: they give its scores).
   assert re.search(r"## Worst slot types by F1 \(test, \.tflite\)\n\n.*\n\n"
-                   r"\| slot type \| support \|(.|\n)*\| genre \| 2 \|",
+                   r"\| slot type \| support \| precision \| recall \| F1 \| "
+                   r"teacher F1 \|(.|\n)*\| genre \| 2 \|( [0-9.]+ \|){4}\n",
                    report), report
+  assert "## Worst intents by F1 (test, .tflite)\n\nteacher F1: " in report
+  with open(job / "teacher" / "eval_test.json", encoding="utf-8") as f:
+    teacher_test = json.load(f)["metrics"]
+  with open(job / "teacher" / "eval_test_answers.jsonl",
+            encoding="utf-8") as f:
+    answers = [json.loads(line) for line in f]
+  assert [a["index"] for a in answers] == [0, 1, 2, 3]
+  assert teacher_test["intent_accuracy"] == sum(
+      a["intent"] == gold[2] for a, gold in zip(answers, train)) / 4
   assert "`mixvocab-evaluate --model=" in report
   # Every test query answered at threshold 0; the share answered falls
   # with the threshold.
@@ -226,6 +238,10 @@ def test_text_classification_csv_to_tflite_report_and_predictions(
                    r"validation \|  \| [0-9.]+ \| [0-9.]+ \|", report), report
   assert "![validation accuracy during training](training_curves.png)" in report
   assert "slot type" not in report
+  # The teacher's F1 beside each label's, from the answers its trainer kept
+  # beside its best checkpoint.
+  assert "| label | support | precision | recall | F1 | teacher F1 |" in report
+  assert (job / "teacher" / "best" / "answers.jsonl").exists()
   assert (job / "training_curves.png").read_bytes()[:4] == b"\x89PNG"
   # Validation rows are the trainers' own records of their best checkpoints
   # (nothing evaluates them again); test rows are evaluated.

@@ -16,7 +16,8 @@ model_dir is all it needs. `mixvocab-evaluate` (installed) or
 
 It prints the metrics as JSON, then a markdown header and row (model,
 parameters, fp32 size, metrics) for reports; `--output_json` also writes
-them. `--checkpoint` takes 'latest', 'best', a directory or a ckpt-N prefix.
+them, and `--predictions` (fine-tuning runs) each example's answer, as the
+trainer keeps the best checkpoint's in `best/answers.jsonl`. `--checkpoint` takes 'latest', 'best', a directory or a ckpt-N prefix.
 
 An exported model (a SavedModel, a .tflite or its builtin-ops file) is
 scored with `--model` on labelled data in the own-data job's formats
@@ -108,9 +109,10 @@ def define_flags():
                       "no text column).")
   flags.DEFINE_string("label_column", "label", "With --data: the column of "
                       "the label.")
-  flags.DEFINE_string("predictions", None, "With --model: write each "
-                      "example's answer, its gold label and whether it is "
-                      "right here (JSON lines).")
+  flags.DEFINE_string("predictions", None, "Write each example's answer "
+                      "here (JSON lines): with --model, beside its gold label "
+                      "and whether it is right; with --model_dir (a "
+                      "fine-tuning run), with its position in the split.")
   flags.DEFINE_string(
       "baseline", None, "With --model: another exported model (e.g. the "
       "one an app runs now) scored on the same examples; prints each "
@@ -213,14 +215,16 @@ def _run():
   if FLAGS.model:
     _run_export()
     return
-  given = [f"--{name}" for name in ("data", "predictions", "baseline")
-           if FLAGS[name].value]
+  given = [f"--{name}" for name in ("data", "baseline") if FLAGS[name].value]
   if given:
     raise ValueError(
         f"{' and '.join(given)} {'go' if len(given) > 1 else 'goes'} with "
         "--model (an exported model scored on labelled data); a training "
         "run's checkpoint is scored on its own task's data.")
   task = _parse_config()
+  if FLAGS.predictions and not hasattr(task, "eval_answers"):
+    raise ValueError(f"--predictions: task {task.task_name} gives no answer "
+                     "per example (fine-tuning tasks do).")
   path = _checkpoint_path()
   model, checkpoint = load_model(task, path)
   if isinstance(task, mlm_task.MlmTask):
@@ -231,7 +235,8 @@ def _run():
     names = [k for k in sorted(results) if k.endswith("/accuracy") and
              results.get(k.replace("/accuracy", "/masked_tokens"))]
   else:
-    results = evaluation.evaluate(task, model, FLAGS.max_batches)
+    results = evaluation.evaluate(task, model, FLAGS.max_batches,
+                                  answers_path=FLAGS.predictions)
     table = names = None
   extra = evaluation.report_fields(task, model, results, names)
   extra.update(task=task.task_name, checkpoint=checkpoint,

@@ -21,6 +21,10 @@ Files written (by the chief):
                                   Controller) and history.jsonl
   model_dir/best/ckpt-N           the best model so far (no optimizer)
   model_dir/best/metrics.json     its step, metrics and markdown row
+  model_dir/best/answers.jsonl    its answer to each example of the split, in
+                                  the split's order (tasks with
+                                  `eval_answers`: fine-tuning), so that a
+                                  report can score it label by label
 """
 
 import json
@@ -39,6 +43,7 @@ from mixvocab_tf.core import checkpointing
 
 BEST_DIR = "best"
 METRICS_JSON = "metrics.json"
+ANSWERS_JSONL = "answers.jsonl"
 EVAL_DIR = "eval"
 HISTORY_JSONL = "history.jsonl"
 
@@ -58,9 +63,45 @@ def validation_step_fn(task, model):
   return step
 
 
+def write_answers(path: str, task, logs) -> int:
+  """Writes `task.eval_answers(logs)` to `path` as JSON lines; returns how many.
+
+  Each line is one example's answer in the split's order, with its position
+  in the split (`index`): {"index": 0, "intent": ..., "tags": [...]} or
+  {"index": 0, "label": ...}, the fields the exported model's predictor
+  answers with, so the same scoring reads both.
+  """
+  answers = sorted(task.eval_answers(logs), key=lambda pair: pair[0])
+  tf.io.gfile.makedirs(os.path.dirname(path) or ".")
+  with tf.io.gfile.GFile(path + ".tmp", "w") as f:
+    for index, answer in answers:
+      f.write(json.dumps(dict(index=int(index), **answer),
+                         ensure_ascii=False) + "\n")
+  tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
+  return len(answers)
+
+
+def read_answers(path: str, examples: int) -> Optional[list]:
+  """The answers `write_answers` wrote, if they cover `examples` examples.
+
+  Returns:
+    The answers in the split's order (dicts without `index`), or None when
+    the file is missing or covers another number of examples (a partial
+    evaluation, or a split that has changed since).
+  """
+  if not tf.io.gfile.exists(path):
+    return None
+  with tf.io.gfile.GFile(path) as f:
+    records = [json.loads(line) for line in f if line.strip()]
+  if [r.get("index") for r in records] != list(range(examples)):
+    return None
+  return [{k: v for k, v in r.items() if k != "index"} for r in records]
+
+
 def evaluate(task, model, max_batches: Optional[int] = None,
              dataset: Optional[tf.data.Dataset] = None,
-             reduce_fn=None, step_fn=None) -> Dict[str, float]:
+             reduce_fn=None, step_fn=None,
+             answers_path: Optional[str] = None) -> Dict[str, float]:
   """Runs `task`'s validation over its evaluation data; returns the metrics.
 
   Args:
@@ -73,6 +114,8 @@ def evaluate(task, model, max_batches: Optional[int] = None,
       `task.reduce_aggregated_logs`).
     step_fn: `validation_step_fn(task, model)` kept from an earlier call
       (default: a new one).
+    answers_path: also write each example's answer here (`write_answers`;
+      tasks with `eval_answers`).
 
   Returns:
     `task.reduce_aggregated_logs(...)`, a dict of floats, plus
@@ -87,6 +130,10 @@ def evaluate(task, model, max_batches: Optional[int] = None,
   evaluator = TaskEvaluator(task, model, dataset=dataset, reduce_fn=reduce_fn,
                             step_fn=step_fn)
   evaluator.evaluate(tf.constant(max_batches or -1, tf.int32))
+  if answers_path:
+    if not hasattr(task, "eval_answers"):
+      raise ValueError(f"Task {task.task_name} gives no answers per example.")
+    write_answers(answers_path, task, evaluator.last_logs)
   return evaluator.last_results
 
 
@@ -190,6 +237,8 @@ class TaskEvaluator(orbit.StandardEvaluator):
     self._start = None
     #: Every result of the latest evaluation (the output holds the numbers).
     self.last_results = None
+    #: The aggregated state of the latest evaluation (`task.aggregate_logs`).
+    self.last_logs = None
 
   @property
   def eval_dataset(self):
@@ -222,6 +271,7 @@ class TaskEvaluator(orbit.StandardEvaluator):
     results["eval_batches"] = state["batches"]
     results["eval_seconds"] = time.time() - self._start
     self.last_results = results
+    self.last_logs = state["logs"]
     return {k: v for k, v in results.items()
             if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
@@ -375,6 +425,9 @@ class BestCheckpoint:
       path = self._best().save(step)
       if hasattr(task, "write_assets"):
         task.write_assets(self.best_dir)
+      if hasattr(task, "eval_answers") and evaluator.last_logs is not None:
+        write_answers(os.path.join(self.best_dir, ANSWERS_JSONL), task,
+                      evaluator.last_logs)
       metrics_io.write_metrics_json(
           os.path.join(self.best_dir, METRICS_JSON), metrics,
           checkpoint=os.path.basename(path), **extra)

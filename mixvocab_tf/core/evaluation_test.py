@@ -53,9 +53,23 @@ class _ScriptedTask(base_task.Task):
     return {"student": "c" * 64}
 
 
-def _trainer(model_dir, scores, train_steps, **kwargs):
+class _AnsweringTask(_ScriptedTask):
+  """A scripted task that answers each of its 12 examples with its score."""
+
+  def reduce_aggregated_logs(self, state):
+    results = super().reduce_aggregated_logs(state)
+    self.answer = f"score {results['score']}"
+    return results
+
+  def eval_answers(self, state):
+    del state  # The answer is the evaluation's score.
+    return [(i, {"label": self.answer}) for i in reversed(range(12))]
+
+
+def _trainer(model_dir, scores, train_steps, task_class=_ScriptedTask,
+             **kwargs):
   return trainer_lib.Trainer(
-      model_dir=model_dir, task=_ScriptedTask(scores), train_steps=train_steps,
+      model_dir=model_dir, task=task_class(scores), train_steps=train_steps,
       log_every=2, checkpoint_every=2, keep_checkpoints=5, evaluate_every=2,
       **kwargs,
       optimization=optimization.optimization_config(
@@ -102,6 +116,33 @@ def test_keeps_the_best_checkpoint_across_a_resume(tmp_path):
   evaluation.restore_model(task, model, os.path.join(model_dir, best))
   np.testing.assert_array_equal(model.weights[0].numpy(),
                                 resumed.model.weights[0].numpy())
+
+
+def test_the_best_evaluations_answers_are_kept_beside_it(tmp_path):
+  model_dir = str(tmp_path)
+  path = os.path.join(model_dir, evaluation.BEST_DIR, evaluation.ANSWERS_JSONL)
+  _trainer(model_dir, [0.5, 0.7, 0.6], train_steps=6,
+           task_class=_AnsweringTask).train()
+  # Step 4's (the best), not step 6's, in the split's order.
+  assert evaluation.read_answers(path, 12) == [{"label": "score 0.7"}] * 12
+  # Answers of another number of examples (a partial evaluation, a split
+  # changed since) are none.
+  assert evaluation.read_answers(path, 11) is None
+  assert evaluation.read_answers(path + ".missing", 12) is None
+  # A task without answers writes none.
+  _trainer(str(tmp_path / "plain"), [0.5], train_steps=2).train()
+  assert not os.path.exists(os.path.join(
+      str(tmp_path / "plain"), evaluation.BEST_DIR, evaluation.ANSWERS_JSONL))
+  # evaluate() writes them on request.
+  task = _AnsweringTask([0.25])
+  evaluation.evaluate(task, task.build_model(),
+                      answers_path=str(tmp_path / "a.jsonl"))
+  assert evaluation.read_answers(str(tmp_path / "a.jsonl"), 12) == [
+      {"label": "score 0.25"}] * 12
+  with pytest.raises(ValueError, match="no answers per example"):
+    plain = _ScriptedTask([0.25])
+    evaluation.evaluate(plain, plain.build_model(),
+                        answers_path=str(tmp_path / "b.jsonl"))
 
 
 def test_early_stopping_after_patience_evaluations_without_a_best(tmp_path):

@@ -39,8 +39,9 @@ dynamic-range .tflite, scores the .tflite on validation and test in the
 LiteRT interpreter and writes the test predictions as JSONL; `report` writes
 `report.md`: validation and test scores of teacher and student, each run's
 best and last step and its validation curve (`training_curves.png`, beside
-the majority-label floor), the worst labels (and slot types) by F1, the
-most confused pairs, the validation and test examples answered wrong with
+the majority-label floor), the worst labels (and slot types) by F1 beside
+the teacher's F1 on them (low for both: too few examples; low for the
+student only: distillation's gap), the most confused pairs, the validation and test examples answered wrong with
 the highest scores (file and line: labels to check first), the share
 answered and right above score thresholds (an app's fallback), sizes,
 latency and each step's time. Every step is an
@@ -994,13 +995,53 @@ def _trainer_record(run_dir, split, examples):
   return record
 
 
+def answers_path(output_json):
+  """Where `_evaluate_all`'s child process writes each example's answer."""
+  return os.path.splitext(output_json)[0] + "_answers.jsonl"
+
+
+def teacher_f1_by_label(output_dir, dataset, split, output_json):
+  """The teacher's F1 of each label (and slot type) on `split`, or None.
+
+  From its best checkpoint's answers: those the trainer kept beside it on
+  the validation split (`evaluation.ANSWERS_JSONL`), else those its
+  evaluation on `split` wrote (`answers_path(output_json)`). None for runs
+  of versions that kept no answers.
+  """
+  examples = dataset.splits[split]
+  _, gold = scoring.rows_and_gold(examples)
+  for path in (os.path.join(output_dir, "teacher", evaluation.BEST_DIR,
+                            evaluation.ANSWERS_JSONL) if split == "validation"
+               else None, answers_path(output_json)):
+    answers = path and evaluation.read_answers(path, len(gold))
+    if answers:
+      return scoring.f1_by_label(dataset.kind, answers, gold)
+  return None
+
+
+def teacher_f1_lines(what, intent_slot):
+  """What the worst-labels tables' teacher column says, for a reader who
+  must choose what to do next."""
+  fixes = ("unlabelled texts (`UNLABELLED`), lists of slot values "
+           "(`SLOT_VALUES`) or a larger student (`STUDENT_SIZE = 'auto'`)"
+           if intent_slot else "unlabelled texts (`UNLABELLED`) or a larger "
+           "student (`STUDENT_SIZE = 'auto'`)")
+  kinds = f"{what}{' and slot types' if intent_slot else ''}"
+  return (f"teacher F1: the teacher's on the same examples (its best "
+          f"checkpoint). Where it is low too, train holds too few or unclear "
+          f"examples of those {kinds}: label more of them. Where only the "
+          f"student's is low, the student lacks what its teacher learnt: "
+          f"{fixes} close such gaps.")
+
+
 def _evaluate_all(requests):
   """Each request's best-checkpoint scores, evaluated side by side.
 
   A request is (run_dir, split, output_json, examples). The trainer's record
   answers it when it covers `split` (`_trainer_record`); an earlier report's
   `output_json` answers it next; the others start a child process each (the
-  run's config rebuilds its model), at most `_EVALUATIONS_AT_ONCE` at a time:
+  run's config rebuilds its model; each example's answer goes to
+  `answers_path(output_json)`), at most `_EVALUATIONS_AT_ONCE` at a time:
   their time is mostly start-up (imports, building the model), one core each,
   so side by side they take about the longest one's time instead of the sum.
 
@@ -1016,7 +1057,8 @@ def _evaluate_all(requests):
   commands = [
       ([sys.executable, "-m", "mixvocab_tf.cli.evaluate",
         f"--model_dir={run_dir}", "--checkpoint=best", f"--split={split}",
-        f"--output_json={output_json}"])
+        f"--output_json={output_json}",
+        f"--predictions={answers_path(output_json)}"])
       for (run_dir, split, output_json, _), record in zip(requests, records)
       if record is None and not tf.io.gfile.exists(output_json)]
   failed = None
@@ -1536,23 +1578,34 @@ def report_step(step_dir, output_dir, options):
   focus = "test" if has_test else "validation"
   entry = export["splits"].get(focus, {})
   if "per_label" in entry:
-    def f1_rows(rows):
+    teacher_f1 = teacher_f1_by_label(
+        output_dir, dataset, focus, join("teacher", f"eval_{focus}.json"))
+
+    def f1_rows(rows, teacher):
       return [[r["label"], r["support"], f"{100 * r['precision']:.1f}",
-               f"{100 * r['recall']:.1f}", f"{100 * r['f1']:.1f}"]
+               f"{100 * r['recall']:.1f}", f"{100 * r['f1']:.1f}"] + (
+                   [] if teacher is None else
+                   [f"{100 * teacher[r['label']]:.1f}"
+                    if r["label"] in teacher else "-"])
               for r in rows[:TABLE_ROWS]]
 
-    worst = f1_rows(entry["per_label"])
+    header = ["support", "precision", "recall", "F1"] + (
+        [] if teacher_f1 is None else ["teacher F1"])
+    worst = f1_rows(entry["per_label"],
+                    teacher_f1 and teacher_f1["per_label"])
     what = "intents" if intent_slot else "labels"
-    lines += [f"## Worst {what} by F1 ({focus}, .tflite)", "",
-              report.markdown_table([what[:-1], "support", "precision",
-                                     "recall", "F1"], worst), ""]
-    slot_types = f1_rows(entry.get("per_slot_type", []))
+    lines += [f"## Worst {what} by F1 ({focus}, .tflite)", ""]
+    if teacher_f1 is not None:
+      lines += [teacher_f1_lines(what, intent_slot), ""]
+    lines += [report.markdown_table([what[:-1]] + header, worst), ""]
+    slot_types = f1_rows(entry.get("per_slot_type", []),
+                         teacher_f1 and teacher_f1.get("per_slot_type"))
     if slot_types:
       lines += [f"## Worst slot types by F1 ({focus}, .tflite)", "",
                 "Each type's spans as slot F1 counts them; support: its "
                 "spans in the gold tags.", "",
-                report.markdown_table(["slot type", "support", "precision",
-                                       "recall", "F1"], slot_types), ""]
+                report.markdown_table(["slot type"] + header, slot_types),
+                ""]
     confused = [[c["gold"], c["predicted"], c["count"]]
                 for c in entry["confused"][:TABLE_ROWS]]
     if confused:

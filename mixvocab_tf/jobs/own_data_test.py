@@ -845,6 +845,36 @@ class OwnDataStepsTest(tf.test.TestCase):
         self.assertIn(f"{task_class}.seq_length = "
                       f"{own_data.SEQ_LENGTHS[task_class]}\n", f.read())
 
+  def test_the_teachers_f1_by_label_comes_from_its_kept_answers(self):
+    root = self.get_temp_dir()
+    data_dir = _write_intent_slot(os.path.join(root, "data"))  # 10 valid.
+    dataset = user_dataset.load_dataset(data_dir)
+    best = os.path.join(root, "teacher", "best")
+    os.makedirs(best)
+    right = {"intent": "PlayMusic", "tags": ["O", "O", "B-genre"]}
+    wrong = {"intent": "Other", "tags": ["O", "O", "O"]}
+    with open(os.path.join(best, "answers.jsonl"), "w") as f:
+      for i in range(10):
+        f.write(json.dumps(dict(index=i, **(right if i < 5 else wrong)))
+                + "\n")
+    test_json = os.path.join(root, "teacher", "eval_test.json")
+    found = own_data.teacher_f1_by_label(root, dataset, "validation",
+                                         test_json)
+    # PlayMusic: 5 right of 10 gold, 5 answered: 2 * 5 / (10 + 5).
+    self.assertAllClose(found["per_label"],
+                        {"PlayMusic": 2 / 3, "Other": 0.0})
+    self.assertAllClose(found["per_slot_type"], {"genre": 2 / 3})
+    # Another split reads the answers its evaluation wrote; none: no column.
+    self.assertIsNone(own_data.teacher_f1_by_label(root, dataset,
+                                                   "train", test_json))
+    self.assertEqual(own_data.answers_path(test_json), os.path.join(
+        root, "teacher", "eval_test_answers.jsonl"))
+    self.assertIn("label more of them",
+                  own_data.teacher_f1_lines("intents", True))
+    self.assertIn("`SLOT_VALUES`", own_data.teacher_f1_lines("intents", True))
+    self.assertNotIn("SLOT_VALUES", own_data.teacher_f1_lines("labels",
+                                                              False))
+
   def test_report_evaluations_run_side_by_side_and_only_when_needed(self):
     # The trainer's record of its best checkpoint answers validation, an
     # earlier report's file answers a split it wrote, and only the rest start
@@ -885,6 +915,9 @@ class OwnDataStepsTest(tf.test.TestCase):
         own_data._evaluate_all(requests)
       self.assertIn(f"--model_dir={student}", error.exception.cmd)
       self.assertLen(started, 2)
+      # Each writes its answers beside its scores (the report's teacher F1).
+      self.assertIn("--predictions=" + os.path.join(
+          teacher, "eval_test_answers.jsonl"), started[0])
       self.assertEqual(waited, [2, 2])
       # Rerun: the teacher's test scores were written; the student's failed
       # evaluation runs again, alone.

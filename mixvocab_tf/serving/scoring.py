@@ -256,6 +256,21 @@ def slot_type_scores(predictions, gold):
   return metrics.per_slot_type_scores(*_tags(predictions, gold))
 
 
+def f1_by_label(kind, predictions, gold) -> dict:
+  """Each label's F1 (`metrics.per_label_scores`) and, for intent and slots,
+  each slot type's (`slot_type_scores`), e.g. a teacher's beside the tables
+  of its student: {'per_label': {label: F1}, 'per_slot_type': {type: F1}}."""
+  gold_labels = _gold_labels(kind, gold)
+  predicted = [p["intent" if kind == examples_lib.INTENT_SLOT else "label"]
+               for p in predictions]
+  result = {"per_label": {r["label"]: r["f1"] for r in
+                          metrics.per_label_scores(gold_labels, predicted)}}
+  if kind == examples_lib.INTENT_SLOT:
+    result["per_slot_type"] = {r["label"]: r["f1"] for r in
+                               slot_type_scores(predictions, gold)}
+  return result
+
+
 def by_confidence(predictions, gold_labels, thresholds=THRESHOLDS):
   """How an app that answers only above a score would fare.
 

@@ -54,6 +54,21 @@ def test_intent_slot_scores_pad_a_query_the_model_cut_short():
   assert [r["label"] for r in per_label] == ["stop", "play"]
 
 
+def test_f1_by_label_is_the_tables_f1():
+  gold = [("play", ["O", "B-x", "I-x"]), ("stop", ["O", "O", "B-y"]),
+          ("play", ["B-x", "O", "O"])]
+  predictions = [{"intent": "play", "tags": ["O", "B-x", "I-x"]},
+                 {"intent": "play", "tags": ["O", "O"]},
+                 {"intent": "play", "tags": ["B-x", "O", "B-y"]}]
+  found = scoring.f1_by_label("intent_slot", predictions, gold)
+  # play: 2 right of 3 answered, 2 gold: 2 * 2 / (4 + 1); stop: none.
+  assert found["per_label"] == {"play": pytest.approx(0.8), "stop": 0.0}
+  # x: both chunks found; y: one predicted where none is gold, one missed.
+  assert found["per_slot_type"] == {"x": 1.0, "y": 0.0}
+  assert scoring.f1_by_label("text_classification", [{"label": "a"}],
+                             ["a"]) == {"per_label": {"a": 1.0}}
+
+
 def test_an_answer_outside_the_labels_is_right_when_it_is_the_gold_one():
   # A model of an earlier version of the data answers 'c', which train no
   # longer has: right where the gold label is 'c', wrong where it is 'd'.

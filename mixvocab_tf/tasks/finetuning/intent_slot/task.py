@@ -384,6 +384,18 @@ class IntentSlotTask(finetune_task.FinetuneTask):
     results["num_examples"] = len(predicted_intents)
     return results
 
+  def eval_answers(self, state):
+    """(example index, {'intent', 'tags'}) of each evaluated query, in split
+    order: the answers `evaluation.write_answers` keeps beside the best
+    checkpoint, in the exported predictor's fields."""
+    arrays, _ = self.concatenated(state)
+    intents = [self.labels.intents[i] for i in arrays["intent_predictions"]]
+    tags = self.decode_word_tags(arrays["word_slot_logits"],
+                                 arrays["word_start_positions"],
+                                 arrays["num_words"])
+    return [(int(i), {"intent": intent, "tags": row}) for i, intent, row in
+            zip(arrays["example_index"], intents, tags)]
+
   # ---------------------------------------------------------------------------
   # Serving (see `finetune_task.FinetuneTask`).
 

@@ -131,6 +131,13 @@ def test_gold_predictions_decode_to_the_gold_word_tags(task_and_batch):
   assert results["slot_f1_argmax"] == results["slot_f1_viterbi"] == 1.0
   assert results["sentence_accuracy"] == 1.0
   assert results["intent/loss"] == 4.0 / 8.0
+  # The answers kept beside a best checkpoint: the gold ones here, in split
+  # order, in the predictor's fields.
+  answers = task.eval_answers(state)
+  valid = task.examples("valid")
+  assert [i for i, _ in answers] == list(range(32))
+  assert [a["intent"] for _, a in answers] == list(valid.intents[:32])
+  assert [a["tags"] for _, a in answers] == [list(t) for t in valid.tags[:32]]
 
 
 def test_labels_and_splits(tmp_path):

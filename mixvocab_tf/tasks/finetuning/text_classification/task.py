@@ -425,6 +425,15 @@ class TextClassificationTask(finetune_task.FinetuneTask):
     results["num_examples"] = int(len(arrays["labels"]))
     return results
 
+  def eval_answers(self, state):
+    """(example index, {'label'}) of each evaluated example, in split order:
+    the answers `evaluation.write_answers` keeps beside the best checkpoint,
+    in the exported predictor's field."""
+    arrays, _ = self.concatenated(state)
+    names = self.label_names
+    return [(int(i), {"label": names[p]}) for i, p in
+            zip(arrays["example_index"], arrays["predictions"])]
+
   # ---------------------------------------------------------------------------
   # Serving.
 

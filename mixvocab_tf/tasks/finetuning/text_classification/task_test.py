@@ -103,6 +103,11 @@ def test_mrpc_reports_f1_then_accuracy(tmp_path):
   assert results["classifier/loss"] == pytest.approx(4.0 / 3.0)
   # The floor beside the score: train's most frequent label (1) for all.
   assert results["majority_accuracy"] == pytest.approx(2 / 3)
+  # Each example's answer in split order, by label name.
+  names = task.label_names
+  assert task.eval_answers(state) == [(0, {"label": names[1]}),
+                                      (1, {"label": names[1]}),
+                                      (2, {"label": names[0]})]
 
 
 @needs_glue
