@@ -41,11 +41,12 @@ LiteRT interpreter and writes the test predictions as JSONL; `report` writes
 best and last step and its validation curve (`training_curves.png`, beside
 the majority-label floor), the worst labels (and slot types) by F1 beside
 the teacher's F1 on them (low for both: too few examples; low for the
-student only: distillation's gap), the most confused pairs, the validation and test examples answered wrong with
-the highest scores (file and line: labels to check first), the share
+student only: distillation's gap), the most confused pairs, the validation
+and test examples answered wrong with the highest scores beside the
+teacher's answers (file and line: labels to check first), the share
 answered and right above score thresholds (an app's fallback), sizes,
-latency and each step's time. Every step is an
-ordinary pipeline step: rerunning the command resumes.
+latency and each step's time. Every step is an ordinary pipeline step:
+rerunning the command resumes.
 
 The dataset is read from the local disk (`user_dataset`); the job's directory
 may be on any file system TensorFlow reads that its child processes reach
@@ -1000,23 +1001,35 @@ def answers_path(output_json):
   return os.path.splitext(output_json)[0] + "_answers.jsonl"
 
 
-def teacher_f1_by_label(output_dir, dataset, split, output_json):
-  """The teacher's F1 of each label (and slot type) on `split`, or None.
+def teacher_answers(output_dir, dataset, split):
+  """The teacher's best checkpoint's answer to each example of `split`, or
+  None.
 
-  From its best checkpoint's answers: those the trainer kept beside it on
-  the validation split (`evaluation.ANSWERS_JSONL`), else those its
-  evaluation on `split` wrote (`answers_path(output_json)`). None for runs
-  of versions that kept no answers.
+  Those the trainer kept beside it on the validation split
+  (`evaluation.ANSWERS_JSONL`), else those its evaluation on `split` for the
+  report wrote (`answers_path` of `eval_<split>.json`). None for runs of
+  versions that kept no answers, and for a split of another length.
   """
-  examples = dataset.splits[split]
-  _, gold = scoring.rows_and_gold(examples)
-  for path in (os.path.join(output_dir, "teacher", evaluation.BEST_DIR,
+  examples = len(scoring.rows_and_gold(dataset.splits[split])[0])
+  teacher = os.path.join(output_dir, "teacher")
+  for path in (os.path.join(teacher, evaluation.BEST_DIR,
                             evaluation.ANSWERS_JSONL) if split == "validation"
-               else None, answers_path(output_json)):
-    answers = path and evaluation.read_answers(path, len(gold))
+               else None,
+               answers_path(os.path.join(teacher, f"eval_{split}.json"))):
+    answers = path and evaluation.read_answers(path, examples)
     if answers:
-      return scoring.f1_by_label(dataset.kind, answers, gold)
+      return answers
   return None
+
+
+def teacher_f1_by_label(output_dir, dataset, split):
+  """The teacher's F1 of each label (and slot type) on `split`
+  (`scoring.f1_by_label` of `teacher_answers`), or None."""
+  answers = teacher_answers(output_dir, dataset, split)
+  if answers is None:
+    return None
+  _, gold = scoring.rows_and_gold(dataset.splits[split])
+  return scoring.f1_by_label(dataset.kind, answers, gold)
 
 
 def teacher_f1_lines(what, intent_slot):
@@ -1578,8 +1591,7 @@ def report_step(step_dir, output_dir, options):
   focus = "test" if has_test else "validation"
   entry = export["splits"].get(focus, {})
   if "per_label" in entry:
-    teacher_f1 = teacher_f1_by_label(
-        output_dir, dataset, focus, join("teacher", f"eval_{focus}.json"))
+    teacher_f1 = teacher_f1_by_label(output_dir, dataset, focus)
 
     def f1_rows(rows, teacher):
       return [[r["label"], r["support"], f"{100 * r['precision']:.1f}",
@@ -1612,7 +1624,10 @@ def report_step(step_dir, output_dir, options):
       lines += [f"## Most confused pairs ({focus}, .tflite)", "",
                 report.markdown_table(["gold", "predicted", "count"],
                                       confused), ""]
-    lines += confident_error_lines(export["splits"], dataset, intent_slot)
+    lines += confident_error_lines(
+        export["splits"], dataset, intent_slot,
+        {name: teacher_answers(output_dir, dataset, name)
+         for name in export["splits"] if name in dataset.splits})
     lines += label_next_lines(summary.get("label_next"), intent_slot,
                               output_dir)
     if entry.get("by_confidence"):
@@ -1681,7 +1696,7 @@ def _cell(text, limit=TEXT_CELL):
   return scoring.short_text(str(text), limit).replace("|", "\\|")
 
 
-def confident_error_lines(splits, dataset, intent_slot):
+def confident_error_lines(splits, dataset, intent_slot, teacher=None):
   """The report's table of the validation and test examples answered wrong
   with the highest scores (`scoring.confident_errors`), whose labels a user
   checks first; [] when there are none.
@@ -1690,6 +1705,9 @@ def confident_error_lines(splits, dataset, intent_slot):
     splits: the export summary's scored splits (name -> entry).
     dataset: the `user_dataset.UserDataset` they were read from.
     intent_slot: whether the labels are intents.
+    teacher: {split name: the teacher's answers (`teacher_answers`) or
+      None}: a column of the teacher's answer to each listed example, where
+      every listed split has them.
   """
   from mixvocab_tf.jobs import report  # pylint: disable=g-import-not-at-top
   wrong = []
@@ -1701,23 +1719,38 @@ def confident_error_lines(splits, dataset, intent_slot):
         where += "/seq.in"
       if error["line"] is not None:
         where += f":{error['line']}"
-      wrong.append((error["score"], where, error))
+      wrong.append((error["score"], where, dict(error, split=name)))
   if not wrong:
     return []
   wrong.sort(key=lambda item: -item[0])
   what = "intent" if intent_slot else "label"
+  listed = wrong[:TABLE_ROWS]
+  teacher = teacher or {}
+  with_teacher = all(teacher.get(name) for name in
+                     {e["split"] for _, _, e in listed})
   rows = [[where, _cell(e["text"]), _cell(e["gold"], 40),
-           _cell(e["predicted"], 40), f"{score:.3f}"]
-          for score, where, e in wrong[:TABLE_ROWS]]
+           _cell(e["predicted"], 40), f"{score:.3f}"] + (
+               [_cell(teacher[e["split"]][e["index"]][what], 40)]
+               if with_teacher else [])
+          for score, where, e in listed]
+  teacher_wrong = sum(teacher[e["split"]][e["index"]][what] != e["gold"]
+                      for _, _, e in listed) if with_teacher else 0
   return [
       "## Wrong answers given with the highest scores (.tflite)", "",
       f"The validation and test examples whose {what} the exported student "
       "gets wrong with the most confidence, most confident first (file and "
       f"line). A confident miss is often a wrong or ambiguous {what} in the "
       "data rather than a model error: check these first, and where one is "
-      "mislabelled, look for its like in train.", "",
+      "mislabelled, look for its like in train." + (
+          f" The teacher's answer beside: where the teacher misses too "
+          f"({teacher_wrong} of {len(listed)} here), the data is the likelier "
+          f"cause (a wrong or ambiguous gold {what}, or too few examples of "
+          "it in train); where it answers right, the miss is the student's "
+          "own (distillation's gap)." if with_teacher else ""),
+      "",
       report.markdown_table(["where", "text", f"gold {what}", "answer",
-                             "score"], rows), ""]
+                             "score"] + (["teacher's answer"] if with_teacher
+                                         else []), rows), ""]
 
 
 def _label_next_how(entry, intent_slot):

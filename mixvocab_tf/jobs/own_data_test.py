@@ -761,10 +761,10 @@ class OwnDataStepsTest(tf.test.TestCase):
         "test": types.SimpleNamespace(path=os.path.join(root, "test.csv"))})
     splits = {
         "validation": {"confident_errors": [
-            {"line": 3, "text": "a | b  c", "gold": "x", "predicted": "y",
-             "score": 0.7}]},
+            {"index": 1, "line": 3, "text": "a | b  c", "gold": "x",
+             "predicted": "y", "score": 0.7}]},
         "test": {"confident_errors": [
-            {"line": None, "text": "long " * 30, "gold": "y",
+            {"index": 0, "line": None, "text": "long " * 30, "gold": "y",
              "predicted": "x", "score": 0.9}]}}
     lines = own_data.confident_error_lines(splits, dataset, False)
     table = "\n".join(lines)
@@ -778,6 +778,22 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertIn("... | y | x | 0.900 |", rows[0])
     self.assertEqual(own_data.confident_error_lines(
         {"validation": {"confident_errors": []}}, dataset, True), [])
+    # With the teacher's answers to both splits, a column of them, and how
+    # many of the listed misses the teacher shares.
+    teacher = {"validation": [{"label": "x"}, {"label": "z"}],
+               "test": [{"label": "y"}]}
+    table = "\n".join(own_data.confident_error_lines(splits, dataset, False,
+                                                     teacher))
+    self.assertIn("| score | teacher's answer |", table)
+    self.assertIn("| x | y | 0.700 | z |", table)
+    self.assertIn("| y | x | 0.900 | y |", table)
+    self.assertIn("where the teacher misses too (1 of 2 here), the data is "
+                  "the likelier cause", table)
+    # Without the answers of one listed split (a run of an earlier
+    # version), no column.
+    table = "\n".join(own_data.confident_error_lines(
+        splits, dataset, False, dict(teacher, test=None)))
+    self.assertNotIn("teacher", table)
 
   def test_report_lists_the_unlabelled_texts_to_label_next(self):
     entry = {"path": "/job/label_next.jsonl", "texts": 11887,
@@ -858,15 +874,15 @@ class OwnDataStepsTest(tf.test.TestCase):
         f.write(json.dumps(dict(index=i, **(right if i < 5 else wrong)))
                 + "\n")
     test_json = os.path.join(root, "teacher", "eval_test.json")
-    found = own_data.teacher_f1_by_label(root, dataset, "validation",
-                                         test_json)
+    found = own_data.teacher_f1_by_label(root, dataset, "validation")
     # PlayMusic: 5 right of 10 gold, 5 answered: 2 * 5 / (10 + 5).
     self.assertAllClose(found["per_label"],
                         {"PlayMusic": 2 / 3, "Other": 0.0})
     self.assertAllClose(found["per_slot_type"], {"genre": 2 / 3})
     # Another split reads the answers its evaluation wrote; none: no column.
-    self.assertIsNone(own_data.teacher_f1_by_label(root, dataset,
-                                                   "train", test_json))
+    self.assertIsNone(own_data.teacher_f1_by_label(root, dataset, "train"))
+    self.assertEqual(own_data.teacher_answers(root, dataset, "validation")[
+        0], right)
     self.assertEqual(own_data.answers_path(test_json), os.path.join(
         root, "teacher", "eval_test_answers.jsonl"))
     self.assertIn("label more of them",
