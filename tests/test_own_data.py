@@ -241,7 +241,8 @@ def test_text_classification_csv_to_tflite_report_and_predictions(
   # The teacher's F1 beside each label's, from the answers its trainer kept
   # beside its best checkpoint.
   assert "| label | support | precision | recall | F1 | teacher F1 |" in report
-  assert (job / "teacher" / "best" / "answers.jsonl").exists()
+  for run in ("teacher", "student"):
+    assert (job / run / "best" / "answers.jsonl").exists()
   assert (job / "training_curves.png").read_bytes()[:4] == b"\x89PNG"
   # Validation rows are the trainers' own records of their best checkpoints
   # (nothing evaluates them again); test rows are evaluated.

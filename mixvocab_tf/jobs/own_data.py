@@ -41,9 +41,10 @@ LiteRT interpreter and writes the test predictions as JSONL; `report` writes
 best and last step and its validation curve (`training_curves.png`, beside
 the majority-label floor), the worst labels (and slot types) by F1 beside
 the teacher's F1 on them (low for both: too few examples; low for the
-student only: distillation's gap), the most confused pairs, the validation
-and test examples answered wrong with the highest scores beside the
-teacher's answers (file and line: labels to check first), the share
+student only: distillation's gap) and how many of the student's misses the
+teacher shares, the most confused pairs, the validation and test examples
+answered wrong with the highest scores beside the teacher's answers (file
+and line: labels to check first), the share
 answered and right above score thresholds (an app's fallback), sizes,
 latency and each step's time. Every step is an ordinary pipeline step:
 rerunning the command resumes.
@@ -1196,6 +1197,45 @@ def _teacher_lead(output_dir, gap):
   return teacher[1] - student[1], student[0]
 
 
+def miss_lines(output_dir, dataset):
+  """A note for the report on the validation examples the student answers
+  wrong: how many its teacher answers right (the student's own misses) and
+  how many it misses too (the data's), from both runs' best checkpoints'
+  answers (`teacher_answers`); [] without them or without a miss."""
+  split = "validation"
+  _, gold = scoring.rows_and_gold(dataset.splits[split])
+  teacher = teacher_answers(output_dir, dataset, split)
+  student = evaluation.read_answers(
+      os.path.join(output_dir, "student", evaluation.BEST_DIR,
+                   evaluation.ANSWERS_JSONL), len(gold))
+  if teacher is None or student is None:
+    return []
+  intent_slot = dataset.kind == examples_lib.INTENT_SLOT
+
+  def right(answer, truth):
+    if not intent_slot:
+      return answer["label"] == truth
+    tags = list(answer["tags"]) + ["O"] * (len(truth[1]) - len(answer["tags"]))
+    return answer["intent"] == truth[0] and tags == list(truth[1])
+
+  missed = [i for i, truth in enumerate(gold) if not right(student[i], truth)]
+  if not missed:
+    return []
+  own = sum(right(teacher[i], gold[i]) for i in missed)
+  what = ("queries the student answers wrong (the intent or a slot tag)"
+          if intent_slot else "examples the student answers wrong")
+  fixes = ("a larger student, unlabelled texts or slot values"
+           if intent_slot else "a larger student or unlabelled texts")
+  return [
+      f"- Of the {len(missed):,} validation {what}, its teacher answers "
+      f"{own:,} right ({own / len(missed):.0%}): the student's own misses, "
+      f"which {fixes} address; it misses the other {len(missed) - own:,} "
+      "too, where the data is the likelier cause (too few examples of "
+      "their kind in train, or unclear or wrong labels), which more or "
+      "corrected labelled examples address. Both runs' best checkpoints, "
+      "in Python.", ""]
+
+
 def larger_student_lines(output_dir, larger, gap, metric_labels):
   """A note for the report when the student trails its teacher on
   validation by more than `gap` points and the package ships a `larger`
@@ -1561,6 +1601,7 @@ def report_step(step_dir, output_dir, options):
       counts["validation"],
       export["splits"]["validation"]["scores"][accuracy], metric_names[0][1])
   gap = options.get("size_gap", student_size_lib.DEFAULT_GAP)
+  lines += miss_lines(output_dir, dataset)
   if len(sizes) == 1 and options.get("larger"):
     lines += larger_student_lines(output_dir, options["larger"], gap,
                                   dict(metric_names))

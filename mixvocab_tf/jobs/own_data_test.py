@@ -891,6 +891,33 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertNotIn("SLOT_VALUES", own_data.teacher_f1_lines("labels",
                                                               False))
 
+  def test_the_students_misses_are_split_by_the_teachers_answers(self):
+    root = self.get_temp_dir()
+    dataset = user_dataset.load_dataset(
+        _write_intent_slot(os.path.join(root, "data")))  # 10 valid queries.
+    right = {"intent": "PlayMusic", "tags": ["O", "O", "B-genre"]}
+    wrong_tag = {"intent": "PlayMusic", "tags": ["O", "O"]}  # Cut short.
+    wrong_intent = {"intent": "Other", "tags": ["O", "O", "B-genre"]}
+
+    def write(run, answers):
+      os.makedirs(os.path.join(root, run, "best"), exist_ok=True)
+      with open(os.path.join(root, run, "best", "answers.jsonl"), "w") as f:
+        f.write("".join(json.dumps(dict(index=i, **a)) + "\n"
+                        for i, a in enumerate(answers)))
+
+    self.assertEqual(own_data.miss_lines(root, dataset), [])  # No answers.
+    write("teacher", [right] * 8 + [wrong_intent] * 2)
+    write("student", [right] * 10)
+    self.assertEqual(own_data.miss_lines(root, dataset), [])  # No miss.
+    # The student misses 4: the teacher answers 3 of them right.
+    write("student", [right] * 5 + [wrong_tag] * 2 + [wrong_intent] * 2 +
+          [right])
+    line, = [l for l in own_data.miss_lines(root, dataset) if l]
+    self.assertIn("Of the 4 validation queries the student answers wrong "
+                  "(the intent or a slot tag), its teacher answers 3 right "
+                  "(75%)", line)
+    self.assertIn("it misses the other 1 too", line)
+
   def test_report_evaluations_run_side_by_side_and_only_when_needed(self):
     # The trainer's record of its best checkpoint answers validation, an
     # earlier report's file answers a split it wrote, and only the rest start
