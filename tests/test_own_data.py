@@ -243,6 +243,11 @@ def test_text_classification_csv_to_tflite_report_and_predictions(
   assert "| label | support | precision | recall | F1 | teacher F1 |" in report
   for run in ("teacher", "student"):
     assert (job / run / "best" / "answers.jsonl").exists()
+  # The report step's summary holds the scores table's rows.
+  with open(job / "report" / "summary.json", encoding="utf-8") as f:
+    scores = json.load(f)["rows"]
+  assert [row[:2] for row in scores[:2]] == [["teacher", "validation"],
+                                             ["teacher", "test"]], scores
   assert (job / "training_curves.png").read_bytes()[:4] == b"\x89PNG"
   # Validation rows are the trainers' own records of their best checkpoints
   # (nothing evaluates them again); test rows are evaluated.

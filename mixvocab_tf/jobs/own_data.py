@@ -1673,10 +1673,11 @@ def report_step(step_dir, output_dir, options):
                               output_dir)
     if entry.get("by_confidence"):
       what = "intent" if intent_slot else "label"
-      rows = [[f"{r['threshold']:.2f}",
-               f"{100 * r['coverage']:.1f}% ({r['answered']:,})",
-               "-" if r["accuracy"] is None else f"{100 * r['accuracy']:.1f}"]
-              for r in entry["by_confidence"]]
+      answered = [[f"{r['threshold']:.2f}",
+                   f"{100 * r['coverage']:.1f}% ({r['answered']:,})",
+                   "-" if r["accuracy"] is None else
+                   f"{100 * r['accuracy']:.1f}"]
+                  for r in entry["by_confidence"]]
       lines += [f"## Answering only above a score ({focus}, .tflite)", "",
                 f"An app can fall back (\"Sorry?\") when the {what}'s score "
                 "is low: how many examples it would answer at each "
@@ -1684,7 +1685,7 @@ def report_step(step_dir, output_dir, options):
                 "`mixvocab-evaluate --model` prints the same on new data.",
                 "", report.markdown_table(
                     ["threshold", "answered", "accuracy of the answers"],
-                    rows), ""]
+                    answered), ""]
   lines += [
       "## Export", "",
       f"- SavedModel (raw strings in): `{export['saved_model_dir']}`, "
