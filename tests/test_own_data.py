@@ -259,6 +259,13 @@ def test_text_classification_csv_to_tflite_report_and_predictions(
   assert best["split"] == "validation"
   assert best["metrics"]["num_examples"] == 6
   accuracy = f"{100 * best['metrics']['accuracy']:.1f}"
+  # The answers kept beside it are in validation's order: they give its
+  # accuracy.
+  with open(job / "teacher" / "best" / "answers.jsonl",
+            encoding="utf-8") as f:
+    answers = [json.loads(line)["label"] for line in f]
+  assert best["metrics"]["accuracy"] == pytest.approx(sum(
+      a == label for a, (_, label) in zip(answers, rows[:6])) / 6)
   assert re.search(rf"\| teacher \| validation \| [0-9.]+M \| {accuracy} \|",
                    report), report
   # Where each run kept its best checkpoint, from the same records.
