@@ -17,7 +17,8 @@ model_dir is all it needs. `mixvocab-evaluate` (installed) or
 It prints the metrics as JSON, then a markdown header and row (model,
 parameters, fp32 size, metrics) for reports; `--output_json` also writes
 them, and `--predictions` (fine-tuning runs) each example's answer, as the
-trainer keeps the best checkpoint's in `best/answers.jsonl`. `--checkpoint` takes 'latest', 'best', a directory or a ckpt-N prefix.
+trainer keeps the best checkpoint's in `best/answers.jsonl`. `--checkpoint`
+takes 'latest', 'best', a directory or a ckpt-N prefix.
 
 An exported model (a SavedModel, a .tflite or its builtin-ops file) is
 scored with `--model` on labelled data in the own-data job's formats

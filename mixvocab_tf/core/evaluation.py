@@ -127,12 +127,12 @@ def evaluate(task, model, max_batches: Optional[int] = None,
   if max_batches is not None and max_batches <= 0:
     raise ValueError(f"max_batches must be positive or None; received "
                      f"{max_batches!r}.")
+  if answers_path and not hasattr(task, "eval_answers"):
+    raise ValueError(f"Task {task.task_name} gives no answers per example.")
   evaluator = TaskEvaluator(task, model, dataset=dataset, reduce_fn=reduce_fn,
                             step_fn=step_fn)
   evaluator.evaluate(tf.constant(max_batches or -1, tf.int32))
   if answers_path:
-    if not hasattr(task, "eval_answers"):
-      raise ValueError(f"Task {task.task_name} gives no answers per example.")
     write_answers(answers_path, task, evaluator.last_logs)
   return evaluator.last_results
 
