@@ -402,7 +402,7 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertIn("a student distilled from the start. Labels since then: "
                   "intents: 1 new (PlayMusic); intents: 1 no longer "
                   "(BookRestaurant) (100.0% of train's examples carry one: "
-                  "more than 10%)", "\n".join(logs.output))
+                  "more than 20%)", "\n".join(logs.output))
     self.assertEqual(most["teacher"]["IntentSlotTask.warm_start"],
                      os.path.join(run, "teacher"))
     self.assertNotIn("IntentSlotTask.warm_start", most["student"])
@@ -733,7 +733,7 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertIn("the student was distilled from its pretrained start with "
                   "its whole budget, as without a warm start, because 28.5% "
                   "of train's examples carry a label new since then (more "
-                  "than 10%)", line)
+                  "than 20%)", line)
     self.assertNotIn("earlier run's student", line)
 
   def test_report_says_what_one_example_of_a_small_validation_is_worth(self):
@@ -809,7 +809,7 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertIn("Of the 11,887 unlabelled texts", table)
     # The next run on the larger set starts from this one.
     self.assertIn("`--gin_bindings=\"WARM_START = '/job'\"`", table)
-    self.assertIn("where more than 10% of train's examples carry one, the "
+    self.assertIn("where more than 20% of train's examples carry one, the "
                   "student is distilled from its pretrained start", table)
     self.assertIn("The 1,000 of them, in that order", table)
     self.assertIn("taken intent by intent in turns", table)
