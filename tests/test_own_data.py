@@ -177,6 +177,9 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
   warm = _own_data(str(more), tiny_student, str(tmp_path / "warm"),
                    bindings + [f"WARM_START = '{job}'"])
   assert warm.returncode == 0, warm.stderr[-4000:]
+  # (Said when the job starts, with the line: own_data.WARM_START_NEW_SHARE.)
+  assert ("(8.6% of train's examples carry one: not more than 20%)"
+          in warm.stderr), warm.stderr[-4000:]
   for step in ("teacher", "student"):
     log = (tmp_path / "warm" / step / "log.txt").read_text(encoding="utf-8")
     assert re.search(

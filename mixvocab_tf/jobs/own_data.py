@@ -472,8 +472,10 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
         "Labels since then: %s%s.", warm["run"], warm_start_fraction,
         f"its student, {share:g} of its budget" if warm_student else
         "a student distilled from the start", warm["labels"] or "the same",
-        "" if warm_student else f" ({warm['new_share']:.1%} of train's "
-        f"examples carry one: more than {WARM_START_NEW_SHARE:.0%})")
+        "" if not warm["new_share"] else
+        f" ({warm['new_share']:.1%} of train's examples carry one: "
+        f"{'not ' if warm_student else ''}more than "
+        f"{WARM_START_NEW_SHARE:.0%})")
   student_epochs = epochs(share * student_epochs, share * min_student_steps)
   # The distillation configs evaluate every 2 (intent and slots) or 1
   # (text classification) epochs.
