@@ -44,10 +44,9 @@ the teacher's F1 on them (low for both: too few examples; low for the
 student only: distillation's gap) and how many of the student's misses the
 teacher shares, the most confused pairs, the validation and test examples
 answered wrong with the highest scores beside the teacher's answers (file
-and line: labels to check first), the share
-answered and right above score thresholds (an app's fallback), sizes,
-latency and each step's time. Every step is an ordinary pipeline step:
-rerunning the command resumes.
+and line: labels to check first), the share answered and right above score
+thresholds (an app's fallback), sizes, latency and each step's time. Every
+step is an ordinary pipeline step: rerunning the command resumes.
 
 The dataset is read from the local disk (`user_dataset`); the job's directory
 may be on any file system TensorFlow reads that its child processes reach
