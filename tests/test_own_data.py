@@ -248,9 +248,13 @@ def test_text_classification_csv_to_tflite_report_and_predictions(
     assert (job / run / "best" / "answers.jsonl").exists()
   # The report step's summary holds the scores table's rows.
   with open(job / "report" / "summary.json", encoding="utf-8") as f:
-    scores = json.load(f)["rows"]
+    report_summary = json.load(f)
+  scores = report_summary["rows"]
   assert [row[:2] for row in scores[:2]] == [["teacher", "validation"],
                                              ["teacher", "test"]], scores
+  # The student's validation misses, split by its teacher's answers.
+  misses = report_summary["misses"]
+  assert 0 <= misses["teacher_right"] <= misses["student"] <= 6, misses
   assert (job / "training_curves.png").read_bytes()[:4] == b"\x89PNG"
   # Validation rows are the trainers' own records of their best checkpoints
   # (nothing evaluates them again); test rows are evaluated.

@@ -1202,11 +1202,12 @@ def _teacher_lead(output_dir, gap):
   return teacher[1] - student[1], student[0]
 
 
-def miss_lines(output_dir, dataset):
-  """A note for the report on the validation examples the student answers
-  wrong: how many its teacher answers right (the student's own misses) and
-  how many it misses too (the data's), from both runs' best checkpoints'
-  answers (`teacher_answers`); [] without them or without a miss."""
+def student_misses(output_dir, dataset):
+  """The validation examples the student answers wrong, split by its
+  teacher's answers, from both runs' best checkpoints' answers
+  (`teacher_answers`): {'student': how many the student misses,
+  'teacher_right': how many of those its teacher answers right}, or None
+  without the answers."""
   split = "validation"
   _, gold = scoring.rows_and_gold(dataset.splits[split])
   teacher = teacher_answers(output_dir, dataset, split)
@@ -1214,7 +1215,7 @@ def miss_lines(output_dir, dataset):
       os.path.join(output_dir, "student", evaluation.BEST_DIR,
                    evaluation.ANSWERS_JSONL), len(gold))
   if teacher is None or student is None:
-    return []
+    return None
   intent_slot = dataset.kind == examples_lib.INTENT_SLOT
 
   def right(answer, truth):
@@ -1224,17 +1225,26 @@ def miss_lines(output_dir, dataset):
     return answer["intent"] == truth[0] and tags == list(truth[1])
 
   missed = [i for i, truth in enumerate(gold) if not right(student[i], truth)]
-  if not missed:
+  return {"student": len(missed),
+          "teacher_right": sum(right(teacher[i], gold[i]) for i in missed)}
+
+
+def miss_lines(misses, intent_slot):
+  """A note for the report on the validation examples the student answers
+  wrong (`student_misses`): how many its teacher answers right (the
+  student's own misses) and how many it misses too (the data's); [] without
+  the answers or without a miss."""
+  if not misses or not misses["student"]:
     return []
-  own = sum(right(teacher[i], gold[i]) for i in missed)
+  missed, own = misses["student"], misses["teacher_right"]
   what = ("queries the student answers wrong (the intent or a slot tag)"
           if intent_slot else "examples the student answers wrong")
   fixes = ("a larger student, unlabelled texts or slot values"
            if intent_slot else "a larger student or unlabelled texts")
   return [
-      f"- Of the {len(missed):,} validation {what}, its teacher answers "
-      f"{own:,} right ({own / len(missed):.0%}): the student's own misses, "
-      f"which {fixes} address; it misses the other {len(missed) - own:,} "
+      f"- Of the {missed:,} validation {what}, its teacher answers "
+      f"{own:,} right ({own / missed:.0%}): the student's own misses, "
+      f"which {fixes} address; it misses the other {missed - own:,} "
       "too, where the data is the likelier cause (too few examples of "
       "their kind in train, or unclear or wrong labels), which more or "
       "corrected labelled examples address. Both runs' best checkpoints, "
@@ -1606,7 +1616,8 @@ def report_step(step_dir, output_dir, options):
       counts["validation"],
       export["splits"]["validation"]["scores"][accuracy], metric_names[0][1])
   gap = options.get("size_gap", student_size_lib.DEFAULT_GAP)
-  lines += miss_lines(output_dir, dataset)
+  misses = student_misses(output_dir, dataset)
+  lines += miss_lines(misses, intent_slot)
   if len(sizes) == 1 and options.get("larger"):
     lines += larger_student_lines(output_dir, options["larger"], gap,
                                   dict(metric_names))
@@ -1727,7 +1738,8 @@ def report_step(step_dir, output_dir, options):
   lines += step_times.section(output_dir)
   run_files.write_text(join(REPORT_MD), "\n".join(lines))
   run_files.write_json(os.path.join(step_dir, SUMMARY_JSON),
-                       dict({"report": join(REPORT_MD), "rows": rows},
+                       dict({"report": join(REPORT_MD), "rows": rows,
+                             "misses": misses},
                             **({"earlier": {
                                 "path": earlier["path"],
                                 "scores": {name: entry.get("scores") for

@@ -905,14 +905,19 @@ class OwnDataStepsTest(tf.test.TestCase):
         f.write("".join(json.dumps(dict(index=i, **a)) + "\n"
                         for i, a in enumerate(answers)))
 
-    self.assertEqual(own_data.miss_lines(root, dataset), [])  # No answers.
+    self.assertIsNone(own_data.student_misses(root, dataset))  # No answers.
+    self.assertEqual(own_data.miss_lines(None, True), [])
     write("teacher", [right] * 8 + [wrong_intent] * 2)
     write("student", [right] * 10)
-    self.assertEqual(own_data.miss_lines(root, dataset), [])  # No miss.
+    misses = own_data.student_misses(root, dataset)
+    self.assertEqual(misses, {"student": 0, "teacher_right": 0})
+    self.assertEqual(own_data.miss_lines(misses, True), [])  # No miss.
     # The student misses 4: the teacher answers 3 of them right.
     write("student", [right] * 5 + [wrong_tag] * 2 + [wrong_intent] * 2 +
           [right])
-    line, = [l for l in own_data.miss_lines(root, dataset) if l]
+    misses = own_data.student_misses(root, dataset)
+    self.assertEqual(misses, {"student": 4, "teacher_right": 3})
+    line, = [l for l in own_data.miss_lines(misses, True) if l]
     self.assertIn("Of the 4 validation queries the student answers wrong "
                   "(the intent or a slot tag), its teacher answers 3 right "
                   "(75%)", line)
