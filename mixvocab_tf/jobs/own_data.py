@@ -1216,17 +1216,12 @@ def student_misses(output_dir, dataset):
                    evaluation.ANSWERS_JSONL), len(gold))
   if teacher is None or student is None:
     return None
-  intent_slot = dataset.kind == examples_lib.INTENT_SLOT
-
-  def right(answer, truth):
-    if not intent_slot:
-      return answer["label"] == truth
-    tags = list(answer["tags"]) + ["O"] * (len(truth[1]) - len(answer["tags"]))
-    return answer["intent"] == truth[0] and tags == list(truth[1])
-
-  missed = [i for i, truth in enumerate(gold) if not right(student[i], truth)]
+  student_right, teacher_right = (
+      scoring.right_answers(dataset.kind, answers, gold)
+      for answers in (student, teacher))
+  missed = [i for i, right in enumerate(student_right) if not right]
   return {"student": len(missed),
-          "teacher_right": sum(right(teacher[i], gold[i]) for i in missed)}
+          "teacher_right": sum(teacher_right[i] for i in missed)}
 
 
 def miss_lines(misses, intent_slot):

@@ -256,6 +256,17 @@ def slot_type_scores(predictions, gold):
   return metrics.per_slot_type_scores(*_tags(predictions, gold))
 
 
+def right_answers(kind, predictions, gold) -> list:
+  """Whether each answer is right: its label, or its intent and every tag (a
+  query the model cut short scored with 'O' for the words it dropped, as
+  `scores` does)."""
+  if kind != examples_lib.INTENT_SLOT:
+    return [p["label"] == g for p, g in zip(predictions, gold)]
+  gold_tags, tags = _tags(predictions, gold)
+  return [p["intent"] == g[0] and t == gt for p, g, t, gt in
+          zip(predictions, gold, tags, gold_tags)]
+
+
 def f1_by_label(kind, predictions, gold) -> dict:
   """Each label's F1 (`metrics.per_label_scores`) and, for intent and slots,
   each slot type's (`slot_type_scores`), e.g. a teacher's beside the tables
