@@ -50,7 +50,8 @@ def text_classification(name: str = "glue/sst2",
                         source: str = "auto",
                         text_column: str = "text",
                         text_b_column: str | None = None,
-                        label_column: str = "label"):
+                        label_column: str = "label",
+                        out_of_scope: str | None = None):
   """The text classification dataset `name` (see the module docstring).
 
   Args:
@@ -64,18 +65,20 @@ def text_classification(name: str = "glue/sst2",
     text_column, text_b_column, label_column: 'files' only: the columns (or
       JSONL keys) of the text, of the second text of a pair, and of the
       label (`user_dataset.load_dataset`).
+    out_of_scope: 'files' only: a file of texts (one a line) that join
+      train labelled 'out_of_scope' (`datasets.out_of_scope`); None: none.
 
   Raises:
     ValueError: an unknown name, GLUE task or source; 'files' without
       `data_dir`, or with a `source`.
   """
   return _text_classification(name, data_dir, source, text_column,
-                              text_b_column, label_column)
+                              text_b_column, label_column, out_of_scope)
 
 
 @functools.lru_cache(maxsize=16)
 def _text_classification(name, data_dir, source, text_column, text_b_column,
-                         label_column):
+                         label_column, out_of_scope=None):
   if name == FILES:
     if not data_dir:
       raise ValueError(
@@ -89,8 +92,12 @@ def _text_classification(name, data_dir, source, text_column, text_b_column,
           f"('files') is read from data_dir: leave source 'auto', received "
           f"{source!r}.")
     return user_dataset.TextClassificationFiles(
-        data_dir, text_column=text_column, text_b_column=text_b_column,
-        label_column=label_column)
+        data_dir, out_of_scope, text_column=text_column,
+        text_b_column=text_b_column, label_column=label_column)
+  if out_of_scope:
+    raise ValueError(
+        f"out_of_scope adds texts to a user's dataset ('files'); {name!r} "
+        "is not one: give its files as a dataset directory.")
   prefix, _, task = str(name).partition("/")
   if prefix != "glue" or not task:
     raise ValueError(
@@ -99,24 +106,32 @@ def _text_classification(name, data_dir, source, text_column, text_b_column,
   return glue.Glue(task, data_dir, source)
 
 
-def intent_slot(name: str = "snips", data_dir: str | None = None):
+def intent_slot(name: str = "snips", data_dir: str | None = None,
+                out_of_scope: str | None = None):
   """The intent-and-slot dataset `name` (see the module docstring).
 
   Args:
     name: 'snips' or 'files'.
     data_dir: 'snips': None for the built-in copy, or a directory of SNIPS;
       'files': the user's dataset directory (required).
+    out_of_scope: 'files' only: a file of texts (one a line) that join
+      train as intent 'out_of_scope', every word 'O'
+      (`datasets.out_of_scope`); None: none.
 
   Raises:
     ValueError: an unknown name, or 'files' without `data_dir`.
   """
-  return _intent_slot(name, data_dir)
+  return _intent_slot(name, data_dir, out_of_scope)
 
 
 @functools.lru_cache(maxsize=8)
-def _intent_slot(name, data_dir):
-  if name == snips.Snips.name:
+def _intent_slot(name, data_dir, out_of_scope=None):
+  if name == snips.Snips.name and not out_of_scope:
     return snips.Snips(data_dir)
+  if name == snips.Snips.name:
+    raise ValueError(
+        "out_of_scope adds texts to a user's dataset ('files'); the "
+        "built-in SNIPS is not one: give its files as a dataset directory.")
   if name == FILES:
     if not data_dir:
       raise ValueError(
@@ -124,7 +139,7 @@ def _intent_slot(name, data_dir):
           "data_dir must name its directory (train/, valid/ and optionally "
           "test/ with seq.in, seq.out and label, or JSONL files; see "
           "mixvocab_tf.datasets.user_dataset). For SNIPS, name 'snips'.")
-    return user_dataset.IntentSlotFiles(data_dir)
+    return user_dataset.IntentSlotFiles(data_dir, out_of_scope)
   raise ValueError(
       f"Unknown intent-and-slot dataset {name!r}; expected one of "
       f"{list(INTENT_SLOT_NAMES)}.")

@@ -138,6 +138,7 @@ from mixvocab_tf.datasets import errors
 from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.datasets import intent_slot_files
 from mixvocab_tf.datasets import layout
+from mixvocab_tf.datasets import out_of_scope as out_of_scope_lib
 from mixvocab_tf.datasets import text_classification_files
 from mixvocab_tf.datasets import unlabelled as unlabelled_lib
 from mixvocab_tf.text import unreadable as unreadable_lib
@@ -825,6 +826,9 @@ class _Files:
 
   Args:
     data_dir: the dataset's directory (the data contract: module docstring).
+    out_of_scope: a file of texts (one a line) that join train after its
+      examples, labelled `out_of_scope.OUT_OF_SCOPE` (the own-data job's
+      `OUT_OF_SCOPE`); None: none.
     columns: text classification: `text_column`, `text_b_column`,
       `label_column` (`load_dataset`).
   """
@@ -832,10 +836,13 @@ class _Files:
   kind = None
   name = "files"
 
-  def __init__(self, data_dir: str, **columns):
+  def __init__(self, data_dir: str, out_of_scope: str | None = None,
+               **columns):
     self.data_dir = data_dir
+    self.out_of_scope = out_of_scope
     self.columns = {"text_column": "text", "text_b_column": None,
                     "label_column": "label", **columns}
+    self._train = None
 
   def dataset(self) -> UserDataset:
     """The checked dataset (read once per process).
@@ -862,9 +869,21 @@ class _Files:
     return name
 
   def _split(self, split: str):
-    """(the dataset, the examples of `split` or None if it has none)."""
+    """(the dataset, the examples of `split` or None if it has none); train
+    with the out-of-scope texts after its examples."""
     dataset = self.dataset()
-    return dataset, dataset.splits.get(self.split_name(split))
+    name = self.split_name(split)
+    if name != "train" or not self.out_of_scope:
+      return dataset, dataset.splits.get(name)
+    if self._train is None:
+      texts = out_of_scope_lib.read_texts(self.out_of_scope)
+      train = dataset.splits["train"]
+      self._train = (
+          out_of_scope_lib.intent_slot_examples(train, texts,
+                                                self.out_of_scope)
+          if self.kind == examples_lib.INTENT_SLOT else
+          out_of_scope_lib.text_classification_examples(train, texts))
+    return dataset, self._train
 
 
 class TextClassificationFiles(_Files):
@@ -889,7 +908,10 @@ class TextClassificationFiles(_Files):
 
   @property
   def label_names(self) -> tuple[str, ...]:
-    return tuple(self.dataset().labels)
+    labels = self.dataset().labels
+    if self.out_of_scope:
+      labels = sorted(set(labels) | {out_of_scope_lib.OUT_OF_SCOPE})
+    return tuple(labels)
 
   @property
   def is_pair(self) -> bool:
@@ -930,7 +952,7 @@ class TextClassificationFiles(_Files):
     return data
 
   def num_train_examples(self) -> int:
-    return len(self.dataset().splits["train"])
+    return len(self._split("train")[1])
 
   def describe(self, eval_split: str) -> str:
     try:
@@ -947,8 +969,8 @@ class IntentSlotFiles(_Files):
 
   kind = examples_lib.INTENT_SLOT
 
-  def __init__(self, data_dir: str):
-    super().__init__(data_dir)
+  def __init__(self, data_dir: str, out_of_scope: str | None = None):
+    super().__init__(data_dir, out_of_scope)
 
   def _other_kind(self, dataset):
     return errors.DataError(

@@ -115,7 +115,8 @@ def joint_intent_slot_loss(outputs, features):
 
 
 @gin.configurable(module="mixvocab_tf.tasks")
-def intent_slot_dataset(name: str = "snips", data_dir: Optional[str] = None):
+def intent_slot_dataset(name: str = "snips", data_dir: Optional[str] = None,
+                        out_of_scope: Optional[str] = None):
   """The dataset intent and slot fine-tuning reads (`datasets.catalog`).
 
   `IntentSlotTask` and `intent_slot_train_steps` read it when not given
@@ -130,8 +131,11 @@ def intent_slot_dataset(name: str = "snips", data_dir: Optional[str] = None):
     name: 'snips' or 'files'.
     data_dir: 'snips': None for the built-in copy, or a directory of SNIPS;
       'files': the user's dataset directory (required).
+    out_of_scope: 'files': a file of texts (one a line) that join train as
+      intent 'out_of_scope', every word 'O' (the own-data job's
+      `OUT_OF_SCOPE`); None: none.
   """
-  return catalog.intent_slot(name, data_dir)
+  return catalog.intent_slot(name, data_dir, out_of_scope)
 
 
 def builtin_snips(split: str) -> examples_lib.IntentSlotExamples:

@@ -86,7 +86,8 @@ def text_classification_dataset(name: str = "glue/sst2",
                                 source: str = "auto",
                                 text_column: str = "text",
                                 text_b_column: Optional[str] = None,
-                                label_column: str = "label"):
+                                label_column: str = "label",
+                                out_of_scope: Optional[str] = None):
   """The dataset text classification reads (`datasets.catalog`), by name.
 
   `TextClassificationTask` and `text_classification_train_steps` read it
@@ -111,9 +112,13 @@ def text_classification_dataset(name: str = "glue/sst2",
     text_column, text_b_column, label_column: 'files': the columns (or
       JSONL keys) of the text, of the second text of a pair, and of the
       label (`datasets.user_dataset.load_dataset`; unused for GLUE).
+    out_of_scope: 'files': a file of texts (one a line) that join train
+      labelled 'out_of_scope' (the own-data job's `OUT_OF_SCOPE`); None:
+      none.
   """
   return catalog.text_classification(name, data_dir, source, text_column,
-                                     text_b_column, label_column)
+                                     text_b_column, label_column,
+                                     out_of_scope)
 
 
 @gin.configurable(module="mixvocab_tf.tasks")
