@@ -142,6 +142,11 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
   # The dev query of an intent train lacks is a wrong answer, listed with
   # its file and line for the user to check.
   assert "## Wrong answers given with the highest scores (.tflite)" in report
+  # Without OUT_OF_SCOPE: how the student answers prose, and how to add it.
+  assert re.search(r"## Off-topic input \(\.tflite\)\n\nOf 300 sentences of "
+                   r"prose .* the student gives another intent at a score of "
+                   r"0\.9 or more to [0-9.]+%", report), report
+  assert "OUT_OF_SCOPE = 'builtin'" in report
   assert "| dev/seq.in:2 | rate this book five | RateBook | " in report
   # Each run's validation slot F1 during training, plotted beside the table.
   assert "![validation slot F1 during training](training_curves.png)" in report
@@ -199,6 +204,48 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
       + re.escape(f"{job}/export/model_dynamic.tflite") + r"`\), on this "
       r"run's validation split: intent acc\. [0-9.]+ -> [0-9.]+ \([+-][0-9.]+"
       r"; 95% interval [+-][0-9.]+ to [+-][0-9.]+\)", warm_report), warm_report
+
+
+def test_out_of_scope_texts_join_train_and_the_report_says_how_they_do(
+    tiny_student, tmp_path):
+  data = tmp_path / "data"
+  train = [("play some jazz", "O O B-genre", "PlayMusic"),
+           ("book a table for two", "O O O O B-count", "BookRestaurant")] * 8
+  _write_goo(str(data / "train"), train)
+  _write_goo(str(data / "dev"), train[:2])
+  # Requests the app does not serve, one a line.
+  requests = tmp_path / "requests.txt"
+  requests.write_text("set an alarm for six\ncall my mother\n",
+                      encoding="utf-8")
+  job = tmp_path / "job"
+  result = _own_data(str(data), tiny_student, str(job),
+                     [f"OUT_OF_SCOPE = '{requests}'"])
+  assert result.returncode == 0, result.stderr[-4000:]
+  assert "Out-of-scope texts join train as label 'out_of_scope'" in (
+      result.stderr)
+  # Both models learnt the label; the exported file answers it.
+  for run in ("teacher", "student"):
+    labels = json.loads((job / run / "snips_labels.json").read_text())
+    assert "out_of_scope" in labels["intents"], labels
+  report = (job / "report.md").read_text(encoding="utf-8")
+  assert re.search(r"## Off-topic input \(\.tflite\)\n\nTrain held 2 "
+                   r"out-of-scope texts labelled `out_of_scope` "
+                   r"\(`OUT_OF_SCOPE`: .*requests\.txt\)\. Of 300 sentences "
+                   r"of prose", report), report
+  assert "Labels come from train, and `out_of_scope` from the texts" in report
+  summary = json.loads((job / "report" / "summary.json").read_text())
+  off_topic = summary["off_topic"]
+  assert off_topic["texts"] == 300
+  assert 0 <= off_topic["out_of_scope"] + off_topic["confident"] <= 300
+  predictions = subprocess.run(
+      [sys.executable, "-m", "mixvocab_tf.cli.predict",
+       f"--model={job / 'export' / 'model_dynamic.tflite'}", "--input=-",
+       "--top_k=3"], input="set an alarm for six\n", capture_output=True,
+      text=True, timeout=300, cwd=_ROOT)
+  assert predictions.returncode == 0, predictions.stderr[-3000:]
+  record = json.loads(predictions.stdout.splitlines()[0])
+  assert {k["label"] for k in record["top_k"]} == {
+      "PlayMusic", "BookRestaurant", "out_of_scope"}, record
 
 
 def test_text_classification_csv_to_tflite_report_and_predictions(

@@ -48,6 +48,16 @@ def _write_text_classification(data_dir):
   return data_dir
 
 
+def _write_pairs(data_dir):
+  """A 20-pair, 2-label CSV dataset (train and dev) in data_dir."""
+  os.makedirs(data_dir)
+  for split in ("train", "dev"):
+    with open(os.path.join(data_dir, f"{split}.csv"), "w") as f:
+      f.write("text_a,text_b,label\n" + "".join(
+          f"query {i},answer {i},{'ab'[i % 2]}\n" for i in range(20)))
+  return data_dir
+
+
 def _write_intent_slot(data_dir, train=30):
   """An intent-and-slot dataset in data_dir: `train` queries, 10 valid."""
   for split, rows in (("train", train), ("valid", 10)):
@@ -198,14 +208,136 @@ class OwnDataStepsTest(tf.test.TestCase):
       f.write("\n \n")
     with self.assertRaisesRegex(errors.DataError, "is empty"):
       own_data.own_data_steps(data_dir, student=data_dir, unlabelled=empty)
-    pairs = os.path.join(root, "pairs")
-    os.makedirs(pairs)
-    for split in ("train", "dev"):
-      with open(os.path.join(pairs, f"{split}.csv"), "w") as f:
-        f.write("text_a,text_b,label\n" + "".join(
-            f"query {i},answer {i},{'ab'[i % 2]}\n" for i in range(20)))
+    pairs = _write_pairs(os.path.join(root, "pairs"))
     with self.assertRaisesRegex(errors.DataError, "a dataset of text pairs"):
       own_data.own_data_steps(pairs, student=data_dir, unlabelled=logs)
+
+  def test_out_of_scope_texts_join_train_for_teacher_and_student(self):
+    root = self.get_temp_dir()
+    data_dir = _write_intent_slot(os.path.join(root, "slots"))
+    requests = os.path.join(root, "requests.txt")
+    with open(requests, "w", encoding="utf-8") as f:
+      # The second is the dataset's query (in valid and train), left out.
+      f.write("set an alarm for six\nPlay  some JAZZ\n")
+    with self.assertLogs(level="WARNING") as logged:
+      steps = {step.name: step for step in own_data.own_data_steps(
+          data_dir, student=data_dir, out_of_scope=requests)}
+    self.assertIn(f"1 of the 2 out-of-scope texts of {os.path.abspath(requests)}"
+                  " are texts of the labelled dataset (1 in validation;",
+                  "\n".join(logged.output))
+    texts = steps["teacher"].options("/job")["intent_slot_dataset.out_of_scope"]
+    self.assertRegex(texts, r"^/job/out_of_scope/texts_[0-9a-f]{8}.txt$")
+    self.assertEqual(
+        texts, steps["student"].options("/job")[
+            "intent_slot_dataset.out_of_scope"])
+    self.assertIn("out_of_scope", steps["teacher"].reads)
+    self.assertIn("out_of_scope", steps["student"].reads)
+    self.assertEqual(steps["report"].options("/job")["out_of_scope"],
+                     os.path.abspath(requests))
+    # The epoch budgets count the added texts: 31 train queries, not 30.
+    self.assertEqual(steps["teacher"].options("/job")["EPOCHS"],
+                     round(600 * 64 / 31, 2))
+    # The step writes the texts; the trainers' dataset adds them to train.
+    job = os.path.join(root, "job")
+    step_dir = os.path.join(job, "out_of_scope")
+    os.makedirs(step_dir)
+    own_data.out_of_scope_step(step_dir, job,
+                               steps["out_of_scope"].options(job))
+    path = steps["teacher"].options(job)["intent_slot_dataset.out_of_scope"]
+    train = user_dataset.IntentSlotFiles(data_dir, path).examples("train")
+    self.assertLen(train.intents, 31)
+    self.assertEqual((train.words[-1], train.tags[-1], train.intents[-1]),
+                     (["set", "an", "alarm", "for", "six"], ["O"] * 5,
+                      "out_of_scope"))
+    valid = user_dataset.IntentSlotFiles(data_dir, path).examples("valid")
+    self.assertLen(valid.intents, 10)
+    self.assertEqual(run_files.read_json(os.path.join(
+        step_dir, "summary.json"))["texts"], 1)
+    with open(requests, "a", encoding="utf-8") as f:
+      f.write("call my mother\n")
+    with self.assertRaisesRegex(errors.DataError, "other texts than when"):
+      own_data.out_of_scope_step(step_dir, job,
+                                 steps["out_of_scope"].options(job))
+    # 'builtin': as many corpus sentences as train's largest label, >= 100.
+    steps = {step.name: step for step in own_data.own_data_steps(
+        data_dir, student=data_dir, out_of_scope="builtin")}
+    job = os.path.join(root, "job_builtin")
+    os.makedirs(os.path.join(job, "out_of_scope"))
+    own_data.out_of_scope_step(os.path.join(job, "out_of_scope"), job,
+                               steps["out_of_scope"].options(job))
+    with open(steps["student"].options(job)[
+        "intent_slot_dataset.out_of_scope"], encoding="utf-8") as f:
+      self.assertLen(f.read().splitlines(), 100)
+    # Text classification: its dataset's binding, the label among train's.
+    text_dir = _write_text_classification(os.path.join(root, "text"))
+    steps = {step.name: step for step in own_data.own_data_steps(
+        text_dir, student=data_dir, out_of_scope=requests)}
+    self.assertIn("text_classification_dataset.out_of_scope",
+                  steps["student"].options("/job"))
+    job = os.path.join(root, "job_text")
+    os.makedirs(os.path.join(job, "out_of_scope"))
+    own_data.out_of_scope_step(os.path.join(job, "out_of_scope"), job,
+                               steps["out_of_scope"].options(job))
+    files = user_dataset.TextClassificationFiles(
+        text_dir, steps["student"].options(job)[
+            "text_classification_dataset.out_of_scope"])
+    self.assertEqual(files.label_names, ("a", "b", "out_of_scope"))
+    # The file's three texts: none is a text of this dataset.
+    self.assertEqual(files.num_train_examples(), 23)
+    self.assertEqual(files.examples("train").labels[-1], "out_of_scope")
+    # Without it, nothing names it (runs of earlier versions resume).
+    steps = {step.name: step for step in own_data.own_data_steps(
+        data_dir, student=data_dir)}
+    self.assertNotIn("out_of_scope", steps)
+    self.assertNotIn("out_of_scope", " ".join(steps["student"].bindings("/job")))
+    self.assertNotIn("out_of_scope", steps["report"].options("/job"))
+    # Before anything runs: a missing file, nothing new, pairs.
+    with self.assertRaisesRegex(errors.DataError, "does not exist"):
+      own_data.own_data_steps(data_dir, student=data_dir,
+                              out_of_scope=os.path.join(root, "none.txt"))
+    known = os.path.join(root, "known.txt")
+    with open(known, "w", encoding="utf-8") as f:
+      f.write("play some jazz\n")
+    with self.assertRaisesRegex(errors.DataError, "no out-of-scope text"):
+      own_data.own_data_steps(data_dir, student=data_dir, out_of_scope=known)
+    empty = os.path.join(root, "empty.txt")
+    with open(empty, "w", encoding="utf-8") as f:
+      f.write("\n \n")
+    with self.assertRaisesRegex(errors.DataError, "is empty"):
+      own_data.own_data_steps(data_dir, student=data_dir, out_of_scope=empty)
+    latin1 = os.path.join(root, "latin1.txt")
+    with open(latin1, "wb") as f:
+      f.write("caf\u00e9 ol\u00e9\n".encode("latin-1"))
+    with self.assertRaisesRegex(errors.DataError, "UTF-8"):
+      own_data.own_data_steps(data_dir, student=data_dir, out_of_scope=latin1)
+    pairs = _write_pairs(os.path.join(root, "pairs"))
+    with self.assertRaisesRegex(errors.DataError, "a dataset of text pairs"):
+      own_data.own_data_steps(pairs, student=data_dir, out_of_scope="builtin")
+
+  def test_report_says_how_off_topic_input_is_answered(self):
+    off_topic = {"texts": 300, "out_of_scope": 0, "confident": 135,
+                 "examples": [["we must act now", "PlayMusic", 0.998]]}
+    without = "\n".join(own_data.off_topic_lines(off_topic, None, {}, True,
+                                                  "/job"))
+    self.assertIn("gives another intent at a score of 0.9 or more to 45.0% "
+                  "(most surely: \"we must act now\" -> PlayMusic (1.00))",
+                  without)
+    self.assertIn("OUT_OF_SCOPE = 'builtin'", without)
+    job = self.get_temp_dir()
+    os.makedirs(os.path.join(job, "out_of_scope"))
+    run_files.write_json(os.path.join(job, "out_of_scope", "summary.json"),
+                         {"texts": 100, "source": "the corpus"})
+    off_topic.update(out_of_scope=291, confident=3)
+    validation = {"confused": [
+        {"gold": "PlayMusic", "predicted": "out_of_scope", "count": 2},
+        {"gold": "PlayMusic", "predicted": "RateBook", "count": 5}]}
+    with_label = "\n".join(own_data.off_topic_lines(
+        off_topic, "builtin", validation, True, job))
+    self.assertIn("Train held 100 out-of-scope texts labelled `out_of_scope` "
+                  "(`OUT_OF_SCOPE`: the corpus).", with_label)
+    self.assertIn("answers `out_of_scope` to 97.0% and gives another intent "
+                  "at a score of 0.9 or more to 1.0%", with_label)
+    self.assertIn("to 2 validation examples of another intent", with_label)
 
   def test_steps_that_read_the_files_record_their_fingerprint(self):
     # A corrected label leaves the settings as they were; the steps that
