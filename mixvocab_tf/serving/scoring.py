@@ -40,6 +40,7 @@ from mixvocab_tf.datasets import errors
 from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.datasets import intent_slot_files
 from mixvocab_tf.datasets import layout
+from mixvocab_tf.datasets import out_of_scope
 from mixvocab_tf.datasets import rasa_files
 from mixvocab_tf.datasets import records
 from mixvocab_tf.datasets import text_classification_files
@@ -120,7 +121,8 @@ def scores(kind, predictions, gold, labels, majority):
   gold_ids = [label_id(g) for g in gold_labels]
   predicted_ids = [label_id(p) for p in predicted]
   result.update(metrics.text_classification_metrics(
-      gold_ids, predicted_ids, len(labels), ids[majority]))
+      gold_ids, predicted_ids, len(labels), ids[majority],
+      abstain=ids.get(out_of_scope.OUT_OF_SCOPE)))
   if kind == examples_lib.INTENT_SLOT:
     del result["accuracy"]  # intent_accuracy, the same number.
   return (result, metrics.per_label_scores(gold_labels, predicted),
@@ -146,7 +148,8 @@ def _example_stats(kind, predictions, gold, labels):
   stats = {"right": np.array([g == a for g, a in zip(gold_labels, answers)],
                              np.float64),
            "gold": (gold_ids[:, None] == classes).astype(np.float64),
-           "answer": (answer_ids[:, None] == classes).astype(np.float64)}
+           "answer": (answer_ids[:, None] == classes).astype(np.float64),
+           "abstain": ids.get(out_of_scope.OUT_OF_SCOPE)}
   if kind == examples_lib.INTENT_SLOT:
     chunks = []
     for gold_tags, tags in zip(*_tags(predictions, gold)):
@@ -168,7 +171,13 @@ def _scores_of(kind, stats, weights):
   # Macro-F1 over the classes that occur, as gold or as answers
   # (`metrics.macro_f1`).
   f1 = np.where(either > 0, 2 * both / np.maximum(either, 1), 0.0)
-  present = (either > 0).sum(1)
+  present = either > 0
+  if stats["abstain"] is not None:
+    # `out_of_scope` is a class only where it is a gold label (`metrics.
+    # macro_f1`'s `abstain`).
+    k = stats["abstain"]
+    present[:, k] = (weights @ stats["gold"][:, k]) > 0
+  present = present.sum(1)
   macro = np.where(present > 0, f1.sum(1) / np.maximum(present, 1), 0.0)
   if kind != examples_lib.INTENT_SLOT:
     return {"accuracy": right / total, "macro_f1": macro}

@@ -38,6 +38,27 @@ def test_text_classification_scores_are_the_trainers():
                                        ("c", "b", 1)]
 
 
+def test_out_of_scope_answers_are_misses_not_a_class_of_f1_zero():
+  # A model with an added out_of_scope label answers it to one 'a' of a
+  # split without such examples: a miss of 'a', as the trainer counts it.
+  labels = ["a", "b", "out_of_scope"]
+  gold = ["a", "a", "b", "b"]
+  answers = [{"label": p} for p in ("a", "out_of_scope", "b", "b")]
+  result, _, _ = scoring.scores("text_classification", answers, gold, labels,
+                                majority="a")
+  assert result["macro_f1"] == pytest.approx((2 / 3 + 1) / 2)
+  assert result["macro_f1"] == pytest.approx(metrics.macro_f1(
+      [0, 0, 1, 1], [0, 2, 1, 1], 3, abstain=2))
+  change = scoring.paired_change("text_classification", answers, answers,
+                                 gold, labels)
+  assert change["macro_f1"]["before"] == pytest.approx(result["macro_f1"])
+  # Where it is a gold label, it is a class like any other.
+  gold[1] = "out_of_scope"
+  result, _, _ = scoring.scores("text_classification", answers, gold, labels,
+                                majority="a")
+  assert result["macro_f1"] == pytest.approx(1.0)
+
+
 def test_intent_slot_scores_pad_a_query_the_model_cut_short():
   # A query longer than the model's sequence comes back with fewer tags:
   # the words it dropped are scored as 'O', not an error.

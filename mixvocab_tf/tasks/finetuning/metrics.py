@@ -94,7 +94,7 @@ def glue_metrics(task, labels, predictions):
   return {name: result[name] for name in GLUE_TASK_METRICS[key]}
 
 
-def macro_f1(labels, predictions, num_classes):
+def macro_f1(labels, predictions, num_classes, abstain=None):
   """Macro-F1 over the known classes 0..num_classes-1.
 
   For each known class k: tp = examples with gold k predicted k, fp =
@@ -108,10 +108,16 @@ def macro_f1(labels, predictions, num_classes):
   `f1_score(labels, predictions, labels=those classes, average='macro',
   zero_division=0)`.
 
+  The class `abstain` (the own-data job's `out_of_scope`: "none of these")
+  counts only where it occurs as a gold label: on a split without such
+  examples, answering it is a miss of the gold class (its false negative),
+  not a class of F1 0 that would cost the mean a whole class's share.
+
   Args:
     labels: gold label ids [N] (`UNKNOWN_LABEL` allowed).
     predictions: predicted label ids [N], each in 0..num_classes-1.
     num_classes: the number of known classes (the training label set).
+    abstain: see above; None: none.
 
   Returns:
     A float in [0, 1].
@@ -125,6 +131,8 @@ def macro_f1(labels, predictions, num_classes):
   for k in range(num_classes):
     gold = labels == k
     pred = predictions == k
+    if k == abstain and not gold.any():
+      continue
     true_positives = int(np.sum(gold & pred))
     false_positives = int(np.sum(pred & ~gold))
     false_negatives = int(np.sum(gold & ~pred))
@@ -148,7 +156,7 @@ def majority_accuracy(labels, majority_label):
 
 
 def text_classification_metrics(labels, predictions, num_classes,
-                                majority_label):
+                                majority_label, abstain=None):
   """Accuracy, macro-F1 and majority-class accuracy of a user's dataset.
 
   Args:
@@ -159,6 +167,7 @@ def text_classification_metrics(labels, predictions, num_classes,
     majority_label: the most frequent training label id: `majority_accuracy`
       is the share of the split's examples that have it, the accuracy of a
       model that learnt nothing but the training label counts.
+    abstain: the id of `out_of_scope` among them, if any (`macro_f1`).
 
   Returns:
     {'accuracy', 'macro_f1', 'majority_accuracy'}, in the order of
@@ -166,7 +175,7 @@ def text_classification_metrics(labels, predictions, num_classes,
   """
   return {
       "accuracy": accuracy(labels, predictions),
-      "macro_f1": macro_f1(labels, predictions, num_classes),
+      "macro_f1": macro_f1(labels, predictions, num_classes, abstain),
       "majority_accuracy": majority_accuracy(labels, majority_label),
   }
 

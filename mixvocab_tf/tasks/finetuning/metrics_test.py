@@ -168,6 +168,14 @@ class MetricsTest(tf.test.TestCase):
     self.assertAlmostEqual(result["macro_f1"], (1 / 2 + 1 / 2 + 0) / 3)
     # A class neither in the split nor predicted has no F1: left out.
     self.assertAlmostEqual(metrics.macro_f1([0, 1], [0, 1], 5), 1.0)
+    # An abstaining class (out_of_scope) counts only as a gold label: one
+    # answer of it on a split without it is a miss, not a class of F1 0.
+    self.assertAlmostEqual(metrics.macro_f1([0, 0, 1], [0, 2, 1], 3),
+                           (2 / 3 + 1 + 0) / 3)
+    self.assertAlmostEqual(
+        metrics.macro_f1([0, 0, 1], [0, 2, 1], 3, abstain=2), (2 / 3 + 1) / 2)
+    self.assertAlmostEqual(
+        metrics.macro_f1([0, 2, 1], [0, 2, 1], 3, abstain=2), 1.0)
     self.assertEqual(metrics.macro_f1([-1, -1], [0, 1], 2), 0.0)
     self.assertEqual(metrics.majority_accuracy([1, 1, -1], 1), 2 / 3)
     with self.assertRaisesRegex(ValueError, "same length"):

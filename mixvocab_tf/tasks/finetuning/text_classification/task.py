@@ -46,6 +46,7 @@ import tensorflow as tf
 from mixvocab_tf import models
 from mixvocab_tf.core import base_task
 from mixvocab_tf.datasets import catalog
+from mixvocab_tf.datasets import out_of_scope
 from mixvocab_tf.tasks.finetuning import finetune_task
 from mixvocab_tf.tasks.finetuning.text_classification import data as text_classification_data
 from mixvocab_tf.tasks.finetuning.text_classification import export_module as text_classification_export
@@ -421,9 +422,12 @@ class TextClassificationTask(finetune_task.FinetuneTask):
         results["majority_accuracy"] = metrics_lib.majority_accuracy(
             arrays["labels"], self.majority_label())
     else:
+      names = list(self.label_names)
       results.update(metrics_lib.text_classification_metrics(
-          arrays["labels"], arrays["predictions"], len(self.label_names),
-          self.majority_label()))
+          arrays["labels"], arrays["predictions"], len(names),
+          self.majority_label(), abstain=(
+              names.index(out_of_scope.OUT_OF_SCOPE)
+              if out_of_scope.OUT_OF_SCOPE in names else None)))
       # Examples whose label train lacks: errors whatever the model does.
       results["num_unseen_labels"] = int(np.sum(
           arrays["labels"] == metrics_lib.UNKNOWN_LABEL))
