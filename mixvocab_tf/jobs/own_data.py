@@ -27,7 +27,11 @@ trains, and picks the task from what it finds:
   to 4 copies, to about 40,000 examples); both classifiers read the mean of
   their token states.
 
-Epoch budgets are counted on the user's train split. The student starts
+With `OUT_OF_SCOPE`, texts the app should not answer (sentences of the
+built-in corpus, or the app's own) join train for both as a label of their
+own (`datasets.out_of_scope`), and the report says how the exported student
+answers held-out prose. Epoch budgets are counted on the user's train split
+(with those texts). The student starts
 from a pretrained student: a run directory the user names (`STUDENT`), else
 the one shipped in the package (`assets.pretrained_student_dir`), else the job
 pretrains one first (stage I then stage II on the built-in corpus). With
