@@ -228,8 +228,13 @@ class TextClassificationTask(finetune_task.FinetuneTask):
     return self.dataset.is_pair
 
   def majority_label(self):
-    """The most frequent training label id (a tie: the smaller id)."""
+    """The most frequent training label id (a tie: the smaller id), of the
+    user's labels: not `out_of_scope` where the own-data job added it
+    (`text_classification_dataset.out_of_scope`), which would make a floor
+    of 0 on a split without such texts."""
     counts = collections.Counter(self.split_lists("train")[2])
+    if getattr(self.dataset, "out_of_scope", None) and len(counts) > 1:
+      del counts[list(self.label_names).index(out_of_scope.OUT_OF_SCOPE)]
     return min(counts, key=lambda label: (-counts[label], label))
 
   def missing_data(self):

@@ -26,7 +26,8 @@ needs_glue = pytest.mark.skipif(not os.path.isdir(GLUE_DIR),
                                 reason=f"no GLUE data at {GLUE_DIR}")
 
 
-_DATASET_ARGS = ("source", "text_column", "text_b_column", "label_column")
+_DATASET_ARGS = ("source", "text_column", "text_b_column", "label_column",
+                 "out_of_scope")
 
 
 def _dataset(name, data_dir=GLUE_DIR, **kwargs):
@@ -305,6 +306,17 @@ def test_user_dataset_labels_inputs_and_unknown_label(tmp_path):
       logits[:2], tf.constant([-1, -1]))
   assert float(loss_sum) == 0.0 and float(correct) == 0.0
   assert float(count) == 2
+
+
+def test_added_out_of_scope_texts_are_a_label_but_not_the_floor(tmp_path):
+  data_dir = _write_user_dataset(str(tmp_path / "pets"))
+  texts = tmp_path / "out_of_scope.txt"
+  texts.write_text("".join(f"prose line {i}\n" for i in range(20)))
+  task = _tiny("files", data_dir, out_of_scope=str(texts))
+  assert task.label_names == ("bird", "cat", "dog", "out_of_scope")
+  assert task.num_train_examples() == 50
+  # 20 out-of-scope texts outnumber bird's 12; the floor stays bird.
+  assert task.label_names[task.majority_label()] == "bird"
 
 
 @pytest.mark.large
