@@ -207,7 +207,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
                    slot_values: Optional[str] = None,
                    warm_start: Optional[str] = None,
                    warm_start_fraction: float = WARM_START_FRACTION,
-                   out_of_scope: Optional[str] = None):
+                   out_of_scope: Optional[str] = None,
+                   out_of_scope_count: Optional[int] = None):
   """The own-data job's pipeline steps, after checking the dataset.
 
   Args:
@@ -370,6 +371,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       it never saw (another intent at score 0.9 or more: 5-7%, against 45%
       without), validation unchanged within a seed's spread. Single texts
       only (not pairs). None: none.
+    out_of_scope_count: 'builtin' takes this many sentences (at most
+      5,000) instead of as many as train's most frequent label has.
 
   Raises:
     DataError: a file breaks the data contract; nothing has run.
@@ -410,7 +413,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     unlabelled_texts = steps_lib.JobPath(found["name"])
   intent_slot = dataset.kind == examples_lib.INTENT_SLOT
   if out_of_scope:
-    found_oos = out_of_scope_texts(dataset, out_of_scope, text_column)
+    found_oos = out_of_scope_texts(dataset, out_of_scope, text_column,
+                                   out_of_scope_count)
     for warning in found_oos["warnings"]:
       logging.warning("%s", warning)
     logging.info(
@@ -682,7 +686,9 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   if out_of_scope:
     steps.append(steps_lib.Step(
         OUT_OF_SCOPE_STEP, "own_data_out_of_scope", config=dict(
-            read, out_of_scope=out_of_scope,
+            read, out_of_scope=out_of_scope, **(
+                {"count": int(out_of_scope_count)} if out_of_scope_count
+                else {}),
             texts=steps_lib.JobPath(found_oos["name"])),
         reads=("data",), writes=(SUMMARY_JSON,), inputs=inputs))
   oos_reads = (OUT_OF_SCOPE_STEP,) if out_of_scope else ()
@@ -1003,8 +1009,8 @@ def transfer_texts(dataset, path, text_column="text",
       warnings=[w for w in warnings if w])
 
 
-def out_of_scope_texts(dataset, option: str, text_column: str = "text"
-                       ) -> dict:
+def out_of_scope_texts(dataset, option: str, text_column: str = "text",
+                       count: Optional[int] = None) -> dict:
   """The out-of-scope texts that join train (`own_data_steps.out_of_scope`).
 
   Args:
@@ -1032,7 +1038,12 @@ def out_of_scope_texts(dataset, option: str, text_column: str = "text"
   if where == out_of_scope_lib.BUILTIN:
     train = dataset.splits["train"]
     labels = getattr(train, "intents", None) or train.labels
-    texts = out_of_scope_lib.builtin_texts(out_of_scope_lib.count_for(labels))
+    if count is not None and not 1 <= count <= out_of_scope_lib.MOST:
+      raise ValueError(
+          f"own_data_steps.out_of_scope_count must be from 1 to "
+          f"{out_of_scope_lib.MOST:,}; received {count!r}.")
+    texts = out_of_scope_lib.builtin_texts(
+        count or out_of_scope_lib.count_for(labels))
     source = "sentences of the package's built-in corpus"
   else:
     texts = unlabelled_lib.read_unlabelled(where, text_column)
@@ -1098,7 +1109,8 @@ def out_of_scope_step(step_dir, output_dir, options):
   """
   del output_dir
   found = out_of_scope_texts(_step_dataset(options), options["out_of_scope"],
-                             options.get("text_column", "text"))
+                             options.get("text_column", "text"),
+                             options.get("count"))
   _write_step_texts(options, "out_of_scope", found)
   run_files.write_json(os.path.join(step_dir, SUMMARY_JSON), dict(
       source=found["source"], texts=len(found["used"]),

@@ -268,6 +268,20 @@ class OwnDataStepsTest(tf.test.TestCase):
     with open(steps["student"].options(job)[
         "intent_slot_dataset.out_of_scope"], encoding="utf-8") as f:
       self.assertLen(f.read().splitlines(), 100)
+    # Or as many as asked.
+    steps = {step.name: step for step in own_data.own_data_steps(
+        data_dir, student=data_dir, out_of_scope="builtin",
+        out_of_scope_count=250)}
+    job = os.path.join(root, "job_250")
+    os.makedirs(os.path.join(job, "out_of_scope"))
+    own_data.out_of_scope_step(os.path.join(job, "out_of_scope"), job,
+                               steps["out_of_scope"].options(job))
+    with open(steps["student"].options(job)[
+        "intent_slot_dataset.out_of_scope"], encoding="utf-8") as f:
+      self.assertLen(f.read().splitlines(), 250)
+    with self.assertRaisesRegex(ValueError, "out_of_scope_count must be"):
+      own_data.own_data_steps(data_dir, student=data_dir,
+                              out_of_scope="builtin", out_of_scope_count=0)
     # Text classification: its dataset's binding, the label among train's.
     text_dir = _write_text_classification(os.path.join(root, "text"))
     steps = {step.name: step for step in own_data.own_data_steps(
