@@ -9,9 +9,9 @@ asked (`own_data_steps.out_of_scope`, `OUT_OF_SCOPE` in `own_data.gin`):
 - `BUILTIN` ('builtin'): sentences of the package's built-in corpus
   (novels, inaugural addresses, State of the Union messages: none a request
   to an app), lowercased, punctuation dropped as queries are written, 3-20
-  words (`corpus_sentences`); as many as train's most frequent label has
-  (`count_for`), drawn with a fixed seed from the
-  corpus's pretraining blocks;
+  words (`corpus_sentences`); as many as train's most frequent label has,
+  at least 1,000 (`count_for`), drawn with a fixed seed from the corpus's
+  pretraining blocks;
 - a file of the app's own out-of-scope texts (requests it does not serve,
   taken from its logs), one a line or a text column (`unlabelled`'s
   formats): all of them.
@@ -45,7 +45,11 @@ OUT_OF_SCOPE = "out_of_scope"
 #: `own_data_steps.out_of_scope`'s value for the built-in corpus's sentences.
 BUILTIN = "builtin"
 #: At least / at most this many built-in sentences join train (`count_for`).
-LEAST, MOST = 100, 5000
+#: On 600 queries of 7 intents (seed 0), 100 sentences answered
+#: `out_of_scope` to 25% of SST-2 sentences and 44% of MNLI premises, 600 to
+#: 66% and 81%, 1,000 to 86% and 92%, validation intent accuracy 97.3, 94.7
+#: and 96.0 (96.7 without), one seed of 150 queries each.
+LEAST, MOST = 1000, 5000
 #: The seed of the draws.
 SEED = 0
 #: Built-in sentences of at least / at most this many words.
@@ -88,7 +92,8 @@ def corpus_sentences() -> dict[bool, tuple[str, ...]]:
 def count_for(labels: list[str]) -> int:
   """How many built-in sentences join a train split of these labels: as many
   as its most frequent label has (the out-of-scope label one of train's
-  larger ones, never a giant beside them), from `LEAST` to `MOST`."""
+  larger ones), from `LEAST` (fewer kept out little prose of other sources
+  on a small split) to `MOST`."""
   most = max(collections.Counter(labels).values(), default=0)
   return min(MOST, max(LEAST, most))
 

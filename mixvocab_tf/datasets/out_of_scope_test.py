@@ -29,10 +29,10 @@ class OutOfScopeTest(tf.test.TestCase):
       out_of_scope.builtin_texts(10 ** 6)
 
   def test_count_follows_trains_largest_label_within_bounds(self):
-    self.assertEqual(out_of_scope.count_for(["a"] * 30 + ["b"]), 100)
+    self.assertEqual(out_of_scope.count_for(["a"] * 30 + ["b"]), 1000)
     self.assertEqual(out_of_scope.count_for(["a"] * 1900 + ["b"] * 5), 1900)
     self.assertEqual(out_of_scope.count_for(["a"] * 60000), 5000)
-    self.assertEqual(out_of_scope.count_for([]), 100)
+    self.assertEqual(out_of_scope.count_for([]), 1000)
 
   def test_texts_join_train_with_their_label_after_its_examples(self):
     train = examples_lib.IntentSlotExamples(

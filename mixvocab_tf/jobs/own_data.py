@@ -360,7 +360,7 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       join train, labelled `out_of_scope.OUT_OF_SCOPE` (every word 'O'), for
       the teacher and the student both: 'builtin', sentences of the
       package's built-in corpus (prose: novels, speeches), as many as
-      train's most frequent label has, 100 to 5,000; or a file of the app's
+      train's most frequent label has, 1,000 to 5,000; or a file of the app's
       own (requests it does not serve, from its logs; `unlabelled`'s
       formats): all of them. Texts the dataset holds are left out; the step
       `out_of_scope` writes the others. Validation and test stay the
@@ -371,8 +371,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       premises (another intent at 0.9 or more: 0.7%, 9.2%, 2.2%, against
       45-47% without), validation intent accuracy / slot F1 98.6 / 93.7
       against 98.4 / 92.8, for 1.16x the job's time; on 600 queries, 100
-      sentences kept out fewer of the other sources' (25-44%), 600 more
-      (66-81%) for 2.6 validation intent accuracy (docs/FINDINGS_SNIPS.md).
+      sentences kept out 25-44% of the other sources', 1,000 86-92%
+      (`out_of_scope.LEAST`; docs/FINDINGS_SNIPS.md).
       Single texts only (not pairs). None: none.
     out_of_scope_count: 'builtin' takes this many sentences (at most
       5,000) instead of as many as train's most frequent label has.

@@ -258,7 +258,7 @@ class OwnDataStepsTest(tf.test.TestCase):
     with self.assertRaisesRegex(errors.DataError, "other texts than when"):
       own_data.out_of_scope_step(step_dir, job,
                                  steps["out_of_scope"].options(job))
-    # 'builtin': as many corpus sentences as train's largest label, >= 100.
+    # 'builtin': as many corpus sentences as train's largest label, >= 1,000.
     steps = {step.name: step for step in own_data.own_data_steps(
         data_dir, student=data_dir, out_of_scope="builtin")}
     job = os.path.join(root, "job_builtin")
@@ -267,7 +267,7 @@ class OwnDataStepsTest(tf.test.TestCase):
                                steps["out_of_scope"].options(job))
     with open(steps["student"].options(job)[
         "intent_slot_dataset.out_of_scope"], encoding="utf-8") as f:
-      self.assertLen(f.read().splitlines(), 100)
+      self.assertLen(f.read().splitlines(), 1000)
     # Or as many as asked.
     steps = {step.name: step for step in own_data.own_data_steps(
         data_dir, student=data_dir, out_of_scope="builtin",
