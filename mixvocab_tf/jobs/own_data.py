@@ -1814,7 +1814,7 @@ def report_step(step_dir, output_dir, options):
 
     header = ["support", "precision", "recall", "F1"] + (
         [] if teacher_f1 is None else ["teacher F1"])
-    worst = f1_rows(entry["per_label"],
+    worst = f1_rows(scored_labels(entry["per_label"]),
                     teacher_f1 and teacher_f1["per_label"])
     what = "intents" if intent_slot else "labels"
     lines += [f"## Worst {what} by F1 ({focus}, .tflite)", ""]
@@ -1909,6 +1909,15 @@ def report_step(step_dir, output_dir, options):
                                 "change": earlier["change"]}}
                                if earlier else {})), indent=1)
   print("\n".join(lines))
+
+
+def scored_labels(per_label: list) -> list:
+  """The worst-labels table's rows of `per_label` (`metrics.
+  per_label_scores`): without `out_of_scope` where the split has none of it,
+  whose answers are misses of their gold labels (those labels' rows, and
+  "Off-topic input"), not a label of F1 0 to head the table."""
+  return [r for r in per_label
+          if r["support"] or r["label"] != out_of_scope_lib.OUT_OF_SCOPE]
 
 
 def off_topic_answers(model_path, intent_slot, batch_size=None) -> dict:

@@ -353,6 +353,15 @@ class OwnDataStepsTest(tf.test.TestCase):
                   "at a score of 0.9 or more to 1.0%", with_label)
     self.assertIn("to 2 validation examples of another intent", with_label)
 
+  def test_out_of_scope_answers_do_not_head_the_worst_labels(self):
+    rows = [{"label": "out_of_scope", "support": 0, "f1": 0.0},
+            {"label": "PlayMusic", "support": 9, "f1": 0.8},
+            {"label": "RateBook", "support": 0, "f1": 0.0}]
+    self.assertEqual([r["label"] for r in own_data.scored_labels(rows)],
+                     ["PlayMusic", "RateBook"])
+    rows[0]["support"] = 3  # A split that holds such examples scores it.
+    self.assertLen(own_data.scored_labels(rows), 3)
+
   def test_steps_that_read_the_files_record_their_fingerprint(self):
     # A corrected label leaves the settings as they were; the steps that
     # read the files must not be skipped as done on the old ones.
