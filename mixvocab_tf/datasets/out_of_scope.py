@@ -27,7 +27,7 @@ exported model answers input of another kind (`off_topic`).
 
 Example:
   texts = builtin_texts(count_for(dataset.splits["train"].intents))
-  train = intent_slot_examples(train, texts, "out_of_scope/texts.txt")
+  train = intent_slot_examples(train, texts)
 """
 
 import collections
@@ -124,10 +124,9 @@ def held_out_texts(count: int = HELD_OUT, seed: int = SEED) -> list[str]:
 
 
 def intent_slot_examples(train: examples_lib.IntentSlotExamples,
-                         texts: list[str], path: str
-                         ) -> examples_lib.IntentSlotExamples:
+                         texts: list[str]) -> examples_lib.IntentSlotExamples:
   """`train` with `texts` after its examples: intent `OUT_OF_SCOPE`, every
-  word 'O'; `path` (the texts' file) names them in `line_numbers` order."""
+  word 'O'; their `line_numbers` are their lines in the out-of-scope file."""
   words = [text.split() for text in texts]
   return examples_lib.IntentSlotExamples(
       path=train.path, words=list(train.words) + words,
@@ -143,7 +142,8 @@ def intent_slot_examples(train: examples_lib.IntentSlotExamples,
 def text_classification_examples(
     train: examples_lib.TextClassificationExamples, texts: list[str]
 ) -> examples_lib.TextClassificationExamples:
-  """`train` with `texts` after its examples, labelled `OUT_OF_SCOPE`.
+  """`train` with `texts` after its examples, labelled `OUT_OF_SCOPE`
+  (`line_numbers`: their lines in the out-of-scope file).
 
   Raises:
     ValueError: `train` holds pairs (an out-of-scope text has no second).

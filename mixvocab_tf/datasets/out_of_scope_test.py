@@ -38,8 +38,7 @@ class OutOfScopeTest(tf.test.TestCase):
     train = examples_lib.IntentSlotExamples(
         path="train", words=[["play", "jazz"]], tags=[["O", "B-genre"]],
         intents=["PlayMusic"], line_numbers=[1])
-    joined = out_of_scope.intent_slot_examples(train, ["we the people"],
-                                               "oos.txt")
+    joined = out_of_scope.intent_slot_examples(train, ["we the people"])
     self.assertEqual(joined.words, [["play", "jazz"], ["we", "the", "people"]])
     self.assertEqual(joined.tags[1], ["O", "O", "O"])
     self.assertEqual(joined.intents, ["PlayMusic", "out_of_scope"])

@@ -879,8 +879,7 @@ class _Files:
       texts = out_of_scope_lib.read_texts(self.out_of_scope)
       train = dataset.splits["train"]
       self._train = (
-          out_of_scope_lib.intent_slot_examples(train, texts,
-                                                self.out_of_scope)
+          out_of_scope_lib.intent_slot_examples(train, texts)
           if self.kind == examples_lib.INTENT_SLOT else
           out_of_scope_lib.text_classification_examples(train, texts))
     return dataset, self._train
