@@ -110,15 +110,18 @@ def builtin_texts(count: int, seed: int = SEED) -> list[str]:
     raise ValueError(
         f"The built-in corpus has {len(pool):,} sentences of "
         f"{MIN_WORDS}-{MAX_WORDS} words; {count:,} were asked for.")
-  chosen = set(random.Random(seed).sample(range(len(pool)), count))
-  return [text for i, text in enumerate(pool) if i in chosen]
+  return _draw(pool, count, seed)
 
 
 def held_out_texts(count: int = HELD_OUT, seed: int = SEED) -> list[str]:
   """`count` sentences of the corpus's held-out blocks (none of them in
   `builtin_texts`' pool), drawn with `seed`, in corpus order."""
   pool = list(dict.fromkeys(corpus_sentences()[True]))
-  count = min(count, len(pool))
+  return _draw(pool, min(count, len(pool)), seed)
+
+
+def _draw(pool: list[str], count: int, seed: int) -> list[str]:
+  """`count` texts of `pool` drawn with `seed`, in the pool's order."""
   chosen = set(random.Random(seed).sample(range(len(pool)), count))
   return [text for i, text in enumerate(pool) if i in chosen]
 
@@ -155,13 +158,6 @@ def text_classification_examples(
       path=train.path, texts_a=list(train.texts_a) + list(texts),
       texts_b=None, labels=list(train.labels) + [OUT_OF_SCOPE] * len(texts),
       line_numbers=list(train.line_numbers) + list(range(1, len(texts) + 1)))
-
-
-def read_texts(path: str) -> list[str]:
-  """The texts of an out-of-scope file: one a line (blank lines skipped),
-  whitespace collapsed; empty lines only give []."""
-  with open(path, encoding="utf-8") as f:
-    return [" ".join(line.split()) for line in f if line.strip()]
 
 
 def off_topic(records: list[dict], labels_key: str = "intent") -> dict:

@@ -876,7 +876,7 @@ class _Files:
     if name != "train" or not self.out_of_scope:
       return dataset, dataset.splits.get(name)
     if self._train is None:
-      texts = out_of_scope_lib.read_texts(self.out_of_scope)
+      texts = unlabelled_lib.read_unlabelled(self.out_of_scope)
       train = dataset.splits["train"]
       self._train = (
           out_of_scope_lib.intent_slot_examples(train, texts)

@@ -1938,8 +1938,7 @@ def off_topic_answers(model_path, intent_slot, batch_size=None) -> dict:
                      if r[key] != out_of_scope_lib.OUT_OF_SCOPE),
                     key=lambda r: -r["score"])
   return dict(out_of_scope_lib.off_topic(records, key), examples=[
-      [texts[records.index(r)], r[key], round(r["score"], 3)]
-      for r in answered[:3]])
+      [r["text"], r[key], round(r["score"], 3)] for r in answered[:3]])
 
 
 def off_topic_lines(off_topic, option, validation, intent_slot,
