@@ -1985,9 +1985,9 @@ def off_topic_lines(off_topic, option, validation, intent_slot,
         "job's command in a new `--model_dir` with "
         "`--gin_bindings=\"OUT_OF_SCOPE = 'builtin'\"` (sentences of that "
         "corpus join train as `out_of_scope`) or a file of the requests the "
-        "app does not serve, one a line. Where measured, SNIPS with 2,000 "
-        "such sentences gave another intent at 0.9 or more to 5-7% of "
-        "sentences from other sources, against 45% without.", ""]
+        "app does not serve, one a line. Where measured, SNIPS with 1,914 "
+        "such sentences gave another intent at 0.9 or more to 2-9% of "
+        "sentences from other sources, against 46% without.", ""]
   return lines
 
 
