@@ -79,13 +79,15 @@ def unseen_queries(unseen_dirs, data_dir, intent, count, seed=0):
 
 
 def run_job(data_dir, model_dir, out_of_scope_option):
-  """Runs (or resumes) the own-data job; returns its dynamic-range .tflite."""
+  """Runs (or resumes) the own-data job, `OUT_OF_SCOPE` bound to
+  `out_of_scope_option` (a source or a list of them) unless it is None;
+  returns its dynamic-range .tflite."""
   command = [sys.executable, "-m", "mixvocab_tf.train",
              "--gin_file=own_data.gin",
              f"--gin_bindings=DATA_DIR = '{data_dir}'",
              f"--model_dir={model_dir}"]
   if out_of_scope_option:
-    command.append(f"--gin_bindings=OUT_OF_SCOPE = '{out_of_scope_option}'")
+    command.append(f"--gin_bindings=OUT_OF_SCOPE = {out_of_scope_option!r}")
   print("Running:", " ".join(command), flush=True)
   subprocess.run(command, check=True)
   return os.path.join(model_dir, "export", "model_dynamic.tflite")
@@ -143,14 +145,11 @@ def main():
                              args.logged + args.count)
     logged, others = queries[:args.logged], queries[args.logged:]
     sources[f"{args.logged_intent} (others than the file's)"] = others
-    intents = rows_of(os.path.join(data_dir, "train"))
-    builtin = out_of_scope.builtin_texts(
-        out_of_scope.count_for([row[2] for row in intents]))
-    arms[f"{len(logged)} {args.logged_intent}"] = write_texts(
-        os.path.join(args.output_dir, "logged.txt"), logged)
-    arms[f"builtin + {len(logged)} {args.logged_intent}"] = write_texts(
-        os.path.join(args.output_dir, "builtin_and_logged.txt"),
-        builtin + logged)
+    logged_path = write_texts(
+        os.path.abspath(os.path.join(args.output_dir, "logged.txt")), logged)
+    arms[f"{len(logged)} {args.logged_intent}"] = logged_path
+    arms[f"builtin + {len(logged)} {args.logged_intent}"] = [
+        out_of_scope.BUILTIN, logged_path]
   sources["built-in corpus, held out"] = out_of_scope.held_out_texts()
   results = []
   for i, (name, option) in enumerate(arms.items()):

@@ -218,19 +218,23 @@ def test_out_of_scope_texts_join_train_and_the_report_says_how_they_do(
   requests.write_text("set an alarm for six\ncall my mother\n",
                       encoding="utf-8")
   job = tmp_path / "job"
+  # Both sources, a list: 20 sentences of the built-in corpus, the file's 2.
   result = _own_data(str(data), tiny_student, str(job),
-                     [f"OUT_OF_SCOPE = '{requests}'"])
+                     [f"OUT_OF_SCOPE = ['builtin', '{requests}']",
+                      "own_data_steps.out_of_scope_count = 20"])
   assert result.returncode == 0, result.stderr[-4000:]
-  assert "Out-of-scope texts join train as label 'out_of_scope'" in (
-      result.stderr)
+  assert ("Out-of-scope texts join train as label 'out_of_scope' for the "
+          "teacher and the student: 22, from sentences of the package's "
+          "built-in corpus and ") in result.stderr
   # Both models learnt the label; the exported file answers it.
   for run in ("teacher", "student"):
     labels = json.loads((job / run / "snips_labels.json").read_text())
     assert "out_of_scope" in labels["intents"], labels
   report = (job / "report.md").read_text(encoding="utf-8")
-  assert re.search(r"## Off-topic input \(\.tflite\)\n\nTrain held 2 "
+  assert re.search(r"## Off-topic input \(\.tflite\)\n\nTrain held 22 "
                    r"out-of-scope texts labelled `out_of_scope` "
-                   r"\(`OUT_OF_SCOPE`: .*requests\.txt\)\. Of 300 sentences "
+                   r"\(`OUT_OF_SCOPE`: sentences of the package's built-in "
+                   r"corpus and .*requests\.txt\)\. Of 300 sentences "
                    r"of prose", report), report
   assert "Labels come from train, and `out_of_scope` from the texts" in report
   summary = json.loads((job / "report" / "summary.json").read_text())

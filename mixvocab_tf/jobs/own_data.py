@@ -64,7 +64,7 @@ import json
 import os
 import subprocess
 import sys
-from typing import Optional
+from typing import Optional, Sequence, Union
 
 from absl import logging
 import gin
@@ -207,7 +207,7 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
                    slot_values: Optional[str] = None,
                    warm_start: Optional[str] = None,
                    warm_start_fraction: float = WARM_START_FRACTION,
-                   out_of_scope: Optional[str] = None,
+                   out_of_scope: Union[str, Sequence[str], None] = None,
                    out_of_scope_count: Optional[int] = None):
   """The own-data job's pipeline steps, after checking the dataset.
 
@@ -362,8 +362,9 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       package's built-in corpus (prose: novels, speeches), as many as
       train's most frequent label has, 1,000 to 5,000; or a file of the app's
       own (requests it does not serve, from its logs; `unlabelled`'s
-      formats): all of them. Texts the dataset holds are left out; the step
-      `out_of_scope` writes the others. Validation and test stay the
+      formats): all of them; or a list of both, e.g. ['builtin',
+      'refusals.txt']: their texts together. Texts the dataset holds are
+      left out; the step `out_of_scope` writes the others. Validation and test stay the
       user's. The report says how the exported student answers 300
       held-out sentences of the corpus (`out_of_scope.off_topic`). On
       SNIPS (seed 0), 'builtin' (1,914 sentences) answered `out_of_scope`
@@ -1012,45 +1013,74 @@ def transfer_texts(dataset, path, text_column="text",
       warnings=[w for w in warnings if w])
 
 
-def out_of_scope_texts(dataset, option: str, text_column: str = "text",
+def out_of_scope_sources(option) -> list:
+  """`OUT_OF_SCOPE`'s sources, in order: `out_of_scope.BUILTIN` and files
+  (absolute paths), from one of them or a list of them.
+
+  Raises:
+    ValueError: not a non-empty string or list of them, or one given twice.
+  """
+  sources = [option] if isinstance(option, str) else option
+  if (not isinstance(sources, (list, tuple)) or not sources or
+      not all(isinstance(s, str) and s for s in sources)):
+    raise ValueError(
+        "OUT_OF_SCOPE must be 'builtin', a file of texts or a list of them "
+        f"(e.g. ['builtin', 'refusals.txt']); received {option!r}.")
+  sources = [s if s == out_of_scope_lib.BUILTIN else os.path.abspath(s)
+             for s in sources]
+  if len(set(sources)) < len(sources):
+    raise ValueError(f"OUT_OF_SCOPE names a source twice: {option!r}.")
+  return sources
+
+
+def out_of_scope_texts(dataset, option, text_column: str = "text",
                        count: Optional[int] = None) -> dict:
   """The out-of-scope texts that join train (`own_data_steps.out_of_scope`).
 
   Args:
     dataset: the user's dataset (`user_dataset.load_dataset`).
-    option: `out_of_scope.BUILTIN`, or a file of texts (`unlabelled`'s
-      formats: one a line, or a CSV / TSV / JSONL text column).
+    option: `out_of_scope.BUILTIN`, a file of texts (`unlabelled`'s
+      formats: one a line, or a CSV / TSV / JSONL text column), or a list
+      of them: their texts in that order, each once.
     text_column: the text column of such a CSV, TSV or JSONL file.
+    count: how many sentences `out_of_scope.BUILTIN` takes (default
+      `out_of_scope.count_for` train's labels).
 
   Returns:
-    {'option': `option`, a file's as an absolute path; 'source': what to
-     call it; 'used': the texts, those the dataset holds left out; 'name':
-     their file's path in the job; 'warnings': what to say}.
+    {'option': `option`, files as absolute paths (one source: a string);
+     'source': what to call it; 'used': the texts, those the dataset holds
+     left out; 'name': their file's path in the job; 'warnings': what to
+     say}.
 
   Raises:
-    DataError: pairs of texts; a file that is empty or holds only texts of
-      the dataset.
+    DataError: pairs of texts; a file that is empty, or sources that hold
+      only texts of the dataset.
+    ValueError: `option` is not a source or a list of them (each once), or
+      `count` is out of range.
   """
-  where = option if option == out_of_scope_lib.BUILTIN else (
-      os.path.abspath(option))
+  sources = out_of_scope_sources(option)
+  where = " and ".join(sources)
   if getattr(dataset.splits["train"], "texts_b", None) is not None:
     raise errors.data_error(
         where, None, "out-of-scope texts were given for a dataset of text "
         "pairs", "OUT_OF_SCOPE = None for pairs",
         "An out-of-scope text has no second text to pair it with.")
-  if where == out_of_scope_lib.BUILTIN:
-    train = dataset.splits["train"]
-    labels = getattr(train, "intents", None) or train.labels
-    if count is not None and not 1 <= count <= out_of_scope_lib.MOST:
-      raise ValueError(
-          f"own_data_steps.out_of_scope_count must be from 1 to "
-          f"{out_of_scope_lib.MOST:,}; received {count!r}.")
-    texts = out_of_scope_lib.builtin_texts(
-        count or out_of_scope_lib.count_for(labels))
-    source = "sentences of the package's built-in corpus"
-  else:
-    texts = unlabelled_lib.read_unlabelled(where, text_column)
-    source = where
+  texts, names = [], []
+  for source in sources:
+    if source == out_of_scope_lib.BUILTIN:
+      train = dataset.splits["train"]
+      labels = getattr(train, "intents", None) or train.labels
+      if count is not None and not 1 <= count <= out_of_scope_lib.MOST:
+        raise ValueError(
+            f"own_data_steps.out_of_scope_count must be from 1 to "
+            f"{out_of_scope_lib.MOST:,}; received {count!r}.")
+      texts += out_of_scope_lib.builtin_texts(
+          count or out_of_scope_lib.count_for(labels))
+      names.append("sentences of the package's built-in corpus")
+    else:
+      texts += unlabelled_lib.read_unlabelled(source, text_column)
+      names.append(source)
+  texts = list(dict.fromkeys(texts))
   used, known = unlabelled_lib.without_known(texts, dataset.known_texts())
   if not used:
     raise errors.data_error(
@@ -1070,7 +1100,8 @@ def out_of_scope_texts(dataset, option: str, text_column: str = "text",
       "dataset gives them a label already, and a validation or test text "
       f"in train would be scored on what was taught. {len(used):,} join "
       "train.")
-  return dict(option=where, source=source, used=used,
+  return dict(option=sources[0] if len(sources) == 1 else sources,
+              source=" and ".join(names), used=used,
               name=f"{OUT_OF_SCOPE_STEP}/texts_{digest}.txt",
               warnings=[warning] if warning else [])
 
@@ -1085,8 +1116,10 @@ def _write_step_texts(options, source_key, found):
   """
   path = options["texts"]
   if not path.endswith("/" + found["name"]):
+    source = options[source_key]
     raise errors.data_error(
-        options[source_key], None, "other texts than when the job started",
+        source if isinstance(source, str) else " and ".join(source), None,
+        "other texts than when the job started",
         "the same texts", "Run the job again: it reads the file anew and "
         "names the steps that ran on the earlier texts.")
   with tf.io.gfile.GFile(path + ".tmp", "w") as f:
@@ -1971,9 +2004,7 @@ def off_topic_lines(off_topic, option, validation, intent_slot,
         f"and gives {confident} to {share(off_topic['confident'])}"
         + (f" (most surely: {examples})" if examples else "") + ". "
         f"It answered `{oos}` to {rejected:,} validation examples of another "
-        f"{what} (counted wrong above). Prose is far from the requests an "
-        "app does not serve (\"set an alarm\" to a music app): take those "
-        "from its logs into a file, one a line, as `OUT_OF_SCOPE`.", ""]
+        f"{what} (counted wrong above). " + _out_of_scope_advice(option), ""]
   else:
     lines += [
         f"{prose}, the student gives {confident} to "
@@ -1984,11 +2015,34 @@ def off_topic_lines(off_topic, option, validation, intent_slot,
         f"input outside its {what}s, give it a label of its own: rerun the "
         "job's command in a new `--model_dir` with "
         "`--gin_bindings=\"OUT_OF_SCOPE = 'builtin'\"` (sentences of that "
-        "corpus join train as `out_of_scope`) or a file of the requests the "
-        "app does not serve, one a line. Where measured, SNIPS with 1,914 "
-        "such sentences gave another intent at 0.9 or more to 2-9% of "
-        "sentences from other sources, against 46% without.", ""]
+        "corpus join train as `out_of_scope`), a file of the requests the "
+        "app does not serve, one a line, or both: `['builtin', "
+        "'refusals.txt']`. Where measured, SNIPS with 1,914 such sentences "
+        "gave another intent at 0.9 or more to 2-9% of sentences from other "
+        "sources, against 46% without.", ""]
   return lines
+
+
+def _out_of_scope_advice(option) -> str:
+  """What the report's off-topic section says to add to `OUT_OF_SCOPE`
+  (`option`), from `bench/unseen_intents.py`'s measurement
+  (docs/FINDINGS_SNIPS.md)."""
+  sources = [option] if isinstance(option, str) else list(option)
+  if out_of_scope_lib.BUILTIN not in sources:
+    return ("Requests of the file's kinds are kept out, prose little "
+            "(where measured, 100 requests of one SNIPS intent kept out 94% "
+            "of its other requests and 1% of the corpus's sentences): "
+            "`OUT_OF_SCOPE = ['builtin', ...]` adds the built-in sentences "
+            "to the file's.")
+  if len(sources) == 1:
+    return ("Prose is far from the requests an app does not serve (\"set "
+            "an alarm\" to a music app): where measured, 'builtin' kept out "
+            "8-35% of requests of a SNIPS intent the model did not know. "
+            "Put such requests from its logs in a file, one a line, and give "
+            "both: `OUT_OF_SCOPE = ['builtin', 'refusals.txt']`.")
+  return ("Requests of kinds the file does not hold are kept out less "
+          "(where measured, half of a SNIPS intent's that neither source "
+          "held): add the kinds the app's logs show.")
 
 
 def _cell(text, limit=TEXT_CELL):

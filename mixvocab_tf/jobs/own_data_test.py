@@ -328,6 +328,49 @@ class OwnDataStepsTest(tf.test.TestCase):
     with self.assertRaisesRegex(errors.DataError, "a dataset of text pairs"):
       own_data.own_data_steps(pairs, student=data_dir, out_of_scope="builtin")
 
+  def test_out_of_scope_sources_join_train_together(self):
+    root = self.get_temp_dir()
+    data_dir = _write_intent_slot(os.path.join(root, "slots"))
+    requests = os.path.join(root, "requests.txt")
+    with open(requests, "w", encoding="utf-8") as f:
+      f.write("set an alarm for six\ncall my mother\nset an alarm for six\n")
+    steps = {step.name: step for step in own_data.own_data_steps(
+        data_dir, student=data_dir, out_of_scope=["builtin", requests],
+        out_of_scope_count=250)}
+    self.assertEqual(steps["report"].options("/job")["out_of_scope"],
+                     ["builtin", os.path.abspath(requests)])
+    job = os.path.join(root, "job")
+    step_dir = os.path.join(job, "out_of_scope")
+    os.makedirs(step_dir)
+    own_data.out_of_scope_step(step_dir, job,
+                               steps["out_of_scope"].options(job))
+    with open(steps["teacher"].options(job)[
+        "intent_slot_dataset.out_of_scope"], encoding="utf-8") as f:
+      texts = f.read().splitlines()
+    # The corpus's 250 sentences, then the file's texts, each once.
+    self.assertLen(texts, 252)
+    self.assertEqual(texts[250:], ["set an alarm for six", "call my mother"])
+    self.assertEqual(
+        run_files.read_json(os.path.join(step_dir, "summary.json"))["source"],
+        "sentences of the package's built-in corpus and "
+        + os.path.abspath(requests))
+    # The file edited after the job started: refused, naming both sources.
+    with open(requests, "a", encoding="utf-8") as f:
+      f.write("order a pizza\n")
+    with self.assertRaisesRegex(errors.DataError,
+                                "^builtin and .*requests.txt: other texts"):
+      own_data.out_of_scope_step(step_dir, job,
+                                 steps["out_of_scope"].options(job))
+    # Refused before anything runs: not a string, one twice, a missing file
+    # among them.
+    for option in ([requests, 3], ["builtin", "builtin"], 7):
+      with self.assertRaisesRegex(ValueError, "OUT_OF_SCOPE"):
+        own_data.own_data_steps(data_dir, student=data_dir,
+                                out_of_scope=option)
+    with self.assertRaisesRegex(errors.DataError, "none.txt.*does not exist"):
+      own_data.own_data_steps(data_dir, student=data_dir, out_of_scope=[
+          "builtin", os.path.join(root, "none.txt")])
+
   def test_report_says_how_off_topic_input_is_answered(self):
     off_topic = {"texts": 300, "out_of_scope": 0, "confident": 135,
                  "examples": [["we must act now", "PlayMusic", 0.998]]}
@@ -337,6 +380,7 @@ class OwnDataStepsTest(tf.test.TestCase):
                   "(most surely: \"we must act now\" -> PlayMusic (1.00))",
                   without)
     self.assertIn("OUT_OF_SCOPE = 'builtin'", without)
+    self.assertIn("or both: `['builtin', 'refusals.txt']`", without)
     job = self.get_temp_dir()
     os.makedirs(os.path.join(job, "out_of_scope"))
     run_files.write_json(os.path.join(job, "out_of_scope", "summary.json"),
@@ -352,6 +396,17 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertIn("answers `out_of_scope` to 97.0% and gives another intent "
                   "at a score of 0.9 or more to 1.0%", with_label)
     self.assertIn("to 2 validation examples of another intent", with_label)
+    # What to add: a file of requests to the sentences, the sentences to a
+    # file, the kinds neither holds to both.
+    self.assertIn("give both: `OUT_OF_SCOPE = ['builtin', 'refusals.txt']`",
+                  with_label)
+    advice = lambda option: "\n".join(own_data.off_topic_lines(
+        off_topic, option, validation, True, job))
+    self.assertIn("`OUT_OF_SCOPE = ['builtin', ...]` adds the built-in",
+                  advice("/data/refusals.txt"))
+    self.assertIn("Requests of kinds the file does not hold",
+                  advice(["builtin", "/data/refusals.txt"]))
+    self.assertNotIn("['builtin'", advice(["builtin", "/data/refusals.txt"]))
 
   def test_out_of_scope_answers_do_not_head_the_worst_labels(self):
     rows = [{"label": "out_of_scope", "support": 0, "f1": 0.0},
