@@ -407,6 +407,13 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertIn("Requests of kinds the file does not hold",
                   advice(["builtin", "/data/refusals.txt"]))
     self.assertNotIn("['builtin'", advice(["builtin", "/data/refusals.txt"]))
+    # Validation examples turned away: fewer built-in sentences, where some
+    # were given.
+    self.assertIn("Fewer built-in sentences turn fewer examples away",
+                  with_label)
+    self.assertNotIn("Fewer built-in", advice("/data/refusals.txt"))
+    self.assertNotIn("Fewer built-in", "\n".join(own_data.off_topic_lines(
+        off_topic, "builtin", {}, True, job)))
 
   def test_out_of_scope_answers_do_not_head_the_worst_labels(self):
     rows = [{"label": "out_of_scope", "support": 0, "f1": 0.0},
