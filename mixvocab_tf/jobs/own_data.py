@@ -375,7 +375,7 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       sentences kept out 25-44% of the other sources', 1,000 86-92%
       (`out_of_scope.LEAST`; docs/FINDINGS_SNIPS.md). Requests of a SNIPS
       intent left out of training: 'builtin' kept out 4-40% of them, 100
-      such requests in a file 91-99% of the others of their kind (and 2-12%
+      such requests in a file 91-99% of the others of their kind (and 1-12%
       of prose), both 94-97% and prose as 'builtin' does
       (`bench/unseen_intents.py`). Single texts only (not pairs). None:
       none.
@@ -2038,7 +2038,7 @@ def _out_of_scope_advice(option, rejected: int = 0) -> str:
       " Fewer built-in sentences turn fewer examples away and keep out less "
       "(`own_data_steps.out_of_scope_count`; where measured, on 427 queries "
       "1,000 sentences turned 6 of 103 away and kept out 99% of prose, 400 "
-      "turned 2 away and kept out 95%).")
+      "turned 2 away and kept out 95%, 200 none and 90%).")
   return _source_advice(sources) + fewer
 
 
@@ -2047,7 +2047,7 @@ def _source_advice(sources) -> str:
   if out_of_scope_lib.BUILTIN not in sources:
     return ("Requests of the file's kinds are kept out, prose little "
             "(where measured, 100 requests of one SNIPS intent kept out "
-            "91-99% of its other requests and 2-12% of the corpus's "
+            "91-99% of its other requests and 1-12% of the corpus's "
             "sentences): `OUT_OF_SCOPE = ['builtin', ...]` adds the "
             "built-in sentences to the file's.")
   if len(sources) == 1:
