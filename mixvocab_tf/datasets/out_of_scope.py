@@ -14,7 +14,9 @@ asked (`own_data_steps.out_of_scope`, `OUT_OF_SCOPE` in `own_data.gin`):
   pretraining blocks;
 - a file of the app's own out-of-scope texts (requests it does not serve,
   taken from its logs), one a line or a text column (`unlabelled`'s
-  formats): all of them.
+  formats): all of them;
+- or a list of both (`['builtin', 'refusals.txt']`): each keeps out its own
+  kind, prose or the logged requests (`bench/unseen_intents.py`).
 
 Each joins train with the label `OUT_OF_SCOPE` ('out_of_scope'), every word
 tagged 'O' for intent and slots (`intent_slot_examples`,
