@@ -130,6 +130,10 @@ def main():
                       "package's SNIPS train and valid).")
   parser.add_argument("--count", type=int, default=300)
   args = parser.parse_args()
+  if args.logged_intent == args.intent:
+    parser.error("--logged_intent must be another intent than --intent.")
+  if args.logged < 1 or args.count < 1:
+    parser.error("--logged and --count must be at least 1.")
   unseen_dirs = (args.unseen_data.split(",") if args.unseen_data else
                  [assets.snips_dir("train"), assets.snips_dir("valid")])
   left_out = [args.intent] + ([args.logged_intent] if args.logged_intent
