@@ -118,8 +118,15 @@ def glue_builtin(glue):
 
 def _without_scores(records):
   """Records with scores dropped (they agree to 1e-4, checked apart)."""
-  return [{k: ([e["label"] for e in v] if k == "top_k" else v)
-           for k, v in r.items() if k != "score"} for r in records]
+  def drop(key, value):
+    if key == "top_k":
+      return [e["label"] for e in value]
+    if key == "slots":
+      return [{k: v for k, v in slot.items() if k != "score"}
+              for slot in value]
+    return value
+  return [{k: drop(k, v) for k, v in r.items()
+           if k not in ("score", "tag_scores")} for r in records]
 
 
 def _assert_same_predictions(got, want):
@@ -128,6 +135,10 @@ def _assert_same_predictions(got, want):
     assert g["score"] == pytest.approx(w["score"], abs=1e-4)
     assert [e["score"] for e in g["top_k"]] == pytest.approx(
         [e["score"] for e in w["top_k"]], abs=1e-4)
+    assert g.get("tag_scores") == pytest.approx(w.get("tag_scores"),
+                                                abs=1e-4)
+    assert [s["score"] for s in g.get("slots", ())] == pytest.approx(
+        [s["score"] for s in w.get("slots", ())], abs=1e-4)
 
 
 # IOB spans.
@@ -185,6 +196,21 @@ def test_intent_slot_saved_model_and_tflite_agree(snips):
       assert record["tags"][slot["start_word"]].endswith(slot["type"])
     assert [(s["type"], s["start_word"], s["end_word"])
             for s in record["slots"]] == predictor_lib.iob_to_spans(record["tags"])
+    # Each word's tag scored, a slot by its least sure word; words cut
+    # past the model's length (the last query's) at 1 over the tags.
+    assert len(record["tag_scores"]) == len(record["words"])
+    assert all(0 < p <= 1 for p in record["tag_scores"])
+    for slot in record["slots"]:
+      assert slot["score"] == min(
+          record["tag_scores"][slot["start_word"]:slot["end_word"]])
+  # Long words: the first ones fill the model's 14 pieces, the rest are
+  # cut ('O', unread).
+  [record] = saved_model.predict(["antidisestablishmentarianism " * 4])
+  scores = record["tag_scores"]
+  cut = next(i for i, p in enumerate(scores) if p == pytest.approx(
+      1 / len(SLOTS)))
+  assert 0 < cut < 4 and record["tags"][cut:] == ["O"] * (4 - cut)
+  assert all(p == pytest.approx(1 / len(SLOTS)) for p in scores[cut:])
 
 
 def test_pair_classifier_saved_model_and_tflite_agree(glue):
@@ -543,9 +569,10 @@ def test_command_writes_rasa_parse_results(snips, glue, tmp_path):
   got = [json.loads(line) for line in stdout.splitlines()]
   assert [g["intent"] for g in got] == [
       {"name": r["intent"], "confidence": r["score"]} for r in records]
-  assert [[(e["entity"], e["start"], e["end"], e["value"])
+  assert [[(e["entity"], e["start"], e["end"], e["value"],
+            e["confidence_entity"])
            for e in g["entities"]] for g in got] == [
-               [(s["type"], s["start"], s["end"], s["text"])
+               [(s["type"], s["start"], s["end"], s["text"], s["score"])
                 for s in r["slots"]] for r in records]
   assert [len(g["intent_ranking"]) for g in got] == [2, 2, 2]
   # A synonym of the first slot's text maps its value, as Rasa's would.

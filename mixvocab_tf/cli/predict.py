@@ -22,10 +22,12 @@ per line by a leading `{`. Blank lines are skipped.
 
 `--output` (a file, or `-` for stdout, the default): one JSON object per
 example, in input order: the predictor's record (`intent` or `label`,
-`score`, `top_k`; `words`, `tags` and `slots` of an intent and slot model;
+`score`, `top_k`; `words`, `tags`, `tag_scores` and `slots`, each with its
+`score`, of an intent and slot model;
 `unreadable_words`, counted against `--vocab` or the model's own), or with
 `--output_format=rasa` the shape of Rasa's parse result (`rasa_files.
-parse_result`: `intent` {name, confidence}, `entities`, `intent_ranking`;
+parse_result`: `intent` {name, confidence}, `entities` with their
+`confidence_entity`, `intent_ranking`;
 `--synonyms=data/nlu.yml` maps the entities' values by its synonyms).
 
 Examples are run in batches of `--batch_size` (64). Errors the user can fix

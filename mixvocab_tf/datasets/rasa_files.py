@@ -420,7 +420,8 @@ def parse_result(record: dict, synonyms: dict[str, str] | None = None
   """A predictor's record (`serving.predictor`) in the shape of Rasa's parse
   result (`rasa shell nlu`, the `/model/parse` endpoint): `intent` {name,
   confidence}, `entities` [{entity, role (a `<type>.<role>` slot type's),
-  start, end, value}] and `intent_ranking`, so that a client of a Rasa
+  start, end, value, confidence_entity (and confidence_role: the slot's
+  score, one tag naming both)}] and `intent_ranking`, so that a client of a Rasa
   server reads the student's answers as it reads Rasa's. `synonyms`
   (`read_synonyms`) map an entity's value as Rasa's EntitySynonymMapper
   does; without them the value is the text.
@@ -436,9 +437,14 @@ def parse_result(record: dict, synonyms: dict[str, str] | None = None
   for slot in record.get("slots", ()):
     entity, _, role = slot["type"].partition(".")
     value = (synonyms or {}).get(slot["text"].lower(), slot["text"])
-    entities.append({"entity": entity, **({"role": role} if role else {}),
-                     "start": slot["start"], "end": slot["end"],
-                     "value": value, "extractor": "mixvocab_tf"})
+    answer = {"entity": entity, **({"role": role} if role else {}),
+              "start": slot["start"], "end": slot["end"], "value": value,
+              "extractor": "mixvocab_tf"}
+    if "score" in slot:  # One tag names type and role: one confidence.
+      answer["confidence_entity"] = slot["score"]
+      if role:
+        answer["confidence_role"] = slot["score"]
+    entities.append(answer)
   ranked = [{"name": r.get("intent", r.get("label")),
              "confidence": r["score"]} for r in record.get("top_k", ())]
   return {"text": record["text"],

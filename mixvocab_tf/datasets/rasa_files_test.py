@@ -309,11 +309,13 @@ def test_parse_result_is_rasas_shape():
             "top_k": [{"label": "book", "score": 0.9},
                       {"label": "greet", "score": 0.1}],
             "slots": [{"type": "city.to", "text": "Oslo", "start": 7,
-                       "end": 11, "start_word": 2, "end_word": 3}]}
+                       "end": 11, "start_word": 2, "end_word": 3,
+                       "score": 0.8}]}
   assert rasa_files.parse_result(record) == {
       "text": "fly to Oslo", "intent": {"name": "book", "confidence": 0.9},
       "entities": [{"entity": "city", "role": "to", "start": 7, "end": 11,
-                    "value": "Oslo", "extractor": "mixvocab_tf"}],
+                    "value": "Oslo", "extractor": "mixvocab_tf",
+                    "confidence_entity": 0.8, "confidence_role": 0.8}],
       "intent_ranking": [{"name": "book", "confidence": 0.9},
                          {"name": "greet", "confidence": 0.1}]}
   assert rasa_files.parse_result(
@@ -340,3 +342,7 @@ def test_synonyms_map_values_as_rasa_does(tmp_path):
   assert rasa_files.parse_result(record, synonyms)["entities"][0][
       "value"] == "Oslo"
   assert rasa_files.parse_result(record)["entities"][0]["value"] == "osl"
+  # A slot without a score (a record of an export without slot logits):
+  # no confidence, and no role's.
+  assert "confidence_entity" not in rasa_files.parse_result(record)[
+      "entities"][0]

@@ -31,7 +31,8 @@ model (SNIPS; `intent`, `intent_probs`, `slot_tags` outputs) gives
 
   {"text": ..., "intent": ..., "score": p, "top_k": [...], "words": [...],
   "tags": [...], "slots": [{"type": "artist", "text": "norah jones",
-  "start_word": 1, "end_word": 3, "start": 5, "end": 16}, ...]}
+  "start_word": 1, "end_word": 3, "start": 5, "end": 16, "score": p}, ...],
+  "tag_scores": [...]}
 
 `score` is the probability of the model's label, `top_k` the `top_k` most
 probable labels (the model's first), `words` the query's whitespace words
@@ -39,7 +40,12 @@ that the model tagged (at most its sequence length minus 2), `slots` the
 spans of their IOB tags as slot F1 reads them (`iob_to_spans`; `end_word`
 exclusive, `text` the span of the query itself, `start` and `end` its
 character offsets in the query, `end` exclusive: the span form the own-data
-job reads). Every record ends with
+job reads). `tag_scores` gives each word the probability the model gives
+its tag (the softmax of the word's slot logits at the tag the valid-IOB
+decoding chose; 1 over the number of tags for a word cut past the model's
+length, which it did not read), and a slot's `score` is the lowest of its
+words': an app can confirm a slot value the model is unsure of, as it
+confirms a doubtful intent. Every record ends with
 `unreadable_words`: how many whitespace words of the example (of both texts
 of a pair) the student vocabulary turns wholly into [UNK] (a word in another
 script, an emoji: the student reads English). The model answers such an
@@ -359,7 +365,8 @@ class _BuiltinBackend:
           self.slots)
       self.input_names = ("text",)
       self.output_names = ("intent", "intent_probs", "num_words",
-                           "slot_tags", "word_starts", "word_ends")
+                           "slot_ids", "slot_logits", "slot_tags",
+                           "word_starts", "word_ends")
       self._pack = tf.function(
           lambda text: tokenizer.pack_words(text, seq_length),
           autograph=False)
@@ -395,6 +402,8 @@ class _BuiltinBackend:
     tags = np.full([len(outputs), width], "", object)
     starts = np.full([len(outputs), width], -1, np.int64)
     ends = starts.copy()
+    slot_ids = starts.copy()
+    slot_logits = np.zeros([len(outputs), width, len(self.slots)])
     for i, output in enumerate(outputs):
       row = words["row"] == i
       positions = words["positions"][row]
@@ -406,10 +415,16 @@ class _BuiltinBackend:
           [emissions], [kept], self._start, self._transitions)[0]
       ids += [0] * (count - kept)
       tags[i, :count] = [self.slots[t] for t in ids]
+      slot_ids[i, :count] = ids
+      # Log-probabilities are logits of the same softmax; a cut word's
+      # zeros, as the raw-string file gives them.
+      slot_logits[i, :kept] = emissions
       starts[i, :count] = words["starts"][row]
       ends[i, :count] = words["ends"][row]
     return {"intent": names, "intent_probs": probs, "num_words": num_words,
-            "slot_tags": tags, "word_starts": starts, "word_ends": ends}
+            "slot_tags": tags, "slot_ids": slot_ids,
+            "slot_logits": slot_logits, "word_starts": starts,
+            "word_ends": ends}
 
 
 def _detect_kind(path, input_names, output_names):
@@ -623,6 +638,7 @@ class Predictor:
       words = [_decode(word) for word in outputs["words"][i][:count]]
     else:  # A .tflite: the words' byte offsets in the query.
       words = [_decode(text[start:end]) for start, end in offsets]
+    tag_scores = _tag_scores(outputs, i, count)
     slots = []
     for kind, start, end in iob_to_spans(tags):
       slot = {"type": kind, "text": " ".join(words[start:end]),
@@ -633,8 +649,26 @@ class Predictor:
         # Characters before the span, and in it: byte offsets to str ones.
         slot["start"] = len(_decode(text[:first]))
         slot["end"] = slot["start"] + len(slot["text"])
+      if tag_scores is not None:
+        slot["score"] = min(tag_scores[start:end])
       slots.append(slot)
-    return {"words": words, "tags": tags, "slots": slots}
+    record = {"words": words, "tags": tags, "slots": slots}
+    if tag_scores is not None:
+      record["tag_scores"] = tag_scores
+    return record
+
+
+def _tag_scores(outputs, i, count):
+  """The probability the model gives each of example i's first `count`
+  words' tags (the softmax of the word's slot logits, at the tag the
+  decoding chose), or None for outputs without `slot_logits` and
+  `slot_ids`. A word cut past the model's length has zero logits: 1 over
+  the number of tags."""
+  if "slot_logits" not in outputs or "slot_ids" not in outputs:
+    return None
+  probs = _softmax(np.asarray(outputs["slot_logits"][i][:count], np.float64))
+  ids = np.asarray(outputs["slot_ids"][i][:count])
+  return [float(p) for p in probs[np.arange(count), ids]]
 
 
 def _saved_model_vocab(saved_model_dir):

@@ -34,3 +34,32 @@ def test_slots_give_character_offsets_of_the_query():
        "start": 18, "end": 26},
   ]
   assert query[18:26] == "new york"
+
+
+def test_slots_are_scored_by_their_least_sure_word():
+  # Tags 'O', 'B-city', 'I-city', 'O' (ids 0, 1, 2, 0), each word's logits
+  # over the three tags; the last word was cut (zero logits: 1/3).
+  logits = np.log(np.array([[[0.9, 0.05, 0.05],
+                             [0.2, 0.7, 0.1],
+                             [0.1, 0.3, 0.6],
+                             [1.0, 1.0, 1.0]]]))
+  outputs = {
+      "num_words": np.array([4]),
+      "slot_tags": np.array([[b"O", b"B-city", b"I-city", b"O"]],
+                            dtype=object),
+      "slot_ids": np.array([[0, 1, 2, 0]]),
+      "slot_logits": logits,
+      "words": np.array([[b"to", b"new", b"york", b"now"]], dtype=object),
+  }
+  # pylint: disable-next=protected-access
+  record = predictor_lib.Predictor._words_and_slots(None, outputs, 0,
+                                                    b"to new york now")
+  np.testing.assert_allclose(record["tag_scores"], [0.9, 0.7, 0.6, 1 / 3])
+  [slot] = record["slots"]
+  assert (slot["type"], slot["text"]) == ("city", "new york")
+  assert slot["score"] == record["tag_scores"][2]
+  # Outputs without slot logits (an export that lacks them): no scores.
+  del outputs["slot_logits"]
+  record = predictor_lib.Predictor._words_and_slots(None, outputs, 0,
+                                                    b"to new york now")
+  assert "tag_scores" not in record and "score" not in record["slots"][0]
