@@ -351,3 +351,9 @@ def test_intent_slot_page(models, server, tmp_path):  # pylint: disable=redefine
     assert words[:len(want["words"])] == want["words"], (want, got)
     assert tags[:len(want["tags"])] == want["tags"], (want, got)
     assert set(tags[len(want["tags"]):]) <= {"O"}, (want, got)
+    # Each slot's score, as the predictor scores it (its least sure word).
+    assert [s["type"] for s in got["slots"]] == [
+        s["type"] for s in want["slots"]], (want, got)
+    for g, w in zip(got["slots"], want["slots"]):
+      assert abs(g["score"] - w["score"]) < SCORE_TOLERANCE, (want, got)
+  assert any(r["slots"] for r in expected)

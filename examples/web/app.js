@@ -101,12 +101,18 @@ function renderIntentSlot(prediction, text) {
       i += 1;
       continue;
     }
-    const mark = element("mark", { className: "slot", "data-slot": span.type, style: `--hue: ${hue(span.type)}` });
+    const mark = element("mark", {
+      className: "slot",
+      "data-slot": span.type,
+      "data-score": String(span.score),
+      title: `${span.type}: ${percent(span.score)} sure (its least sure word)`,
+      style: `--hue: ${hue(span.type)}`,
+    });
     for (let j = span.start; j < span.end; j++) {
       if (j > span.start) mark.append(gap(j - 1, j));
       mark.append(word(words[j]));
     }
-    mark.append(element("small", { className: "slot-name", textContent: span.type }));
+    mark.append(element("small", { className: "slot-name", textContent: `${span.type} ${percent(span.score)}` }));
     tagged.append(mark);
     i = span.end;
   }

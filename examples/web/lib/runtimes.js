@@ -136,8 +136,11 @@ const logProb = (p) => Math.log(Math.max(p, 1e-45));
  * An intent and slot model (model_builtin.tflite of an intent and slot
  * export) run by LiteRT.js on the ids of the JS WordPiece tokenizer; tags are
  * read at each word's first piece and decoded as valid IOB sequences.
- * predict(text) -> {intent, score, top, words: [{text, start, end, tag}],
- * spans: [{type, start, end}]}.
+ * predict(text) -> {intent, score, top, words: [{text, start, end, tag,
+ * score}], spans: [{type, start, end, score}]}: a word's score is the
+ * probability of its decoded tag (1 over the tags for a word cut off, which
+ * the model did not read), a span's the lowest of its words', as
+ * mixvocab-predict scores them.
  */
 export async function loadIntentSlot(url) {
   const bytes = await fetchBytes(url);
@@ -169,15 +172,14 @@ export async function loadIntentSlot(url) {
         start: w.start,
         end: w.end,
         tag: i < best.length ? tags[best[i]] : "O",
+        score: i < best.length ? Math.exp(scores[i][best[i]]) : 1 / numTags,
       }));
       const { top } = ranked(Array.from(intentProbs, (score, id) => ({ label: intents[id], score, id })));
-      return {
-        intent: top[0].label,
-        score: top[0].score,
-        top,
-        words,
-        spans: iobSpans(words.map((w) => w.tag)),
-      };
+      const spans = iobSpans(words.map((w) => w.tag)).map((span) => ({
+        ...span,
+        score: Math.min(...words.slice(span.start, span.end).map((w) => w.score)),
+      }));
+      return { intent: top[0].label, score: top[0].score, top, words, spans };
     },
   };
 }

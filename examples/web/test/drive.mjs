@@ -4,7 +4,8 @@
 //
 //   node test/drive.mjs <url> <queries.json> <screenshot.png> [chromium]
 //
-// Output: {results: [{query, kind, label|intent, score, words: [{word, tag}]}]
+// Output: {results: [{query, kind, label|intent, score, words: [{word, tag}],
+// slots: [{type, score}]}]
 // (a pair's query: its two texts, a tab between them),
 // console: [messages], external: [requests to other hosts, refused]}.
 // Every request outside the page's own origin is aborted and listed.
@@ -89,6 +90,7 @@ try {
         if (label.dataset.intent !== undefined) row.intent = label.dataset.intent;
         else row.label = label.dataset.label;
         row.words = [...result.querySelectorAll(".word")].map((w) => ({ word: w.dataset.word, tag: w.dataset.tag }));
+        row.slots = [...result.querySelectorAll(".slot")].map((m) => ({ type: m.dataset.slot, score: Number(m.dataset.score) }));
         return row;
       }),
     );
