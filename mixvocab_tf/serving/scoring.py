@@ -315,6 +315,42 @@ def by_confidence(predictions, gold_labels, thresholds=THRESHOLDS):
   return rows
 
 
+def slots_by_confidence(predictions, gold, thresholds=THRESHOLDS):
+  """How an app that takes a slot value only above its score would fare.
+
+  An app confirms a slot value ("Did you mean Oslo?") when the model is
+  unsure of it: the slot's `score` (the predictor's, its least sure word's
+  tag probability). For each threshold: the slots answered at or above it,
+  their share of all slots answered, and their precision (the gold tags
+  hold the same span of the same type, as slot F1 counts a chunk).
+
+  Args:
+    predictions: the predictor's records of an intent and slot model.
+    gold: (intent, tags) per record (`rows_and_gold`).
+
+  Returns:
+    [{'threshold', 'answered', 'coverage', 'precision'}] (precision None
+    when no slot is answered), in the order of `thresholds`; [] when the
+    records have no slot scores (an export without slot logits).
+  """
+  slots = []
+  for record, (_, tags) in zip(predictions, gold):
+    chunks = metrics.slot_spans(tags)
+    for slot in record.get("slots", ()):
+      if "score" not in slot:
+        return []
+      span = (slot["start_word"], slot["end_word"], slot["type"])
+      slots.append((slot["score"], span in chunks))
+  rows = []
+  for threshold in thresholds:
+    answered = [right for score, right in slots if score >= threshold]
+    rows.append({"threshold": threshold, "answered": len(answered),
+                 "coverage": len(answered) / max(1, len(slots)),
+                 "precision": (sum(answered) / len(answered)
+                               if answered else None)})
+  return rows
+
+
 def confident_errors(predictions, gold_labels, line_numbers=None,
                      limit=CONFIDENT_ERRORS):
   """The examples answered wrong with the highest scores, highest first.
@@ -352,13 +388,15 @@ def confident_errors(predictions, gold_labels, line_numbers=None,
 
 def tables(kind, predictions, gold, line_numbers=None):
   """The tables beside `scores`: {'by_confidence', 'confident_errors'}
-  and, for intent and slots, {'per_slot_type'} (`slot_type_scores`)."""
+  and, for intent and slots, {'per_slot_type'} (`slot_type_scores`) and
+  {'slots_by_confidence'}."""
   gold_labels = _gold_labels(kind, gold)
   result = {"by_confidence": by_confidence(predictions, gold_labels),
             "confident_errors": confident_errors(predictions, gold_labels,
                                                  line_numbers)}
   if kind == examples_lib.INTENT_SLOT:
     result["per_slot_type"] = slot_type_scores(predictions, gold)
+    result["slots_by_confidence"] = slots_by_confidence(predictions, gold)
   return result
 
 
@@ -703,4 +741,14 @@ def summary_lines(result: dict) -> list:
               f"({r['answered']:,}) | " +
               ("-" if r["accuracy"] is None else
                f"{100 * r['accuracy']:.2f}") + " |" for r in rows]
+  rows = result.get("slots_by_confidence")
+  if rows and rows[0]["answered"]:
+    lines += ["", "Taking a slot value only when the slot's score is at "
+              "least a threshold (an app confirms it below):", "",
+              "| threshold | slots taken | precision of those |",
+              "|---|---|---|"]
+    lines += [f"| {r['threshold']:.2f} | {100 * r['coverage']:.1f}% "
+              f"({r['answered']:,}) | " +
+              ("-" if r["precision"] is None else
+               f"{100 * r['precision']:.2f}") + " |" for r in rows]
   return lines

@@ -164,8 +164,13 @@ class _Predictor:
       key = row if isinstance(row, str) else row["text_a"]
       answer = self.answers[key]
       if self.kind == "intent_slot":
+        # Slots scored as the predictor scores them, 0.9 each here.
         records.append({"intent": answer[0], "tags": answer[1],
-                        "score": 1.0})
+                        "score": 1.0, "slots": [
+                            {"type": kind, "start_word": start,
+                             "end_word": end, "score": 0.9}
+                            for start, end, kind in
+                            metrics.slot_spans(answer[1])]})
       else:
         records.append({"label": answer, "score": 1.0})
     return records
@@ -300,6 +305,10 @@ def test_intent_slot_splits_in_goo_and_jsonl(tmp_path):
     assert "| slot F1 | 66.67 |" in summary
     assert "Worst slot types (F1, support): date 0.0 (1); genre 100.0 (1)" in (
         summary)
+    # The one slot answered ('jazz', right), taken as it is up to 0.9.
+    assert "| 0.90 | 100.0% (1) | 100.00 |" in summary.split(
+        "Taking a slot value only")[1]
+    assert "| 0.95 | 0.0% (0) | - |" in summary
 
 
 def test_data_of_another_task_is_refused_before_the_model_runs(tmp_path):
@@ -349,6 +358,31 @@ def test_by_confidence_counts_the_answers_above_each_threshold():
   intents = [{"intent": "x", "score": 0.8, "tags": []}]
   assert scoring.by_confidence(intents, ["y"], thresholds=(0.5,))[0][
       "accuracy"] == 0.0
+
+
+def test_slots_by_confidence_counts_the_slots_above_each_threshold():
+  def slot(kind, start, end, score):
+    return {"type": kind, "start_word": start, "end_word": end,
+            "score": score}
+  # Gold: 'to new york now' (a city), 'play jazz by miles' (genre, artist).
+  gold = [("Fly", ["O", "B-city", "I-city", "O"]),
+          ("Play", ["O", "B-genre", "O", "B-artist"])]
+  predictions = [
+      # The right span; a stray slot on 'now'.
+      {"intent": "Fly", "slots": [slot("city", 1, 3, 0.95),
+                                  slot("city", 3, 4, 0.3)]},
+      # The genre right; the artist's span right but its type wrong.
+      {"intent": "Play", "slots": [slot("genre", 1, 2, 0.8),
+                                   slot("album", 3, 4, 0.6)]},
+  ]
+  rows = scoring.slots_by_confidence(predictions, gold,
+                                     thresholds=(0.0, 0.5, 0.9, 0.99))
+  assert [(r["threshold"], r["answered"], r["coverage"], r["precision"])
+          for r in rows] == [(0.0, 4, 1.0, 0.5), (0.5, 3, 0.75, 2 / 3),
+                             (0.9, 1, 0.25, 1.0), (0.99, 0, 0.0, None)]
+  # Records without slot scores (an export without slot logits): no table.
+  del predictions[1]["slots"][0]["score"]
+  assert scoring.slots_by_confidence(predictions, gold) == []
 
 
 def test_confident_errors_are_the_wrong_answers_highest_score_first():
