@@ -49,7 +49,9 @@ student only: distillation's gap) and how many of the student's misses the
 teacher shares, the most confused pairs, the validation and test examples
 answered wrong with the highest scores beside the teacher's answers (file
 and line: labels to check first), the share answered and right above score
-thresholds (an app's fallback), sizes, latency and each step's time. Every
+thresholds (an app's fallback) and, for intent and slots, the share of
+answered slots taken and right above their scores (an app's confirmation of
+unsure values), sizes, latency and each step's time. Every
 step is an ordinary pipeline step: rerunning the command resumes.
 
 The dataset is read from the local disk (`user_dataset`); the job's directory
@@ -1893,6 +1895,8 @@ def report_step(step_dir, output_dir, options):
                 "", report.markdown_table(
                     ["threshold", "answered", "accuracy of the answers"],
                     answered), ""]
+    lines += slots_by_confidence_lines(entry.get("slots_by_confidence"),
+                                       focus)
   off_topic = None
   if intent_slot or options.get("out_of_scope"):
     off_topic = off_topic_answers(export["path"], intent_slot,
@@ -2064,6 +2068,28 @@ def _source_advice(sources) -> str:
 def _cell(text, limit=TEXT_CELL):
   """`text` as one Markdown table cell: one line, '|' escaped, cut."""
   return scoring.short_text(str(text), limit).replace("|", "\\|")
+
+
+def slots_by_confidence_lines(rows, focus):
+  """The report's slots answered above each score (`scoring.
+  slots_by_confidence`): what an app that confirms unsure slot values
+  would take as it is, and how often it would be right."""
+  from mixvocab_tf.jobs import report  # pylint: disable=g-import-not-at-top
+  if not rows or not rows[0]["answered"]:
+    return []
+  table = [[f"{r['threshold']:.2f}",
+            f"{100 * r['coverage']:.1f}% ({r['answered']:,})",
+            "-" if r["precision"] is None else f"{100 * r['precision']:.1f}"]
+           for r in rows]
+  return [f"## Taking slot values only above a score ({focus}, .tflite)", "",
+          "Each slot the model answers has a score (its least sure word's "
+          "tag probability; `mixvocab-predict` gives it, and Rasa's "
+          "`confidence_entity`). An app can confirm a value (\"Did you mean "
+          "...?\") below a threshold: how many answered slots it would take "
+          "as they are at each one, and how many of those are right (the "
+          "same span and type as the gold tags).", "",
+          report.markdown_table(
+              ["threshold", "slots taken", "precision of those"], table), ""]
 
 
 def confident_error_lines(splits, dataset, intent_slot, teacher=None):

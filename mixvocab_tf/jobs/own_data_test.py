@@ -1012,6 +1012,24 @@ class OwnDataStepsTest(tf.test.TestCase):
         splits, dataset, False, dict(teacher, test=None)))
     self.assertNotIn("teacher", table)
 
+  def test_report_says_how_sure_answered_slots_are(self):
+    rows = [{"threshold": 0.0, "answered": 40, "coverage": 1.0,
+             "precision": 0.9},
+            {"threshold": 0.9, "answered": 30, "coverage": 0.75,
+             "precision": 0.98},
+            {"threshold": 0.99, "answered": 0, "coverage": 0.0,
+             "precision": None}]
+    text = "\n".join(own_data.slots_by_confidence_lines(rows, "validation"))
+    self.assertIn("## Taking slot values only above a score (validation, "
+                  ".tflite)", text)
+    self.assertIn("| 0.90 | 75.0% (30) | 98.0 |", text)
+    self.assertIn("| 0.99 | 0.0% (0) | - |", text)
+    self.assertIn("`confidence_entity`", text)
+    # No slot answered, or no scores: no section.
+    self.assertEqual(own_data.slots_by_confidence_lines(
+        [dict(rows[0], answered=0)], "test"), [])
+    self.assertEqual(own_data.slots_by_confidence_lines([], "test"), [])
+
   def test_report_lists_the_unlabelled_texts_to_label_next(self):
     entry = {"path": "/job/label_next.jsonl", "texts": 11887,
              "written": 1000, "least_sure": [
