@@ -1882,19 +1882,14 @@ def report_step(step_dir, output_dir, options):
                               output_dir)
     if entry.get("by_confidence"):
       what = "intent" if intent_slot else "label"
-      answered = [[f"{r['threshold']:.2f}",
-                   f"{100 * r['coverage']:.1f}% ({r['answered']:,})",
-                   "-" if r["accuracy"] is None else
-                   f"{100 * r['accuracy']:.1f}"]
-                  for r in entry["by_confidence"]]
       lines += [f"## Answering only above a score ({focus}, .tflite)", "",
                 f"An app can fall back (\"Sorry?\") when the {what}'s score "
                 "is low: how many examples it would answer at each "
                 "threshold, and how many of those answers are right. "
                 "`mixvocab-evaluate --model` prints the same on new data.",
-                "", report.markdown_table(
-                    ["threshold", "answered", "accuracy of the answers"],
-                    answered), ""]
+                ""] + scoring.threshold_table(
+                    entry["by_confidence"], "accuracy",
+                    ["answered", "accuracy of the answers"], 1) + [""]
     lines += slots_by_confidence_lines(entry.get("slots_by_confidence"),
                                        focus)
   off_topic = None
@@ -2074,13 +2069,8 @@ def slots_by_confidence_lines(rows, focus):
   """The report's slots answered above each score (`scoring.
   slots_by_confidence`): what an app that confirms unsure slot values
   would take as it is, and how often it would be right."""
-  from mixvocab_tf.jobs import report  # pylint: disable=g-import-not-at-top
   if not rows or not rows[0]["answered"]:
     return []
-  table = [[f"{r['threshold']:.2f}",
-            f"{100 * r['coverage']:.1f}% ({r['answered']:,})",
-            "-" if r["precision"] is None else f"{100 * r['precision']:.1f}"]
-           for r in rows]
   return [f"## Taking slot values only above a score ({focus}, .tflite)", "",
           "Each slot the model answers has a score (its least sure word's "
           "tag probability; `mixvocab-predict` gives it, and Rasa's "
@@ -2088,8 +2078,9 @@ def slots_by_confidence_lines(rows, focus):
           "...?\") below a threshold: how many answered slots it would take "
           "as they are at each one, and how many of those are right (the "
           "same span and type as the gold tags).", "",
-          report.markdown_table(
-              ["threshold", "slots taken", "precision of those"], table), ""]
+          *scoring.threshold_table(
+              rows, "precision", ["slots taken", "precision of those"], 1),
+          ""]
 
 
 def confident_error_lines(splits, dataset, intent_slot, teacher=None):

@@ -734,21 +734,23 @@ def summary_lines(result: dict) -> list:
   if rows:
     what = "intent" if "per_slot_type" in result else "label"
     lines += ["", f"Answering only when the {what}'s score is at least a "
-              "threshold (an app's fallback below it):", "",
-              "| threshold | answered | accuracy of the answers |",
-              "|---|---|---|"]
-    lines += [f"| {r['threshold']:.2f} | {100 * r['coverage']:.1f}% "
-              f"({r['answered']:,}) | " +
-              ("-" if r["accuracy"] is None else
-               f"{100 * r['accuracy']:.2f}") + " |" for r in rows]
+              "threshold (an app's fallback below it):", ""]
+    lines += threshold_table(rows, "accuracy",
+                             ["answered", "accuracy of the answers"])
   rows = result.get("slots_by_confidence")
   if rows and rows[0]["answered"]:
     lines += ["", "Taking a slot value only when the slot's score is at "
-              "least a threshold (an app confirms it below):", "",
-              "| threshold | slots taken | precision of those |",
-              "|---|---|---|"]
-    lines += [f"| {r['threshold']:.2f} | {100 * r['coverage']:.1f}% "
-              f"({r['answered']:,}) | " +
-              ("-" if r["precision"] is None else
-               f"{100 * r['precision']:.2f}") + " |" for r in rows]
+              "least a threshold (an app confirms it below):", ""]
+    lines += threshold_table(rows, "precision",
+                             ["slots taken", "precision of those"])
   return lines
+
+
+def threshold_table(rows, key, header, digits=2):
+  """Markdown lines of `by_confidence` or `slots_by_confidence` rows:
+  threshold, share and count answered, `key` in percent ('-' for None)."""
+  return ["| threshold | " + " | ".join(header) + " |", "|---|---|---|"] + [
+      f"| {r['threshold']:.2f} | {100 * r['coverage']:.1f}% "
+      f"({r['answered']:,}) | " +
+      ("-" if r[key] is None else f"{100 * r[key]:.{digits}f}") + " |"
+      for r in rows]
