@@ -2179,12 +2179,13 @@ def label_next_lines(entry, intent_slot, output_dir):
   header = ["text", f"student's {what}", "score"]
   rows = [[_cell(r.get("text", "")), _cell(r[what], 40), f"{r['score']:.3f}"]
           for r in entry["least_sure"]]
-  if intent_slot:  # The slots to check with the intent.
-    header.insert(2, "student's slots")
+  if intent_slot:  # The slots to check with the intent, each its score.
+    header.insert(2, "student's slots (score)")
     for row, r in zip(rows, entry["least_sure"]):
       row.insert(2, _cell("; ".join(
-          f"{slot['type']}: {slot['text']}" for slot in r.get("slots", ()))
-                          or "none", 60))
+          f"{slot['type']}: {slot['text']}" +
+          (f" ({slot['score']:.2f})" if "score" in slot else "")
+          for slot in r.get("slots", ())) or "none", 80))
   return [
       "## Unlabelled texts to label next (.tflite)", "",
       f"Of the {entry['texts']:,} unlabelled texts, the ones whose {what} "

@@ -1035,7 +1035,8 @@ class OwnDataStepsTest(tf.test.TestCase):
              "written": 1000, "least_sure": [
                  {"text": "play the game | sugarfoot", "intent": "PlayMusic",
                   "score": 0.515, "slots": [
-                      {"type": "artist", "text": "sugarfoot"},
+                      {"type": "artist", "text": "sugarfoot",
+                       "score": 0.4213},
                       {"type": "service", "text": "game"}]},
                  {"text": "hi", "intent": "PlayMusic", "score": 0.6,
                   "slots": []}]}
@@ -1048,8 +1049,11 @@ class OwnDataStepsTest(tf.test.TestCase):
                   "student is distilled from its pretrained start", table)
     self.assertIn("The 1,000 of them, in that order", table)
     self.assertIn("taken intent by intent in turns", table)
+    # Each slot with its score (a record of an earlier version has none).
     self.assertIn("| play the game \\| sugarfoot | PlayMusic | artist: "
-                  "sugarfoot; service: game | 0.515 |", table)
+                  "sugarfoot (0.42); service: game | 0.515 |", table)
+    self.assertIn("| text | student's intent | student's slots (score) | "
+                  "score |", table)
     self.assertIn("| hi | PlayMusic | none | 0.600 |", table)
     self.assertEqual(own_data.label_next_lines(None, True, "/job"), [])
     # A run of an earlier version recorded no format: its JSONL's lines.
