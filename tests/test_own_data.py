@@ -142,7 +142,8 @@ def test_intent_and_slot_data_to_tflite_report_and_predictions(
   # Each answered slot scored: the share taken at each threshold, and
   # their precision (the table only where the student answers a slot).
   with open(job / "export" / "summary.json", encoding="utf-8") as f:
-    slot_rows = json.load(f)["splits"]["test"]["slots_by_confidence"]
+    slot_rows = json.load(f)["tflite"]["dynamic"]["splits"]["test"][
+        "slots_by_confidence"]
   assert [r["threshold"] for r in slot_rows] == [
       0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99]
   assert ("## Taking slot values only above a score (test, .tflite)" in
