@@ -19,7 +19,7 @@ LiteRT.js with two text boxes):
   fit;
 - its IOB decoder gives `iob_decoding.viterbi_decode_numpy`'s tags;
 - 20 validation queries typed into the page give the labels (classifier),
-  intents and per-word tags (intent and slots) of
+  intents, per-word tags and slot scores (intent and slots) of
   `predictor.load_predictor(model_dynamic.tflite)`, and pairs typed into its
   two boxes the labels of the pair classifier's raw-string .tflite,
   probabilities within 0.01;
