@@ -20,7 +20,8 @@ from tokenizers import BertWordPieceTokenizer
 
 
 class IntentSlotModel:
-  """Loads the file; calling it on a query gives (intent, one tag per word)."""
+  """Loads the file; calling it on a query gives (intent, one tag per word,
+  each tag's probability: a slot's score is the lowest of its words')."""
 
   def __init__(self, path):
     files = zipfile.ZipFile(path)  # Metadata's associated files are a zip.
@@ -49,8 +50,9 @@ class IntentSlotModel:
                    input_type_ids=one([0] * len(ids)))
     intent = self.intents[int(out["intent_probs"][0].argmax())]
     kept = [f for f in firsts if f <= self.length - 2]  # Cut words: 'O'.
+    cut = len(firsts) - len(kept)  # Not read: 1 over the tags.
     if not kept:
-      return intent, ["O"] * len(firsts)
+      return intent, ["O"] * cut, [1 / len(self.tags)] * cut
     emit = lambda f: np.log(np.maximum(out["slot_probs"][0, f], 1e-30))
     scores = self.start + emit(kept[0])
     paths = [[t] for t in range(len(self.tags))]
@@ -58,8 +60,10 @@ class IntentSlotModel:
       best = (scores[:, None] + self.moves).argmax(0)
       scores = scores[best] + self.moves[best, range(len(best))] + emit(f)
       paths = [paths[b] + [t] for t, b in enumerate(best)]
-    tags = [self.tags[t] for t in paths[int(scores.argmax())]]
-    return intent, tags + ["O"] * (len(firsts) - len(kept))
+    path = paths[int(scores.argmax())]
+    sure = [float(out["slot_probs"][0, f, t]) for f, t in zip(kept, path)]
+    return (intent, [self.tags[t] for t in path] + ["O"] * cut,
+            sure + [1 / len(self.tags)] * cut)
 
 
 class PairClassifier:

@@ -250,15 +250,23 @@ def test_intent_slot_runs_without_tensorflow_text(models, tmp_path):
                              tmp_path)
   raw = _raw_predictions(model["tflite"], queries)
   intents = _agreement([p["intent"] for p in raw],
-                       [intent for intent, _ in reference])
+                       [intent for intent, _, _ in reference])
   raw_tags = [tag for p in raw for tag in p["tags"]]
-  reference_tags = [tag for _, tags in reference for tag in tags]
+  reference_tags = [tag for _, tags, _ in reference for tag in tags]
   tags = _agreement(raw_tags, reference_tags)
+  # Each tag's probability, where both give the word the same tag: the
+  # scores an app reads a slot's from (its words' lowest).
+  same = [abs(a - b) for p, (_, tags_b, sure) in zip(raw, reference)
+          for a, b, t, u in zip(p["tag_scores"], sure, p["tags"], tags_b)
+          if t == u]
+  close = sum(d < 0.01 for d in same) / len(same)
   print(f"Reference (no tensorflow-text) against the raw-string .tflite on "
         f"{len(queries)} queries: intents {100 * intents:.2f}%, words' tags "
-        f"{100 * tags:.2f}% of {len(raw_tags)}")
+        f"{100 * tags:.2f}% of {len(raw_tags)}, their probabilities within "
+        f"0.01 for {100 * close:.2f}%")
   assert intents >= MIN_AGREEMENT
   assert tags >= MIN_AGREEMENT
+  assert close >= MIN_AGREEMENT
 
 
 def test_pair_classifier_runs_without_tensorflow_text(models, tmp_path):
