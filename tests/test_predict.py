@@ -196,8 +196,8 @@ def test_intent_slot_saved_model_and_tflite_agree(snips):
       assert record["tags"][slot["start_word"]].endswith(slot["type"])
     assert [(s["type"], s["start_word"], s["end_word"])
             for s in record["slots"]] == predictor_lib.iob_to_spans(record["tags"])
-    # Each word's tag scored, a slot by its least sure word; words cut
-    # past the model's length (the last query's) at 1 over the tags.
+    # Each word's tag scored, a slot by its least sure word (words cut
+    # past the model's length: the query below).
     assert len(record["tag_scores"]) == len(record["words"])
     assert all(0 < p <= 1 for p in record["tag_scores"])
     for slot in record["slots"]:
