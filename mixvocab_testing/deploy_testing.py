@@ -23,6 +23,9 @@ import os
 import subprocess
 import sys
 import tempfile
+import zipfile
+
+import numpy as np
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: Budgets: the teacher and student steps of each job (batch 64).
@@ -30,6 +33,52 @@ TEACHER_STEPS = 150
 STUDENT_STEPS = 400
 
 _CACHE = {}
+
+#: Text for each rule of the in-graph normalizer that the app-side
+#: tokenizers reproduce (examples/web/lib/tokenize.js, examples/android).
+#: Not here: Unicode White_Space other than ASCII (U+00A0, U+3000, ...),
+#: where tensorflow_text's WhitespaceTokenizer cuts the word before it inside
+#: the space's UTF-8 bytes (that word becomes [UNK] in the raw-string model),
+#: and code points that are unassigned in the package's ICU but assigned in
+#: the browser's or the JVM's Unicode.
+TRICKY_TEXTS = [
+    "Play Norah Jones on Spotify!",
+    "crème brûlée À LA CARTE",
+    "e\u0301 decomposed accents",
+    "Straße STRASSE \u1e9e",
+    "\ufb01nd the \ufb02ight",
+    "\uff26\uff35\uff2c\uff2c\uff37\uff29\uff24\uff34\uff28 \uff11\uff12",
+    "\U0001d400\U0001d401 \u210c \u3200 \u00a8 \u2460",
+    "東京の天気 weather",
+    "x\U00020000y \U0002f800",
+    "\ue000private use",
+    "bad \ufffd byte",
+    "zero\u200bwidth soft\u00adhyphen \u2060joined",
+    "nul\x00inside arabic\u0600sign",
+    "emoji 😀 👍🏽 ok",
+    "ΟΔΟΣ Σίσυφος \u0345",
+    "İstanbul ǅ",
+    "don't stop-believing (live) ... $5",
+    "\u201cquotes\u201d \u00abguillemets\u00bb \u00bfqu\u00e9?",
+    "tab\tseparated\nlines",
+    "a" * 120 + " long",
+    "play " * 60,
+    "",
+    "   ",
+    "\u200b",
+]
+
+#: Sentence pairs for the app-side packing (some cut to fit), besides pairs
+#: of validation queries.
+PAIRS = [
+    ("A man is playing a guitar.", "Someone plays music."),
+    ("", "nothing in the first box"),
+    ("nothing in the second box", ""),
+    ("Crème brûlée, À LA CARTE!", "STRASSE straße"),
+    ("play " * 30, "a short second text"),
+    ("a short first text", "rate this book " * 10),
+    ("book a table for two " * 5, "what is the weather in paris " * 5),
+]
 
 
 def _bindings(steps):
@@ -146,3 +195,30 @@ def tiny_pair_classifier(directory, seq_length=16, seed=3):
   with open(files["builtin"], "wb") as f:
     f.write(builtin_model.convert_builtin(files["saved_model"], "none"))
   return files
+
+
+def packed_files(builtin):
+  """{name: lines} of the files packed in a builtin file's metadata."""
+  with zipfile.ZipFile(builtin) as archive:
+    return {name: archive.read(name).decode("utf-8").splitlines()
+            for name in archive.namelist()}
+
+
+def seq_length(builtin):
+  """The positions a builtin file reads at most (its inputs' shape)."""
+  from ai_edge_litert import interpreter as litert  # pylint: disable=g-import-not-at-top
+  runner = litert.Interpreter(model_path=builtin).get_signature_runner()
+  return int(runner.get_input_details()["input_word_ids"]["shape"][1])
+
+
+def viterbi_cases(num_tags, seed=0):
+  """Score matrices (log-probabilities, [words, tags]) for comparing an
+  app's IOB Viterbi with the package's: random ones of 1 to 12 words, and
+  one of ties everywhere (the lowest tag id must win, as in an arg-max)."""
+  rng = np.random.default_rng(seed)
+  scores = []
+  for length in list(range(1, 13)) * 3:
+    logits = rng.normal(scale=3.0, size=[length, num_tags])
+    scores.append(logits - np.log(np.exp(logits).sum(-1, keepdims=True)))
+  scores.append(np.full([5, num_tags], -np.log(num_tags)))
+  return scores

@@ -40,7 +40,6 @@ import subprocess
 import sys
 import time
 import urllib.request
-import zipfile
 
 import numpy as np
 import pytest
@@ -49,6 +48,7 @@ import tensorflow as tf
 from mixvocab_tf.export import serving_tokenizer
 from mixvocab_tf.serving import predictor
 from mixvocab_tf.tasks.finetuning import iob_decoding
+from mixvocab_testing import deploy_testing
 
 # Runs only with --run_large (the full suite): jobs, exports, a browser.
 pytestmark = pytest.mark.large
@@ -63,52 +63,14 @@ NUM_QUERIES = 20
 #: Most a probability shown by the page may differ from Python's.
 SCORE_TOLERANCE = 0.01
 
-#: Text for each rule of the in-graph normalizer that the page's tokenizer
-#: reproduces (lib/tokenize.js). Not here: Unicode White_Space other than
-#: ASCII (U+00A0, U+3000, ...), where tensorflow_text's WhitespaceTokenizer
-#: cuts the word before it inside the space's UTF-8 bytes (that word becomes
-#: [UNK] in the raw-string model), and code points that are unassigned in
-#: the package's ICU but assigned in the browser's Unicode.
-TRICKY_TEXTS = [
-    "Play Norah Jones on Spotify!",
-    "crème brûlée À LA CARTE",
-    "e\u0301 decomposed accents",
-    "Straße STRASSE \u1e9e",
-    "\ufb01nd the \ufb02ight",
-    "\uff26\uff35\uff2c\uff2c\uff37\uff29\uff24\uff34\uff28 \uff11\uff12",
-    "\U0001d400\U0001d401 \u210c \u3200 \u00a8 \u2460",
-    "東京の天気 weather",
-    "x\U00020000y \U0002f800",
-    "\ue000private use",
-    "bad \ufffd byte",
-    "zero\u200bwidth soft\u00adhyphen \u2060joined",
-    "nul\x00inside arabic\u0600sign",
-    "emoji 😀 👍🏽 ok",
-    "ΟΔΟΣ Σίσυφος \u0345",
-    "İstanbul ǅ",
-    "don't stop-believing (live) ... $5",
-    "\u201cquotes\u201d \u00abguillemets\u00bb \u00bfqu\u00e9?",
-    "tab\tseparated\nlines",
-    "a" * 120 + " long",
-    "play " * 60,
-    "",
-    "   ",
-    "\u200b",
-]
+#: Text for each rule of the in-graph normalizer (`deploy_testing`).
+TRICKY_TEXTS = deploy_testing.TRICKY_TEXTS
 
 #: Sequence length of the pair classifier: short enough that some pairs are
 #: cut.
 PAIR_SEQ_LENGTH = 24
 #: Pairs typed into the page, besides pairs of validation queries.
-PAIRS = [
-    ("A man is playing a guitar.", "Someone plays music."),
-    ("", "nothing in the first box"),
-    ("nothing in the second box", ""),
-    ("Crème brûlée, À LA CARTE!", "STRASSE straße"),
-    ("play " * 30, "a short second text"),
-    ("a short first text", "rate this book " * 10),
-    ("book a table for two " * 5, "what is the weather in paris " * 5),
-]
+PAIRS = deploy_testing.PAIRS
 
 
 def _missing_tools():
@@ -138,7 +100,6 @@ def tools():
 
 @pytest.fixture(scope="module")
 def models(tools):  # pylint: disable=unused-argument,redefined-outer-name
-  from mixvocab_testing import deploy_testing  # pylint: disable=g-import-not-at-top
   return deploy_testing.deploy_models()
 
 
@@ -150,7 +111,6 @@ def _free_port():
 
 @pytest.fixture(scope="module")
 def pair(tools, tmp_path_factory):  # pylint: disable=unused-argument,redefined-outer-name
-  from mixvocab_testing import deploy_testing  # pylint: disable=g-import-not-at-top
   return deploy_testing.tiny_pair_classifier(
       str(tmp_path_factory.mktemp("pair")), seq_length=PAIR_SEQ_LENGTH)
 
@@ -203,18 +163,6 @@ def _node(args, stdin=None, timeout=600):
   return output
 
 
-def _seq_length(builtin):
-  from ai_edge_litert import interpreter as litert  # pylint: disable=g-import-not-at-top
-  runner = litert.Interpreter(model_path=builtin).get_signature_runner()
-  return int(runner.get_input_details()["input_word_ids"]["shape"][1])
-
-
-def _packed_files(builtin):
-  with zipfile.ZipFile(builtin) as archive:
-    return {name: archive.read(name).decode("utf-8").splitlines()
-            for name in archive.namelist()}
-
-
 def _drive(base, query, queries, tmp_path, name=None):
   """Types `queries` (a pair: [a, b]) into the page at
   `base/examples/web/?query`; its screenshot is `web_demo_<name>.png`."""
@@ -242,11 +190,11 @@ def test_tokenizer_matches_in_graph_tokenizer(models, tmp_path):  # pylint: disa
   builtin = models["intent_slot"]["builtin"]
   vocab = tmp_path / "vocab.txt"
   vocab.write_text("".join(line + "\n" for line in
-                           _packed_files(builtin)["vocab.txt"]),
+                           deploy_testing.packed_files(builtin)["vocab.txt"]),
                    encoding="utf-8")
   tokenizer = serving_tokenizer.ServingTokenizer(str(vocab))
   texts = models["intent_slot"]["queries"][:NUM_QUERIES] + TRICKY_TEXTS
-  for length in (_seq_length(builtin), 8):
+  for length in (deploy_testing.seq_length(builtin), 8):
     page = _node(["test/units.mjs", "tokenize", builtin, str(length)],
                  stdin=json.dumps(texts))
     for text, got in zip(texts, page):
@@ -271,7 +219,7 @@ def _pairs(models):  # pylint: disable=redefined-outer-name
 def test_sentence_packing_matches_in_graph_tokenizer(models, pair):  # pylint: disable=redefined-outer-name
   builtin = pair["builtin"]
   tokenizer = serving_tokenizer.ServingTokenizer(
-      _packed_files(builtin)["vocab.txt"])
+      deploy_testing.packed_files(builtin)["vocab.txt"])
   pairs = _pairs(models)
   texts = models["text_classification"]["queries"][:NUM_QUERIES] + [
       text for text in TRICKY_TEXTS if "\t" not in text]
@@ -296,15 +244,10 @@ def test_sentence_packing_matches_in_graph_tokenizer(models, pair):  # pylint: d
 
 
 def test_iob_decoder_matches_numpy(models):  # pylint: disable=redefined-outer-name
-  tags = _packed_files(models["intent_slot"]["builtin"])["slot_tags.txt"]
+  tags = deploy_testing.packed_files(
+      models["intent_slot"]["builtin"])["slot_tags.txt"]
   start, transitions = iob_decoding.allowed_transitions(tags)
-  rng = np.random.default_rng(0)
-  scores = []
-  for length in list(range(1, 13)) * 3:
-    logits = rng.normal(scale=3.0, size=[length, len(tags)])
-    scores.append(logits - np.log(np.exp(logits).sum(-1, keepdims=True)))
-  # Ties everywhere: the lowest tag id wins, as in an arg-max.
-  scores.append(np.full([5, len(tags)], -np.log(len(tags))))
+  scores = deploy_testing.viterbi_cases(len(tags))
   page = _node(["test/units.mjs", "viterbi"], stdin=json.dumps(
       {"tags": tags, "scores": [s.tolist() for s in scores]}))
   for matrix, got in zip(scores, page):
