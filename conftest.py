@@ -52,9 +52,11 @@ def pytest_configure(config):
 # In parallel (`-n 2 --dist loadgroup`, pytest-xdist, as CI runs it): each
 # test file runs whole on one worker, so a file's module fixtures (a trained
 # run, an export) are made once. The files that share one process-wide model
-# cache go to the same worker: the deployment tests and the browser test
-# both read the own-data job's exports (`deploy_testing.deploy_models`).
+# cache go to the same worker: the deployment tests, the browser test and
+# the Android example's test all read the own-data job's exports
+# (`deploy_testing.deploy_models`).
 _SHARED_GROUPS = {
+    "tests/test_android_example.py": "deploy_models",
     "tests/test_deploy.py": "deploy_models",
     "tests/test_web_demo.py": "deploy_models",
 }
