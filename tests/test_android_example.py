@@ -206,3 +206,25 @@ def test_app_answers_as_the_predictor(java, models):  # pylint: disable=redefine
   assert agree >= 0.99, agree
   for g, w in zip(got_all, raw):
     assert abs(g["score"] - w["score"]) < SCORE_TOLERANCE, (w, g)
+
+
+def test_bad_input_gets_a_clear_error(java):  # pylint: disable=redefined-outer-name
+  # A vocabulary of five tokens, intents a and b, tags O B-x I-x, and
+  # "play play" packed in 4 positions (Units.java).
+  messages = _units(java, ["errors"], None)
+  assert messages == [
+      "no vocab.txt: give the vocabulary packed in the metadata of "
+      "model_builtin.tflite (ModelFiles.read)",
+      "vocab.txt has no [CLS]",
+      "no intents.txt or slot_tags.txt: give those of an intent-and-slot "
+      "model's model_builtin.tflite (a classifier has labels.txt instead)",
+      "the model has no packed files: export it again with metadata "
+      "(model_builtin.tflite)",
+      "the model's packed files are damaged (a cut or edited file?)",
+      "intent_probs has 3 values; intents.txt has 2 intents",
+      "slot_probs has 2 positions; the packed query has 4: run the model on "
+      "this query's packed inputs",
+      "slot_probs has 5 tags a position; slot_tags.txt has 3",
+      "cannot pad 4 tokens to 2",
+      None,  # The right sizes.
+  ]

@@ -22,6 +22,7 @@ import mixvocab.WordPiece;
  *   java Units viterbi  < {"tags": [...], "scores": [[[...]]]}  -> tag ids of each
  *   java Units decode    model.tflite length  < [{text, intent_probs, slot_probs}]
  *     -> [{intent, score, words: [{tag, score}], slots: [{type, start, end, score}]}]
+ *   java Units errors  < null   -> the message of each bad call (null: none thrown)
  * </pre>
  */
 public final class Units {
@@ -45,6 +46,28 @@ public final class Units {
         }
         output.add(ids);
       }
+    } else if (command.equals("errors")) {
+      // Bad input: each call's message, or null where none was thrown.
+      List<String> vocab = List.of("[PAD]", "[UNK]", "[CLS]", "[SEP]", "play");
+      IntentSlotDecoder decoder = new IntentSlotDecoder(List.of("a", "b"), List.of("O", "B-x", "I-x"));
+      WordPiece.Packed packed = new WordPiece(vocab).packWords("play play", 8);
+      output.add(message(() -> new WordPiece(null)));
+      output.add(message(() -> new WordPiece(List.of("[PAD]", "[UNK]", "[SEP]"))));
+      output.add(message(() -> new IntentSlotDecoder(null, List.of("O"))));
+      output.add(message(() -> ModelFiles.read(new byte[64])));
+      byte[] cut = new byte[64];
+      cut[40] = 0x50;  // An end record whose directory lies past the end.
+      cut[41] = 0x4b;
+      cut[42] = 0x05;
+      cut[43] = 0x06;
+      cut[50] = 1;
+      cut[56] = 0x7f;
+      output.add(message(() -> ModelFiles.read(cut)));
+      output.add(message(() -> decoder.decode(packed, new float[3], new float[4][3])));
+      output.add(message(() -> decoder.decode(packed, new float[2], new float[2][3])));
+      output.add(message(() -> decoder.decode(packed, new float[2], new float[4][5])));
+      output.add(message(() -> packed.padded(2)));
+      output.add(message(() -> decoder.decode(packed, new float[2], new float[4][3])));
     } else if (args.length == 3) {
       Map<String, List<String>> files = ModelFiles.read(Files.readAllBytes(Paths.get(args[1])));
       WordPiece wordPiece = new WordPiece(files.get("vocab.txt"));
@@ -82,8 +105,17 @@ public final class Units {
     System.out.println(Json.write(output));
   }
 
+  private static String message(Runnable call) {
+    try {
+      call.run();
+      return null;
+    } catch (IllegalArgumentException e) {
+      return e.getMessage();
+    }
+  }
+
   private static void usage() {
-    System.err.println("usage: java Units tokenize|sentences|decode <model.tflite> <length> | viterbi");
+    System.err.println("usage: java Units tokenize|sentences|decode <model.tflite> <length> | viterbi | errors");
     System.exit(2);
   }
 

@@ -31,6 +31,11 @@ public final class IntentSlotDecoder {
 
   /** The decoder of a model's labels: intents.txt and slot_tags.txt. */
   public IntentSlotDecoder(List<String> intents, List<String> tags) {
+    if (intents == null || tags == null || intents.isEmpty() || tags.isEmpty()) {
+      throw new IllegalArgumentException("no intents.txt or slot_tags.txt: give "
+          + "those of an intent-and-slot model's model_builtin.tflite (a "
+          + "classifier has labels.txt instead)");
+    }
     this.intents = new ArrayList<>(intents);
     this.tags = new ArrayList<>(tags);
     int size = tags.size();
@@ -131,6 +136,12 @@ public final class IntentSlotDecoder {
       kept++;
     }
     double[][] scores = new double[kept][];
+    int positions = packed.inputWordIds.length;
+    if (slotProbs.length < positions) {
+      throw new IllegalArgumentException("slot_probs has " + slotProbs.length
+          + " positions; the packed query has " + positions + ": run the model "
+          + "on this query's packed inputs");
+    }
     for (int w = 0; w < kept; w++) {
       float[] row = slotProbs[packed.words.get(w).position];
       if (row.length != tags.size()) {

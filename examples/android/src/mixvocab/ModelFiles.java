@@ -25,6 +25,15 @@ public final class ModelFiles {
 
   /** {file name: its lines} of the model's packed files. */
   public static Map<String, List<String>> read(byte[] model) {
+    try {
+      return readZip(model);
+    } catch (IndexOutOfBoundsException e) {
+      throw new IllegalArgumentException("the model's packed files are damaged "
+          + "(a cut or edited file?)", e);
+    }
+  }
+
+  private static Map<String, List<String>> readZip(byte[] model) {
     ByteBuffer bytes = ByteBuffer.wrap(model).order(ByteOrder.LITTLE_ENDIAN);
     int end = model.length - 22;  // The end record, before any comment.
     while (end >= 0 && bytes.getInt(end) != END_OF_DIRECTORY) {

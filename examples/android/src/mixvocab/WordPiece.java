@@ -48,6 +48,10 @@ public final class WordPiece {
 
   /** A tokenizer over {@code vocab}: one token a line of vocab.txt. */
   public WordPiece(List<String> vocab) {
+    if (vocab == null) {
+      throw new IllegalArgumentException("no vocab.txt: give the vocabulary "
+          + "packed in the metadata of model_builtin.tflite (ModelFiles.read)");
+    }
     for (int i = 0; i < vocab.size(); i++) {
       ids.putIfAbsent(vocab.get(i), i);
     }
