@@ -1682,7 +1682,12 @@ def deploy_lines(intent_slot: bool, pair: bool) -> list:
       "`examples/web` (its README: serve a folder holding the page and this "
       "file with `python3.11 -m http.server`, then open `examples/web/?" +
       ("intent_slot" if intent_slot else "classifier") +
-      f"=<path of {BUILTIN_FILE}>`). The tokenization contract: {contract}.",
+      f"=<path of {BUILTIN_FILE}>`)." + (
+          " On Android, the package's `examples/android` is the Java that "
+          "tokenizes, packs" + (" and decodes" if intent_slot else "") +
+          " beside LiteRT (its README shows the calls)."
+          if intent_slot or pair else "") +
+      f" The tokenization contract: {contract}.",
       ""]
 
 

@@ -872,12 +872,19 @@ class OwnDataStepsTest(tf.test.TestCase):
     intent_slot = "".join(own_data.deploy_lines(True, False))
     self.assertIn("MediaPipe Tasks has no intent-and-slot task", intent_slot)
     self.assertIn("examples/web/?intent_slot=", intent_slot)
+    # An Android app tokenizes and decodes with the package's Java; a
+    # one-text classifier needs none (MediaPipe tokenizes).
+    self.assertIn("`examples/android` is the Java that tokenizes, packs and "
+                  "decodes", intent_slot)
+    self.assertNotIn("examples/android", classifier)
     # MediaPipe's TextClassifier feeds one text; the page feeds a pair
     # through LiteRT.js.
     pair = "".join(own_data.deploy_lines(False, True))
     self.assertIn("TextClassifier takes one text", pair)
     self.assertIn("in LiteRT.js once its inputs are fixed", pair)
     self.assertIn("examples/web/?classifier=", pair)
+    self.assertIn("`examples/android` is the Java that tokenizes, packs "
+                  "beside", pair)
 
   def test_report_says_when_the_student_keeps_little_beyond_the_floor(self):
     # MRPC through the job: floor 68.4, teacher 79.4, the student's files 71.6.
