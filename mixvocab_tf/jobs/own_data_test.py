@@ -103,9 +103,11 @@ class OwnDataStepsTest(tf.test.TestCase):
                      "/job/teacher")
     self.assertEqual(steps["export"].options("/job")["run"], "/job/student")
 
-  def test_student_runs_its_whole_budget(self):
-    # Its score peaks late as the learning rate decays: no early stopping (a
-    # user's student_bindings, appended after, still override it).
+  def test_students_stop_as_measured(self):
+    # An intent-and-slot student's score peaks late as the learning rate
+    # decays: no early stopping (a user's student_bindings, appended after,
+    # still override it); a text classifier's stops after STUDENT_PATIENCE
+    # evaluations without a better score.
     data_dir = _write_intent_slot(self.get_temp_dir())
     steps = {step.name: step.bindings("/job") for step in
              own_data.own_data_steps(data_dir, student=data_dir,
@@ -121,7 +123,9 @@ class OwnDataStepsTest(tf.test.TestCase):
     text_dir = _write_text_classification(os.path.join(data_dir, "text"))
     steps = {step.name: step.bindings("/job") for step in
              own_data.own_data_steps(text_dir, student=data_dir)}
-    self.assertIn("Trainer.early_stopping_patience = None", steps["student"])
+    self.assertIn("Trainer.early_stopping_patience = "
+                  f"{own_data.STUDENT_PATIENCE}", steps["student"])
+    self.assertGreater(own_data.STUDENT_PATIENCE, 2)
 
   def test_unlabelled_texts_reach_the_student_and_are_checked_first(self):
     root = self.get_temp_dir()
