@@ -181,9 +181,14 @@ WARM_START_NEW_SHARE = 0.2
 #: 86.5 in 0.45x.
 WARM_START_FRACTION = 0.5
 #: Evaluations in a row without a better validation score that stop a text
-#: classifier's distillation (of at most 15; its best checkpoint is kept).
-#: MEASURED_PENDING
-STUDENT_PATIENCE = 6
+#: classifier's distillation: more than half of its at most 15 (its best
+#: checkpoint is kept). Measured on students of 6,000 steps evaluated every
+#: 400: on examples/text_classification (best at step 1,200) and 1,000
+#: SST-2 sentences (best at 800) it stops at 4,400 and 4,000 with the same
+#: best; on MRPC's pairs the best came at 4,000 after 4 evaluations without
+#: gain (67.2 -> 71.8 validation accuracy), which a patience of 4 would have
+#: lost.
+STUDENT_PATIENCE = 8
 
 
 @gin.configurable(module="mixvocab_tf")
