@@ -72,6 +72,10 @@ public final class Units {
       Map<String, List<String>> files = ModelFiles.read(Files.readAllBytes(Paths.get(args[1])));
       WordPiece wordPiece = new WordPiece(files.get("vocab.txt"));
       int length = Integer.parseInt(args[2]);
+      // Only an intent-and-slot model has its labels (a classifier has not).
+      IntentSlotDecoder decoder = command.equals("decode")
+          ? new IntentSlotDecoder(files.get("intents.txt"), files.get("slot_tags.txt"))
+          : null;
       for (Object item : (List<?>) input) {
         if (command.equals("tokenize")) {
           WordPiece.Packed packed = wordPiece.packWords((String) item, length);
@@ -84,9 +88,7 @@ public final class Units {
           List<String> texts = item instanceof String ? List.of((String) item) : strings(item);
           output.add(features(wordPiece.packSentences(
               texts.get(0), texts.size() > 1 ? texts.get(1) : null, length).padded(length)));
-        } else if (command.equals("decode")) {
-          IntentSlotDecoder decoder = new IntentSlotDecoder(
-              files.get("intents.txt"), files.get("slot_tags.txt"));
+        } else if (decoder != null) {
           Map<?, ?> request = (Map<?, ?>) item;
           WordPiece.Packed packed = wordPiece.packWords((String) request.get("text"), length);
           List<?> rows = (List<?>) request.get("slot_probs");

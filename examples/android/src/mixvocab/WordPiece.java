@@ -232,9 +232,9 @@ public final class WordPiece {
       } else if (cp < 0x80) {
         out.append(Character.toLowerCase((char) cp));
       } else {
-        String folded = caseFold(Normalizer.normalize(
-            new String(Character.toChars(cp)), Normalizer.Form.NFKC));
-        folded = Normalizer.normalize(caseFold(folded), Normalizer.Form.NFKC);
+        String folded = Normalizer.normalize(caseFold(Normalizer.normalize(
+            new String(Character.toChars(cp)), Normalizer.Form.NFKC)),
+            Normalizer.Form.NFKC);
         // Accents stripped: the nonspacing marks of the decomposition.
         String decomposed = Normalizer.normalize(folded, Normalizer.Form.NFD);
         decomposed.codePoints()
