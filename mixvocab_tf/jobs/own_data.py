@@ -309,8 +309,10 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       STUDENT given, the size is that run's.
     size_gap: see student_size (points of the validation score).
     size_budget_minutes: see student_size; None: no limit. The 6x192 is
-      estimated at about 2x the 6x96's time (measured), so 'auto' tries it
-      on SST-2 (67K examples; 6x96 23 min) within the default 90 minutes.
+      estimated at about 2x the 6x96's time (measured) over its whole step
+      budget (a 6x96 its early stop ended counts as if it had run all of
+      it), so 'auto' tries it on SST-2 (67K examples; 6x96 23 min for all
+      its steps) within the default 90 minutes.
     word_table_tolerance: points of validation intent accuracy or slot F1
       (accuracy for classifiers) the .tflite files' 4-bit word table may
       cost the student (or one validation example's worth, if more) before

@@ -27,6 +27,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import tensorflow as tf
 
+from mixvocab_tf.core import actions
 from mixvocab_tf.core import run_files
 
 #: The paper's 6-layer students, smallest first: size -> encoder preset.
@@ -165,6 +166,17 @@ def step_seconds(step_dir: str) -> Optional[float]:
   return float(run_files.read_text(path).split()[0])
 
 
+def stopped_early(run_dir: str) -> Optional[Tuple[int, int]]:
+  """(step it stopped at, its step budget) of a run its early stop ended
+  before its budget (`early_stopping.json`), else None."""
+  path = os.path.join(run_dir, actions.EARLY_STOPPING_JSON)
+  if not tf.io.gfile.exists(path):
+    return None
+  record = run_files.read_json(path)
+  step, budget = int(record["step"]), int(record["train_steps"])
+  return (step, budget) if 0 < step < budget else None
+
+
 def next_size_decision(output_dir: str, tried: Sequence[str], size: str,
                        gap: float, budget_seconds: Optional[float]
                        ) -> Tuple[bool, str]:
@@ -193,16 +205,26 @@ def next_size_decision(output_dir: str, tried: Sequence[str], size: str,
               for i, s in enumerate(tried))
   last_seconds = step_seconds(last_dir) or 0.0
   estimate = last_seconds * time_ratio(size, last)
+  # A student its early stop ended took less than its step budget; the next
+  # size may run all of it (a larger student tends to peak later), so the
+  # budget is checked against the whole step budget's time.
+  stopped = stopped_early(last_dir)
+  if stopped:
+    estimate *= stopped[1] / stopped[0]
+  about = (f"up to about {estimate / 60:.0f} min (its whole step budget; the "
+           f"{last} student's early stop ended it at step {stopped[0]:,} of "
+           f"{stopped[1]:,})" if stopped else
+           f"about {estimate / 60:.0f} min")
   if budget_seconds is not None and spent + estimate > budget_seconds:
     return False, (f"the {last} student is {below:.2f} points below the "
-                   f"teacher, but {size} would take about {estimate / 60:.0f} "
-                   f"min more ({spent / 60:.0f} of the {budget_seconds / 60:.0f}"
+                   f"teacher, but {size} would take {about} more "
+                   f"({spent / 60:.0f} of the {budget_seconds / 60:.0f}"
                    " min student budget spent): not tried. To try it, run the "
                    "job again with a larger own_data_steps.size_budget_minutes"
                    " (None: no limit); the finished steps are kept")
   return True, (f"the {last} student is {below:.2f} points below the teacher "
                 f"on validation {metric} (more than {gap}): trying {size}, "
-                f"about {estimate / 60:.0f} min")
+                f"{about}")
 
 
 def choose(scores: Dict[str, float], teacher: float, gap: float) -> str:

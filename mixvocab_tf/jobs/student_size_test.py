@@ -69,6 +69,32 @@ def test_next_size_respects_the_time_budget(tmp_path):
   assert "own_data_steps.size_budget_minutes" in reason
 
 
+def test_next_size_counts_the_whole_step_budget_after_an_early_stop(
+    tmp_path):
+  out = str(tmp_path)
+  _best(os.path.join(out, "teacher"), "accuracy", 0.937)
+  _best(os.path.join(out, "student"), "accuracy", 0.881)
+  _done(os.path.join(out, "student"), 600)
+  ratio = student_size.time_ratio("6x192", "6x96")
+  # Stopped at 4,000 of 6,000 steps: the 6x192 may run all 6,000.
+  with open(os.path.join(out, "student", "early_stopping.json"), "w") as f:
+    json.dump({"step": 4000, "train_steps": 6000}, f)
+  whole = 600 * ratio * 1.5
+  run, reason = student_size.next_size_decision(out, ["6x96"], "6x192", 1.5,
+                                                600 + whole + 1)
+  assert run and "up to about" in reason and "step 4,000 of 6,000" in reason
+  run, reason = student_size.next_size_decision(out, ["6x96"], "6x192", 1.5,
+                                                600 + whole - 1)
+  assert not run and "whole step budget" in reason
+  # A run that reached its budget (the record of a ceiling at the last
+  # step) is not scaled.
+  with open(os.path.join(out, "student", "early_stopping.json"), "w") as f:
+    json.dump({"step": 6000, "train_steps": 6000}, f)
+  run, reason = student_size.next_size_decision(out, ["6x96"], "6x192", 1.5,
+                                                600 * (1 + ratio) + 1)
+  assert run and "up to" not in reason
+
+
 def test_next_size_without_the_runs_scores_is_an_error(tmp_path):
   with pytest.raises(ValueError, match="best/metrics.json"):
     student_size.next_size_decision(str(tmp_path), ["6x96"], "6x192", 1.5,
