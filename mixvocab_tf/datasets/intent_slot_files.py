@@ -4,8 +4,10 @@ One split is a directory holding `seq.in` (the words of each query),
 `seq.out` (one IOB slot tag per word) and `label` (the intent), as Goo et
 al. (2018) and JointBERT lay SNIPS and ATIS out, or a JSONL file of
 `{"tokens", "tags", "intent"}` objects, or of `{"text", "spans", "intent"}`
-objects whose slots are character spans, as annotation tools export them,
-or a Rasa NLU YAML file (`rasa_files`; the data contract: `user_dataset`'s
+objects whose slots are character spans, as annotation tools export them
+(doccano's "Intent Detection and Slot Filling" JSONL export as it is:
+`{"text", "entities", "cats"}`, `cats` a list of one intent), or a Rasa NLU
+YAML file (`rasa_files`; the data contract: `user_dataset`'s
 docstring). The built-in SNIPS copy is
 read here too.
 
@@ -33,8 +35,13 @@ from mixvocab_tf.datasets import records
 GOO_FILES = ("seq.in", "seq.out", "label")
 _INTENT_SLOT_KEYS = ("tokens", "tags", "intent")
 _SPAN_KEYS = ("text", "spans", "intent")
+#: doccano's names for them, which a line may use instead: its "Intent
+#: Detection and Slot Filling" JSONL export writes the spans as "entities"
+#: and the intent as "cats", a list of one.
+_DOCCANO_KEYS = {"spans": "entities", "intent": "cats"}
 _SPAN_FORMS = ('{"start": 10, "end": 14, "label": "genre"} or [10, 14, '
-               '"genre"] (character offsets in the text, the end excluded)')
+               '"genre"] (character offsets in the text, the end excluded; '
+               'doccano\'s "start_offset" and "end_offset" too)')
 
 
 def _is_iob_tag(tag: str) -> bool:
@@ -232,7 +239,10 @@ def _span(path: str, line: int, number: int, item: Any,
     if label is None and isinstance(item.get("labels"), list) and len(
         item["labels"]) == 1:
       label = item["labels"][0]  # Label Studio's value.
-    fields = (item.get("start"), item.get("end"), label)
+    if "start" in item or "end" in item:
+      fields = (item.get("start"), item.get("end"), label)
+    else:  # doccano's relation-mode export.
+      fields = (item.get("start_offset"), item.get("end_offset"), label)
   elif isinstance(item, list) and len(item) == 3:
     fields = tuple(item)
   else:
@@ -263,7 +273,7 @@ def _span(path: str, line: int, number: int, item: Any,
 
 def _tags_from_spans(path: str, line: int, text: str,
                      words: list[tuple[str, int, int]],
-                     spans: Any) -> list[str]:
+                     spans: Any, key: str = "spans") -> list[str]:
   """One IOB2 tag per word from character spans.
 
   A word is in a span when the span covers any of its characters (so a span
@@ -273,7 +283,7 @@ def _tags_from_spans(path: str, line: int, text: str,
   """
   if not isinstance(spans, list):
     raise errors.data_error(
-        path, line, f"'spans' is a JSON {errors.json_type(spans)}: "
+        path, line, f"{key!r} is a JSON {errors.json_type(spans)}: "
         f"{errors.show(spans)}", "a list of spans, each " + _SPAN_FORMS,
         "Write [] for a query without slots.")
   tags = [examples.OUTSIDE_TAG] * len(words)
@@ -303,15 +313,26 @@ def _tags_from_spans(path: str, line: int, text: str,
   return tags
 
 
+def _key(record: dict[str, Any], key: str) -> str:
+  """The name a JSONL line gives `key`: the key itself, or doccano's name
+  for it (`_DOCCANO_KEYS`) where the line has that instead."""
+  if key not in record and _DOCCANO_KEYS.get(key) in record:
+    return _DOCCANO_KEYS[key]
+  return key
+
+
 def _intent(path: str, line: int, record: dict[str, Any],
             require_labels: bool) -> str | None:
   """A JSONL line's intent, checked; None when absent and allowed."""
-  if record.get("intent") is None:
+  key = _key(record, "intent")
+  intent = records.json_label(path, line, key, record.get(key))
+  if intent is None:
     if require_labels:
-      raise errors.data_error(path, line, "'intent' is null",
-                              "an intent name")
+      raise errors.data_error(
+          path, line, f"{key!r} is {'empty' if record.get(key) == [] else 'null'}",
+          "an intent name" + (" in a list of one" if key == "cats" else ""))
     return None
-  intent = records.json_label(path, line, "intent", record["intent"]).strip()
+  intent = intent.strip()
   _check_intent(path, line, intent)
   return intent
 
@@ -330,13 +351,14 @@ def _read_intent_slot_jsonl(
     with_spans = "tokens" not in record and "text" in record
     keys = _SPAN_KEYS if with_spans else _INTENT_SLOT_KEYS
     required = keys if require_labels else keys[:1]
-    missing = [key for key in required if key not in record]
+    missing = [key for key in required if _key(record, key) not in record]
     if missing:
       raise errors.data_error(
           path, line,
           f"the object has no key {', '.join(map(repr, missing))}; its keys "
           f"are {list(record)}",
-          f"the keys {list(_INTENT_SLOT_KEYS)} or {list(_SPAN_KEYS)}" +
+          f"the keys {list(_INTENT_SLOT_KEYS)} or {list(_SPAN_KEYS)} "
+          "(or doccano's 'text', 'entities' and 'cats')" +
           ("" if require_labels else f" (a test split may leave out "
            f"{keys[1]!r} and 'intent')"),
           "Add the missing keys.")
@@ -353,11 +375,12 @@ def _read_intent_slot_jsonl(
                                 "a query of at least one word",
                                 "Fill it in or delete the line.")
       query_tags = None
-      if record.get("spans") is not None:
+      spans_key = _key(record, "spans")
+      if record.get(spans_key) is not None:
         query_tags = _tags_from_spans(path, line, text, spaced,
-                                      record["spans"])
+                                      record[spans_key], spans_key)
       elif require_labels:
-        raise errors.data_error(path, line, "'spans' is null",
+        raise errors.data_error(path, line, f"{spans_key!r} is null",
                                 "a list of spans ([] for none)")
       words.append([word for word, _, _ in spaced])
       tags.append(query_tags)

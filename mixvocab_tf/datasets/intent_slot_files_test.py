@@ -244,6 +244,55 @@ def test_span_test_split_without_labels_and_the_dataset_kind(tmp_path):
       examples.INTENT_SLOT)
 
 
+def test_doccano_intent_and_slot_export_is_read_as_it_is(tmp_path):
+  # doccano's "Intent Detection and Slot Filling" JSONL export: spans as
+  # "entities", the intent as "cats" (a list), its own keys beside them; a
+  # relation-mode project's spans as dicts of "start_offset"/"end_offset".
+  path = write_jsonl(tmp_path / "train.jsonl", [
+      {"id": 7, "text": "fly to new york, now", "Comments": [],
+       "entities": [[7, 15, "city"]], "cats": ["Go"]},
+      {"id": 8, "text": "play jazz", "entities": [
+          {"id": 1, "label": "genre", "start_offset": 5, "end_offset": 9}],
+       "cats": ["Play"]},
+      {"id": 9, "text": "stop", "entities": [], "cats": ["Stop"]},
+      SPAN_QUERY,  # The package's own form may stand beside it.
+  ])
+  split = intent_slot_files.read_intent_slot(path)
+  assert split.words == [["fly", "to", "new", "york,", "now"],
+                         ["play", "jazz"], ["stop"],
+                         ["fly", "to", "new", "york,", "now"]]
+  assert split.tags == [["O", "O", "B-city", "I-city", "O"], ["O", "B-genre"],
+                        ["O"], ["O", "O", "B-city", "I-city", "O"]]
+  assert split.intents == ["Go", "Play", "Stop", "Go"]
+  assert layout.peek_jsonl_kind(path) == examples.INTENT_SLOT
+
+
+DOCCANO_QUERY = {"id": 1, "text": "play jazz", "entities": [[5, 9, "genre"]],
+                 "cats": ["Play"]}
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"cats": []}, "'cats' is empty. Expected an intent name in a list of one"),
+    ({"cats": ["Play", "Stop"]},
+     r"'cats' is a JSON array: \['Play', 'Stop'\].*give its main one"),
+    ({"cats": [" "]}, "the intent is"),
+    ({"entities": "5-9 genre"}, "'entities' is a JSON string"),
+    ({"entities": None}, "'entities' is null"),
+    ({"entities": [{"label": "genre", "start_offset": 5}]}, "span 1 is"),
+])
+def test_bad_doccano_lines(tmp_path, change, match):
+  path = write_jsonl(tmp_path / "train.jsonl",
+                     [DOCCANO_QUERY, dict(DOCCANO_QUERY, **change)])
+  raises("line 2: " + match, intent_slot_files.read_intent_slot, path)
+
+
+def test_doccano_export_without_cats_names_them(tmp_path):
+  bad = {k: v for k, v in DOCCANO_QUERY.items() if k != "cats"}
+  path = write_jsonl(tmp_path / "train.jsonl", [DOCCANO_QUERY, bad])
+  raises(r"line 2: the object has no key 'intent'.*or doccano's 'text', "
+         "'entities' and 'cats'", intent_slot_files.read_intent_slot, path)
+
+
 @pytest.mark.parametrize("query, key, keys", [
     (GOOD_QUERY, "tags", r"\['tokens', 'intent'\]"),
     (SPAN_QUERY, "spans", r"\['text', 'intent'\]"),

@@ -99,13 +99,14 @@ def _near_miss_hint(data_dir: str, split: str) -> str:
 
 def peek_jsonl_kind(path: str) -> str:
   """INTENT_SLOT if the first object of `path` has a key 'tokens', 'tags' or
-  'spans'.
+  'spans', or doccano's 'entities' or 'cats' (`intent_slot_files`).
 
   ('intent' alone is not enough: {"text": ..., "intent": ...} is a text
   classification file read with label_column='intent'.)
   """
   _, first = records.read_jsonl(path, "one JSON object per line")[0]
-  if "tokens" in first or "tags" in first or "spans" in first:
+  if any(key in first for key in ("tokens", "tags", "spans", "entities",
+                                   "cats")):
     return examples.INTENT_SLOT
   return examples.TEXT_CLASSIFICATION
 

@@ -173,7 +173,14 @@ def read_jsonl(path: str,
 
 
 def json_label(path: str, line: int, key: str, value: Any) -> str | None:
-  """A label read from JSON, as a string; None when null."""
+  """A label read from JSON, as a string; None when null.
+
+  A list of one label is that label, an empty list None: annotation tools
+  export a text's labels as a list (doccano's `"label": ["positive"]`, its
+  `"cats"`), empty when the text has none.
+  """
+  if isinstance(value, list) and len(value) <= 1:
+    value = value[0] if value else None
   if value is None:
     return None
   if isinstance(value, bool):
@@ -196,7 +203,7 @@ def json_label(path: str, line: int, key: str, value: Any) -> str | None:
       "a class name (a string), an integer or a boolean",
       "The model gives each text one label: give its main one, or join "
       "several into one name ('a;b'), each combination then a class of its "
-      "own." if isinstance(value, list) else None)
+      "own." if isinstance(value, list) and len(value) > 1 else None)
 
 
 def check_all_or_none(path: str, values: list[Any], line_numbers: list[int],

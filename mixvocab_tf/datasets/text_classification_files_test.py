@@ -65,6 +65,15 @@ def test_read_jsonl_labels_numbers_and_booleans(tmp_path):
   assert split.line_numbers == [1, 2, 3, 4]
 
 
+def test_read_jsonl_a_list_of_one_label_as_doccano_exports_it(tmp_path):
+  # doccano's text classification JSONL: {"id", "text", "label": [...]}.
+  path = write_jsonl(tmp_path / "train.jsonl", [
+      {"id": 1, "text": "a", "label": ["positive"], "Comments": []},
+      {"id": 2, "text": "b", "label": [0]}, {"text": "c", "label": "neg"}])
+  split = text_classification_files.read_text_classification(path)
+  assert split.labels == ["positive", "0", "neg"]
+
+
 def test_read_jsonl_blank_lines_and_crlf(tmp_path):
   path = write(tmp_path / "train.jsonl",
                '{"text": "a", "label": "x"}\r\n\r\n'
@@ -275,6 +284,9 @@ def test_duplicated_header(tmp_path, name, content, line):
      "'label' is a JSON array: .*The model gives each text one label: give "
      "its main one, or join several into one name"),
     ('{"text": "a"}', "the object has no key 'label'"),
+    # doccano's export of a text not labelled.
+    ('{"text": "a", "label": []}', "the label 'label' is empty"),
+    ('{"text": "a", "label": [["x"]]}', r"'label' is a JSON array: \['x'\]"),
 ])
 def test_bad_jsonl_lines(tmp_path, line, match):
   path = write(tmp_path / "train.jsonl",

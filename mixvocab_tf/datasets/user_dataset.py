@@ -29,8 +29,9 @@ A dataset is one directory. Two kinds of task are recognised.
 - a label is a class name, read as a string; surrounding spaces are dropped,
   and it may not hold a line break (a quoted CSV field may). In JSONL it may
   also be an integer (`0` reads as '0'), a whole float (`1.0` reads as '1',
-  as pandas writes integers beside missing values) or a boolean (`true`
-  reads as 'true');
+  as pandas writes integers beside missing values), a boolean (`true`
+  reads as 'true') or a list of one label (`["positive"]`, as doccano
+  exports a text's label; `[]` is no label);
 - the `test` split may have no label column (or an empty label on every
   example): it is then used for predictions only;
 - or Rasa NLU files (below) whose train marks no entity: an intent
@@ -52,7 +53,11 @@ of the query to one IOB slot tag), in one of three layouts:
   `{"text": "play jazz", "spans": [[5, 9, "genre"]], "intent":
   "PlayMusic"}`, a span `[start, end, type]` or `{"start": 5, "end": 9,
   "label": "genre"}` (offsets count the text's characters from 0, the end
-  excluded). The text's words are its whitespace words; a word is in a
+  excluded). doccano's "Intent Detection and Slot Filling" JSONL export is
+  read as it is: `{"text": ..., "entities": [[5, 9, "genre"]], "cats":
+  ["PlayMusic"]}` (the spans as `entities`, the intent as `cats`, a list of
+  one; its other keys are not read), and so are its relation-mode spans
+  `{"start_offset": 5, "end_offset": 9, "label": "genre"}`. The text's words are its whitespace words; a word is in a
   span when the span covers any of its characters (a span that leaves out
   a trailing comma tags the whole word), the first `B-<type>`, the others
   `I-<type>`, the rest `O`; a word in two spans is refused. Test lines may
@@ -66,7 +71,8 @@ of the query to one IOB slot tag), in one of three layouts:
   tables and regexes are not labels). Read as intent-slot when an example
   of train marks an entity, as text classification otherwise;
 - a JSONL dataset is read as intent-slot when the first object of its
-  train file has a key `tokens`, `tags` or `spans`, as text classification
+  train file has a key `tokens`, `tags` or `spans` (or doccano's `entities`
+  or `cats`), as text classification
   otherwise (so `{"text": ..., "intent": ...}` is text classification,
   with `label_column="intent"`);
 - slot tags are `O`, `B-<type>` or `I-<type>`; there is one per word. The
