@@ -271,8 +271,17 @@ def label_next_path(path, data_format):
   return stem + ext.get(data_format, ".jsonl")
 
 
+def is_doccano_jsonl(path, label_column="label"):
+  """Whether a JSONL split's first line is in doccano's export form: an
+  intent and its slots as "cats" and "entities", or a label as a list
+  (`datasets.intent_slot_files`, `records.json_label`)."""
+  first = records_lib.read_jsonl(path, "one JSON object per line")[0][1]
+  return ("cats" in first or "entities" in first or
+          isinstance(first.get(label_column), list))
+
+
 def answers_as_split(records, data_format, text_column="text",
-                     label_column="label", header=None):
+                     label_column="label", header=None, doccano=False):
   """A predictor's records (`serving.predictor`) as a split of the user's
   own format, the model's answers as the labels: {file name: text} (the
   Goo layout's three files, or '' for the one file of the others).
@@ -283,8 +292,8 @@ def answers_as_split(records, data_format, text_column="text",
   IOB2 from the slots; words past the model's sequence 'O', as it answers
   them) and `label`.
   Rasa: NLU data grouped by intent, each score as metadata. JSONL: each
-  line a record of a train split (`to_train_record`), with its score and
-  top k beside the labels.
+  line a record of a train split (`to_train_record`; in doccano's form if
+  `doccano`), with its score and top k beside the labels.
   """
   if data_format == rasa_files.FORMAT:
     return {"": rasa_files.answers_to_yaml(records)}
@@ -309,7 +318,7 @@ def answers_as_split(records, data_format, text_column="text",
     return {name: "".join(line + "\n" for line in lines)
             for name, lines in files.items()}
   return {"": "".join(
-      json.dumps(to_train_record(r, text_column, label_column),
+      json.dumps(to_train_record(r, text_column, label_column, doccano),
                  ensure_ascii=False) + "\n" for r in records)}
 
 
@@ -367,16 +376,20 @@ def label_next(model_path, unlabelled, text_column, output_path,
   header = None
   if data_format in ("csv", "tsv") and train_path:
     header = records_lib.read_table(train_path, data_format)[1]
+  doccano = bool(data_format == "jsonl" and train_path and
+                 is_doccano_jsonl(train_path, label_column))
   path = label_next_path(output_path, data_format)
   files = answers_as_split(records, data_format, text_column,
-                           label_column, header)
+                           label_column, header, doccano)
   for name, text in files.items():
     run_files.write_text(os.path.join(path, name) if name else path, text)
-  return {"path": path, "texts": len(texts), "format": data_format,
+  return {"path": path, "texts": len(texts),
+          "format": "doccano" if doccano else data_format,
           "written": len(records), "least_sure": records[:shown]}
 
 
-def to_train_record(record, text_column="text", label_column="label"):
+def to_train_record(record, text_column="text", label_column="label",
+                    doccano=False):
   """A predictor's record (`serving.predictor`) as a line of a JSONL train
   split, its answers as the labels, with its score and top k beside them
   (keys a split's reader does not read).
@@ -385,13 +398,22 @@ def to_train_record(record, text_column="text", label_column="label"):
   (character offsets, the end excluded), "score", "top_k"}, the span form
   of `datasets.intent_slot_files`; text classification: {text_column,
   label_column, "score", "top_k"} (`datasets.text_classification_files`).
+  `doccano`: the form doccano imports and exports ("entities" and "cats",
+  a list of one intent; a label as a list of one), so the answers load
+  into it as annotations to correct there.
   """
-  if "intent" in record:
+  spans = [[slot["start"], slot["end"], slot["type"]]
+           for slot in record.get("slots", ())]
+  if "intent" in record and doccano:
+    answer = {"text": record["text"], "entities": spans,
+              "cats": [record["intent"]]}
+  elif "intent" in record:
     answer = {"text": record["text"], "intent": record["intent"],
-              "spans": [[slot["start"], slot["end"], slot["type"]]
-                        for slot in record["slots"]]}
+              "spans": spans}
   else:
-    answer = {text_column: record["text"], label_column: record["label"]}
+    label = record["label"]
+    answer = {text_column: record["text"],
+              label_column: [label] if doccano else label}
   return dict(answer, score=record["score"], top_k=record["top_k"])
 
 

@@ -95,6 +95,39 @@ class ToTrainRecordTest(tf.test.TestCase):
     self.assertEqual((split.words, split.tags, split.intents),
                      ([record["words"]], [record["tags"]], ["PlayMusic"]))
 
+  def test_answers_in_doccanos_form_when_train_is(self):
+    # The form doccano imports: its answers load as annotations to correct.
+    record = {"text": "play abba", "intent": "PlayMusic", "score": 0.41,
+              "top_k": [], "slots": [{"type": "artist", "text": "abba",
+                                      "start": 5, "end": 9}]}
+    line = export_steps.to_train_record(record, doccano=True)
+    self.assertEqual({k: line[k] for k in ("text", "entities", "cats")},
+                     {"text": "play abba", "entities": [[5, 9, "artist"]],
+                      "cats": ["PlayMusic"]})
+    self.assertNotIn("intent", line)
+    split = self._read_back([line], "next.jsonl",
+                            intent_slot_files.read_intent_slot)
+    self.assertEqual((split.tags, split.intents),
+                     ([["O", "B-artist"]], ["PlayMusic"]))
+    line = export_steps.to_train_record(
+        {"text": "dull", "label": "neg", "score": 0.6, "top_k": []},
+        doccano=True)
+    self.assertEqual(line["label"], ["neg"])
+    split = self._read_back(
+        [line], "next2.jsonl",
+        text_classification_files.read_text_classification)
+    self.assertEqual(split.labels, ["neg"])
+    # Which form train is in.
+    for first, doccano in (({"text": "a", "entities": [], "cats": ["X"]},
+                            True),
+                           ({"text": "a", "label": ["x"]}, True),
+                           ({"text": "a", "spans": [], "intent": "X"}, False),
+                           ({"text": "a", "label": "x"}, False)):
+      path = os.path.join(self.get_temp_dir(), "train.jsonl")
+      with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps(first) + "\n")
+      self.assertEqual(export_steps.is_doccano_jsonl(path), doccano, first)
+
   def test_text_classification_answers_in_the_datasets_columns(self):
     record = {"text": "a fine film", "label": "pos", "score": 0.52,
               "top_k": [{"label": "pos", "score": 0.52}]}

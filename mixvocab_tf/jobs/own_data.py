@@ -2186,6 +2186,14 @@ def _label_next_how(entry, intent_slot):
             f"label) with the student's answers as the {answer}: correct "
             "the wrong ones and append each file's lines to the same file "
             "of train/ (the same lines of all three).")
+  if data_format == "doccano":
+    return ("each line in doccano's JSONL form, as train's, with the "
+            "student's answer as its "
+            f"{'intent and entities' if intent_slot else 'label'}: import "
+            "the file into the doccano project (the answers become its "
+            "annotations), correct the wrong ones there, export them and "
+            "add the lines to train.jsonl (the score and top-k keys are "
+            "not read).")
   return ("each line in the JSONL form of a train split with the student's "
           f"answer as its {'intent and spans' if intent_slot else 'label'}: "
           "correct the wrong ones and add the lines to train.jsonl (the "

@@ -1084,6 +1084,9 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertIn("`/job/label_next/`", goo)
     self.assertIn("append each file's lines to the same file of train/", goo)
     self.assertIn("add them to train.yml", how("/job/label_next.yml", "rasa"))
+    doccano = how("/job/label_next.jsonl", "doccano", True)
+    self.assertIn("import the file into the doccano project", doccano)
+    self.assertIn("as its intent and entities", doccano)
 
   def test_report_says_which_word_table_the_files_hold(self):
     check = {"pack": False, "tolerance_points": 0.3, "cost_points": 2.7,
