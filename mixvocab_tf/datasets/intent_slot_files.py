@@ -328,9 +328,13 @@ def _intent(path: str, line: int, record: dict[str, Any],
   intent = records.json_label(path, line, key, record.get(key))
   if intent is None:
     if require_labels:
+      empty = record.get(key) == []
       raise errors.data_error(
-          path, line, f"{key!r} is {'empty' if record.get(key) == [] else 'null'}",
-          "an intent name" + (" in a list of one" if key == "cats" else ""))
+          path, line, f"{key!r} is {'empty' if empty else 'null'}",
+          "an intent name" + (" in a list of one" if key == "cats" else ""),
+          "doccano exports a text nobody labelled with no intent: label it, "
+          "or export only the approved examples, or delete the line."
+          if key == "cats" and empty else None)
     return None
   intent = intent.strip()
   _check_intent(path, line, intent)

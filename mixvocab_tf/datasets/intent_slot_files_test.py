@@ -272,7 +272,8 @@ DOCCANO_QUERY = {"id": 1, "text": "play jazz", "entities": [[5, 9, "genre"]],
 
 
 @pytest.mark.parametrize("change, match", [
-    ({"cats": []}, "'cats' is empty. Expected an intent name in a list of one"),
+    ({"cats": []}, "'cats' is empty. Expected an intent name in a list of "
+     "one. doccano exports a text nobody labelled with no intent"),
     ({"cats": ["Play", "Stop"]},
      r"'cats' is a JSON array: \['Play', 'Stop'\].*give its main one"),
     ({"cats": [" "]}, "the intent is"),
