@@ -2,7 +2,8 @@ r"""Splits one labelled file into the splits the own-data job reads.
 
 The own-data job needs a validation split beside train. From one labelled
 .csv, .tsv or .jsonl file, one Rasa NLU .yml file or a Rasa project's
-`data` folder, or one directory holding seq.in, seq.out and label, this
+`data` folder, a Label Studio JSON export (written as JSONL splits), or one
+directory holding seq.in, seq.out and label, this
 writes `train` and `validation` (and `test` with
 --test_fraction) into --output_dir, stratified by label and seeded
 (`datasets.splitting`), in the input's format, and prints a JSON summary.
@@ -34,7 +35,7 @@ def define_flags():
   flags.DEFINE_string(
       "data", None,
       "One labelled .csv, .tsv or .jsonl file, a Rasa NLU .yml file or a "
-      "folder of them, a directory holding seq.in, seq.out and label, or a "
+      "folder of them, a Label Studio JSON export, a directory holding seq.in, seq.out and label, or a "
       "dataset directory with train (and test) but no validation: its "
       "train is split, its test copied.")
   flags.DEFINE_string(
@@ -48,12 +49,17 @@ def define_flags():
       "test_fraction", 0.0,
       "Share of each label's examples that goes to test (0: no test split).")
   flags.DEFINE_integer("seed", 0, "Seeds the draw.")
-  flags.DEFINE_string("text_column", "text", "The text's column or key.")
+  flags.DEFINE_string(
+      "text_column", "text",
+      "The text's column or key (a Label Studio export: the data key).")
   flags.DEFINE_string(
       "text_b_column", None,
       "The second text's column of a pair (None: 'text_b' when the file has "
       "'text_a' and 'text_b' and no 'text').")
-  flags.DEFINE_string("label_column", "label", "The label's column or key.")
+  flags.DEFINE_string(
+      "label_column", "label",
+      "The label's column or key (a Label Studio export: the Choices "
+      "control to read, if it has several).")
 
 
 def _run():
@@ -67,6 +73,11 @@ def _run():
                     for split, count in summary["examples"].items())
   logging.info("Wrote %s (%s); %d labels.", summary["output_dir"], sizes,
                summary["labels"])
+  if summary.get("tasks_left_out"):
+    logging.warning(
+        "%s of the Label Studio export have no annotation (or only "
+        "cancelled ones) and are left out.",
+        errors.plural(summary["tasks_left_out"], "task"))
   alone = summary["labels_only_in_train"]
   if alone:
     logging.warning(

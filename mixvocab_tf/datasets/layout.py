@@ -71,6 +71,19 @@ def _accepted_names(split: str) -> str:
           "label")
 
 
+def _label_studio_exports(data_dir: str) -> list[str]:
+  """The .json files of `data_dir` that begin with a JSON list (a Label
+  Studio export's form; `label_studio`)."""
+  found = []
+  for name in sorted(errors.listdir(data_dir)):
+    full = os.path.join(data_dir, name)
+    if name.lower().endswith(".json") and errors.isfile(full):
+      with tf.io.gfile.GFile(full, "rb") as f:
+        if f.read(64).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"["):
+          found.append(name)
+  return found
+
+
 def _near_miss_hint(data_dir: str, split: str) -> str:
   """Advice on entries that look like `split` but are not accepted names."""
   hints = []
@@ -86,6 +99,8 @@ def _near_miss_hint(data_dir: str, split: str) -> str:
       else:
         hints.append(f"The directory {name}/ holds none of seq.in, seq.out "
                      "and label.")
+    elif ext == "json" and name in _label_studio_exports(data_dir):
+      continue  # Said after the hints (`find_dataset`).
     elif ext == "json":
       hints.append(f"The file {name} is not an accepted name: if it holds "
                    f"one JSON object per line, rename it to {stem}.jsonl.")
@@ -183,6 +198,13 @@ def find_dataset(data_dir: str) -> DatasetFiles:
                 f"{', ...' if len(names) > 3 else ''}): `mixvocab-split-data "
                 f"--data={data_dir} --output_dir={data_dir.rstrip('/')}_split`"
                 " writes train and validation splits from them for DATA_DIR.")
+      exports = _label_studio_exports(data_dir) if split == "train" else []
+      if exports:
+        fix += (f" {exports[0]} holds a JSON list, as Label Studio's JSON "
+                f"export does: `mixvocab-split-data --data="
+                f"{os.path.join(data_dir, exports[0])} --output_dir="
+                f"{data_dir.rstrip('/')}_split` writes train and validation "
+                "splits from it for DATA_DIR.")
       if split == "validation" and candidates["train"]:
         # One labelled file is a common start: say how to split it.
         fix += (" Or, if train is all the labelled data you have, "

@@ -61,6 +61,20 @@ def test_find_dataset_no_train(tmp_path):
   assert "rename training.csv to train.csv" in str(error).lower()
 
 
+def test_find_dataset_a_label_studio_export_gives_the_split_command(
+    tmp_path):
+  write(tmp_path / "project.json", '\ufeff [{"id": 1, "data": {}}]')
+  write(tmp_path / "train.json", '{"text": "a", "label": "x"}\n')
+  error = raises("there is no train split", layout.find_dataset,
+                 str(tmp_path))
+  assert (f"project.json holds a JSON list, as Label Studio's JSON export "
+          f"does: `mixvocab-split-data --data={tmp_path}/project.json "
+          f"--output_dir={tmp_path}_split`") in str(error)
+  # A file of JSON objects a line is still told to be renamed.
+  assert "if it holds one JSON object per line, rename it to train.jsonl" in (
+      str(error))
+
+
 def test_find_dataset_no_validation_names_accepted_names_and_contents(
     tmp_path):
   write(tmp_path / "train.csv", CSV)

@@ -20,12 +20,16 @@ stratify=labels)` would give them:
   again under the same header (CSV quoted where a field needs it), a Rasa
   NLU file's (or folder's) examples are written as they are, under their
   intents, and its lookup tables to `lookups.yml` beside them, for
-  `SLOT_VALUES` (synonyms and regexes are left out).
+  `SLOT_VALUES` (synonyms and regexes are left out);
+- a Label Studio JSON export (`label_studio`) is written as JSONL splits of
+  the job's records (text, spans and intent, or text and label), its tasks
+  without an annotation left out and counted.
 
 The same file, fractions and seed give the same splits.
 """
 
 import collections
+import json
 import dataclasses
 import math
 import os
@@ -38,6 +42,7 @@ from mixvocab_tf.datasets import decoding
 from mixvocab_tf.datasets import errors
 from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.datasets import intent_slot_files
+from mixvocab_tf.datasets import label_studio
 from mixvocab_tf.datasets import layout
 from mixvocab_tf.datasets import rasa_files
 from mixvocab_tf.datasets import records
@@ -58,12 +63,14 @@ class _Source:
     write: writes the examples at the given indices, in that order, as the
       split named by the first argument, into the directory of the second.
     lookups: a Rasa source's lookup tables ({name: [(value, line)]}).
+    left_out: a Label Studio export's tasks without an annotation.
   """
   kind: str
   format: str
   labels: list[str]
   write: Callable[[str, str, list[int]], str]
   lookups: dict | None = None
+  left_out: int = 0
 
 
 def _lines_of(line_numbers: list[int], lines: list[str],
@@ -124,6 +131,24 @@ def _rasa_source(paths: list[str]) -> _Source:
                  lookups)
 
 
+def _label_studio_source(path: str, text_key: str, label_key: str,
+                         text_b_column: str | None) -> _Source:
+  """A Label Studio JSON export: its annotated tasks, written as JSONL
+  splits of the job's own records (`label_studio`)."""
+  if text_b_column:
+    raise ValueError(
+        f"--text_b_column={text_b_column!r}: a Label Studio export is read "
+        "as one text per task, not as pairs.")
+  found = label_studio.read_export(path, text_key, label_key)
+  def write(split, output_dir, indices):
+    return _write_file(
+        os.path.join(output_dir, f"{split}.jsonl"),
+        "".join(json.dumps(found["records"][i], ensure_ascii=False) + "\n"
+                for i in indices))
+  return _Source(found["kind"], label_studio.FORMAT, found["labels"], write,
+                 left_out=found["left_out"])
+
+
 def _table_source(path: str, fmt: str, columns: dict) -> _Source:
   data = text_classification_files.read_text_classification(
       path, require_labels=True, **columns)
@@ -154,10 +179,13 @@ def read_source(path: str, text_column: str = "text",
   if not tf.io.gfile.exists(path):
     raise FileNotFoundError(
         f"--data={path!r} does not exist. Expected one labelled .csv, .tsv "
-        "or .jsonl file, a Rasa NLU .yml file, or a directory holding "
-        "seq.in, seq.out and label.")
+        "or .jsonl file, a Rasa NLU .yml file, a Label Studio JSON export, "
+        "or a directory holding seq.in, seq.out and label.")
   if rasa_files.is_rasa(path):
     return _rasa_source([path])
+  if label_studio.is_export(path):
+    return _label_studio_source(path, text_column, label_column,
+                                text_b_column)
   fmt = records.format_of(path)
   if fmt == "jsonl" and layout.peek_jsonl_kind(path) == examples_lib.INTENT_SLOT:
     data = intent_slot_files.read_intent_slot(path, require_labels=True)
@@ -273,7 +301,9 @@ def split_dataset(path: str, output_dir: str,
   Args:
     path: one labelled .csv, .tsv or .jsonl file, a Rasa NLU .yml / .yaml
       file or a folder of them (a Rasa project's `data`: its files with a
-      key `nlu`, sub-folders too), a directory in the Goo et al. layout
+      key `nlu`, sub-folders too), a Label Studio JSON export (.json; the
+      text under `text_column`, the label or intent the choice of the
+      Choices control named `label_column`, else the only one), a directory in the Goo et al. layout
       (seq.in, seq.out, label), or a dataset directory with a train split
       and no validation split (its train is split, its test, if any, copied
       as it is).
@@ -358,4 +388,5 @@ def split_dataset(path: str, output_dir: str,
       "labels_only_in_train": sorted(
           label for label in counts if not in_validation[label]),
       **lookups,
+      **({"tasks_left_out": source.left_out} if source.left_out else {}),
   }

@@ -1,0 +1,259 @@
+"""A Label Studio JSON export read as the own-data job's JSONL records.
+
+Label Studio exports a project as one JSON file (its "JSON" export): a list
+of tasks, each `{"id", "data": {<key>: <text>, ...}, "annotations":
+[{"result": [...], "was_cancelled", "ground_truth", ...}, ...]}`. In an
+annotation's result, an item of type `labels` marks a span of the text
+(`{"value": {"start", "end", "text", "labels": [<type>]}}`, offsets in
+characters, the end excluded) and one of type `choices` picks a class
+(`{"value": {"choices": [<name>]}, "from_name": <the control's name>}`).
+
+`read_export` turns each annotated task into the JSONL record the job reads
+(`intent_slot_files`, `text_classification_files`): `{"text", "spans",
+"intent"}` when the project marks spans (intent and slots: the choice is
+the intent), else `{"text", "label"}` (text classification: the choice is
+the label). `mixvocab-split-data` splits an export into such JSONL splits
+(`splitting`).
+
+- The text is the task's `data[text_key]` (default `text`, the key of
+  Label Studio's templates), or the task's one string value.
+- Of a task's annotations, the one marked ground truth is read, else the
+  first one not cancelled; a task with none is left out and counted.
+- A project with several Choices controls names the one to read
+  (`label_key`, the control's name); one with a single control reads it.
+- Span offsets are Python characters (code points) as the readers count
+  them. Label Studio's browser counts UTF-16 units, which differ after a
+  character beyond U+FFFF (an emoji): a span whose offsets do not give its
+  `text` but whose UTF-16 offsets do is read at those.
+"""
+
+import json
+import os
+import tempfile
+from typing import Any
+
+import tensorflow as tf
+
+from mixvocab_tf.datasets import decoding
+from mixvocab_tf.datasets import errors
+from mixvocab_tf.datasets import examples
+
+#: The `format` of a split source read from a Label Studio export.
+FORMAT = "label_studio"
+
+
+def is_export(path: str) -> bool:
+  """Whether `path` is a .json file (a Label Studio export, if it holds one;
+  `read_export` says what it holds otherwise)."""
+  return path.lower().endswith(".json") and not tf.io.gfile.isdir(path)
+
+
+def _utf16_to_code_points(text: str, offset: int) -> int | None:
+  """The code-point offset of UTF-16 offset `offset` in `text`, or None
+  if it falls inside a surrogate pair or past the end."""
+  units = 0
+  for index, char in enumerate(text):
+    if units == offset:
+      return index
+    units += 2 if ord(char) > 0xFFFF else 1
+  return len(text) if units == offset else None
+
+
+def _task_where(number: int, task: dict) -> str:
+  where = f"task {number}"
+  if "id" in task:
+    where += f" (id {task['id']})"
+  return where
+
+
+def _annotation(task: dict) -> dict | None:
+  """The annotation read of a task (the module docstring), or None."""
+  kept = [a for a in task.get("annotations") or ()
+          if isinstance(a, dict) and not a.get("was_cancelled")]
+  truth = [a for a in kept if a.get("ground_truth")]
+  return (truth or kept or [None])[0]
+
+
+def _text(path: str, where: str, data: Any, text_key: str) -> str:
+  if not isinstance(data, dict):
+    raise errors.data_error(
+        path, None, f"{where}'s 'data' is a JSON {errors.json_type(data)}",
+        "an object holding the task's text",
+        "Export the project with Label Studio's JSON export.")
+  if text_key in data:
+    text = data[text_key]
+  else:
+    strings = [key for key, value in data.items() if isinstance(value, str)]
+    if len(strings) != 1:
+      raise errors.data_error(
+          path, None, f"{where}'s data has no key {text_key!r}; its keys "
+          f"are {list(data)}", f"the text under {text_key!r}",
+          "Name the key of the text (the Text tag's value, '$<key>') with "
+          "--text_column.")
+    text = data[strings[0]]
+  if not isinstance(text, str) or not text.strip():
+    raise errors.data_error(
+        path, None, f"{where}'s text is {errors.show(text)}",
+        "a text of at least one word")
+  return text
+
+
+def _span(path: str, where: str, text: str, value: Any) -> list:
+  """[start, end, type] of a `labels` result, offsets in code points."""
+  if not isinstance(value, dict):
+    value = {"value": value}
+  fields = (value.get("start"), value.get("end"), value.get("labels"))
+  if not (all(isinstance(v, int) and not isinstance(v, bool)
+              for v in fields[:2]) and
+          isinstance(fields[2], list) and len(fields[2]) == 1 and
+          isinstance(fields[2][0], str)):
+    raise errors.data_error(
+        path, None, f"{where} has a span {errors.show(value)}",
+        'a "labels" result\'s value {"start": 5, "end": 9, "labels": '
+        '["genre"]} (one label a span)',
+        "Give each span one label: the model tags each word with one slot "
+        "type.")
+  start, end, (label,) = fields
+  marked = value.get("text")
+  if isinstance(marked, str) and text[start:end] != marked:
+    start16 = _utf16_to_code_points(text, start)
+    end16 = _utf16_to_code_points(text, end)
+    if None in (start16, end16) or text[start16:end16] != marked:
+      raise errors.data_error(
+          path, None,
+          f"{where} has a span from {start} to {end} marked "
+          f"{errors.show(marked)}, but the text there is "
+          f"{errors.show(text[start:end])}",
+          "offsets that give the span's text",
+          "Was the task's text edited after it was labelled? Label it "
+          "again in Label Studio.")
+    start, end = start16, end16
+  return [start, end, label]
+
+
+def read_export(path: str, text_key: str = "text",
+                label_key: str | None = None) -> dict:
+  """Reads and checks a Label Studio JSON export (the module docstring).
+
+  Args:
+    path: the export (.json).
+    text_key: the data key of the text.
+    label_key: the Choices control to read (its `from_name`); None: the
+      project's only one.
+
+  Returns:
+    {"kind": examples.INTENT_SLOT or examples.TEXT_CLASSIFICATION,
+     "records": the JSONL records, in the export's task order,
+     "labels": each record's intent or label, "tasks": tasks in the file,
+     "left_out": tasks without an annotation that is not cancelled}.
+
+  Raises:
+    DataError: the file is not a Label Studio export, or a task's
+      annotation cannot be read as one text's labels (the message names the
+      task by its number and id).
+  """
+  text = "\n".join(decoding.read_lines(path, "a Label Studio JSON export"))
+  try:
+    tasks = json.loads(text)
+  except json.JSONDecodeError as e:
+    raise errors.data_error(
+        path, e.lineno, f"the file is not valid JSON ({e.msg})",
+        "Label Studio's JSON export (a list of tasks)") from None
+  if not (isinstance(tasks, list) and tasks and
+          all(isinstance(t, dict) and "data" in t for t in tasks)):
+    raise errors.data_error(
+        path, None, "the file holds no list of tasks with 'data'",
+        "Label Studio's JSON export: [{\"data\": {\"text\": ...}, "
+        "\"annotations\": [...]}, ...]",
+        "Export the project with Label Studio's \"JSON\" format (not "
+        "JSON-MIN), or give the job CSV or JSONL files.")
+  read = []  # (where, text, spans, {control: choice}).
+  for number, task in enumerate(tasks, start=1):
+    annotation = _annotation(task)
+    if annotation is None:
+      continue
+    where = _task_where(number, task)
+    task_text = _text(path, where, task["data"], text_key)
+    spans, choices = [], {}
+    for item in annotation.get("result") or ():
+      kind = item.get("type") if isinstance(item, dict) else None
+      if kind == "labels":
+        spans.append(_span(path, where, task_text, item.get("value") or {}))
+      elif kind == "choices":
+        picked = (item.get("value") or {}).get("choices")
+        control = item.get("from_name", "choices")
+        if not (isinstance(picked, list) and len(picked) == 1 and
+                isinstance(picked[0], str)):
+          raise errors.data_error(
+              path, None, f"{where}'s {control!r} choice is "
+              f"{errors.show(picked)}", "one choice a text",
+              "The model gives each text one label: pick its main one (a "
+              "Choices control of choice=\"single\").")
+        choices[control] = picked[0].strip()
+    read.append((where, task_text, spans, choices))
+  if not read:
+    raise errors.data_error(
+        path, None, f"none of its {errors.plural(len(tasks), 'task')} has an "
+        "annotation that is not cancelled", "labelled tasks",
+        "Label them in Label Studio first.")
+  controls = sorted({c for *_, choices in read for c in choices})
+  if label_key in controls:
+    control = label_key
+  elif len(controls) == 1:
+    control = controls[0]
+  elif not controls:
+    raise errors.data_error(
+        path, None, "no annotation picks a choice (a class or intent)",
+        "a Choices control's choice on each text",
+        "The own-data job needs a label (or intent) per text: add a "
+        "Choices control to the project's labeling interface.")
+  else:
+    raise errors.data_error(
+        path, None, f"the annotations pick choices of {len(controls)} "
+        f"controls, {', '.join(map(repr, controls))}",
+        "the control to read", "Name it with --label_column.")
+  intent_slot = any(spans for _, _, spans, _ in read)
+  records, labels = [], []
+  for where, task_text, spans, choices in read:
+    if control not in choices:
+      raise errors.data_error(
+          path, None, f"{where}'s annotation picks no {control!r} choice",
+          "a choice on every labelled text",
+          "Pick one in Label Studio, or skip the task there.")
+    label = choices[control]
+    if intent_slot:
+      records.append({"text": task_text, "spans": spans, "intent": label})
+    else:
+      records.append({"text": task_text, "label": label})
+    labels.append(label)
+  _check_as_the_job_reads(path, records, [where for where, *_ in read],
+                          intent_slot)
+  return {"kind": (examples.INTENT_SLOT if intent_slot else
+                   examples.TEXT_CLASSIFICATION),
+          "records": records, "labels": labels, "tasks": len(tasks),
+          "left_out": len(tasks) - len(read)}
+
+
+def _check_as_the_job_reads(path: str, records: list[dict],
+                            wheres: list[str], intent_slot: bool) -> None:
+  """Reads the records as the job reads a JSONL split (intents and slot
+  types without spaces, spans that hold words and do not overlap, ...);
+  a broken one raises the readers' error, naming its task."""
+  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf.datasets import intent_slot_files
+  from mixvocab_tf.datasets import text_classification_files
+  # pylint: enable=g-import-not-at-top
+  with tempfile.TemporaryDirectory() as tmp:
+    jsonl = os.path.join(tmp, "tasks.jsonl")
+    with open(jsonl, "w", encoding="utf-8") as f:
+      f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    try:
+      if intent_slot:
+        intent_slot_files.read_intent_slot(jsonl)
+      else:
+        text_classification_files.read_text_classification(jsonl)
+    except errors.DataError as e:
+      message = (str(e).replace(jsonl, path) if e.line is None else
+                 str(e).replace(f"{jsonl}, line {e.line}",
+                                f"{path}, {wheres[e.line - 1]}"))
+      raise errors.DataError(message, path=path, line=None) from None

@@ -1,0 +1,169 @@
+"""Tests of label_studio: a Label Studio JSON export as the job's records."""
+
+import json
+import os
+
+import pytest
+
+from mixvocab_tf.datasets import examples
+from mixvocab_tf.datasets import label_studio
+from mixvocab_tf.datasets import splitting
+from mixvocab_tf.datasets import user_dataset
+from mixvocab_testing.datasets_testing import raises, write
+
+
+def _span(start, end, label, text, control="label"):
+  return {"value": {"start": start, "end": end, "text": text,
+                    "labels": [label]},
+          "id": f"s{start}", "from_name": control, "to_name": "text",
+          "type": "labels", "origin": "manual"}
+
+
+def _choice(name, control="intent"):
+  return {"value": {"choices": [name]}, "id": "c", "from_name": control,
+          "to_name": "text", "type": "choices", "origin": "manual"}
+
+
+def _task(task_id, text, *results, **annotation):
+  return {"id": task_id, "data": {"text": text},
+          "annotations": [dict({"id": task_id, "completed_by": 1,
+                                "result": list(results),
+                                "was_cancelled": False,
+                                "ground_truth": False}, **annotation)],
+          "predictions": []}
+
+
+def _export(tmp_path, tasks, name="project.json"):
+  return write(tmp_path / name, json.dumps(tasks, ensure_ascii=False))
+
+
+#: A project labelling intents (a Choices control 'intent') and slots (a
+#: Labels control 'label'), as Label Studio's JSON export writes it.
+EMOJI_TEXT = "play \U0001F3B5 jazz now"
+TASKS = [
+    _task(1, "play some jazz", _span(10, 14, "genre", "jazz"),
+          _choice("PlayMusic")),
+    _task(2, "book a table in paris", _choice("BookRestaurant"),
+          _span(16, 21, "city", "paris")),
+    # The emoji is two UTF-16 units: the browser's offsets 8-12 are code
+    # points 7-11.
+    _task(3, EMOJI_TEXT, _span(8, 12, "genre", "jazz"), _choice("PlayMusic")),
+    _task(4, "stop", _choice("Stop")),
+    # Not labelled yet, and a cancelled annotation: both left out.
+    {"id": 5, "data": {"text": "what now"}, "annotations": []},
+    _task(6, "skip me", _choice("Stop"), was_cancelled=True),
+]
+
+
+def test_intent_and_slot_export_reads_as_span_records(tmp_path):
+  tasks = TASKS + [{
+      "id": 7, "data": {"text": "play rock"},
+      # Two annotators: the one marked ground truth is read.
+      "annotations": [
+          {"result": [_choice("Stop")], "ground_truth": False},
+          {"result": [_span(5, 9, "genre", "rock"), _choice("PlayMusic")],
+           "ground_truth": True}]}]
+  found = label_studio.read_export(_export(tmp_path, tasks))
+  assert found["kind"] == examples.INTENT_SLOT
+  assert found["records"] == [
+      {"text": "play some jazz", "spans": [[10, 14, "genre"]],
+       "intent": "PlayMusic"},
+      {"text": "book a table in paris", "spans": [[16, 21, "city"]],
+       "intent": "BookRestaurant"},
+      {"text": EMOJI_TEXT, "spans": [[7, 11, "genre"]],
+       "intent": "PlayMusic"},
+      {"text": "stop", "spans": [], "intent": "Stop"},
+      {"text": "play rock", "spans": [[5, 9, "genre"]],
+       "intent": "PlayMusic"}]
+  assert found["labels"] == ["PlayMusic", "BookRestaurant", "PlayMusic",
+                             "Stop", "PlayMusic"]
+  assert (found["tasks"], found["left_out"]) == (7, 2)
+
+
+def test_text_classification_export_and_the_control_to_read(tmp_path):
+  tasks = [_task(i, text, _choice(label, "sentiment"),
+                 _choice(topic, "topic"))
+           for i, (text, label, topic) in enumerate([
+               ("a fine film", "Positive", "film"),
+               ("dull, long", "Negative", "film"),
+               ("the soup was cold", "Negative", "food")])]
+  path = _export(tmp_path, tasks)
+  raises("the annotations pick choices of 2 controls, 'sentiment', 'topic'. "
+         "Expected the control to read. Name it with --label_column",
+         label_studio.read_export, path)
+  found = label_studio.read_export(path, label_key="topic")
+  assert found["kind"] == examples.TEXT_CLASSIFICATION
+  assert found["records"] == [{"text": "a fine film", "label": "film"},
+                              {"text": "dull, long", "label": "film"},
+                              {"text": "the soup was cold", "label": "food"}]
+  # One control: read whatever its name.
+  one = _export(tmp_path, [_task(1, "a fine film", _choice("Positive",
+                                                           "sentiment"))],
+                "one.json")
+  assert label_studio.read_export(one)["labels"] == ["Positive"]
+
+
+@pytest.mark.parametrize("tasks, match", [
+    ('[{"data": ', "line 1: the file is not valid JSON"),
+    # JSON-MIN: no 'data'.
+    ([{"text": "play jazz", "intent": "PlayMusic"}],
+     "the file holds no list of tasks with 'data'.*not JSON-MIN"),
+    ([_task(1, "play jazz", {"value": {"choices": ["A", "B"]},
+                             "from_name": "intent", "type": "choices"})],
+     r"task 1 \(id 1\)'s 'intent' choice is \['A', 'B'\]. Expected one "
+     "choice a text"),
+    ([_task(1, "play jazz", {"value": {"start": 5, "end": 9,
+                                       "labels": ["genre", "style"]},
+                             "type": "labels"}, _choice("PlayMusic"))],
+     r"task 1 \(id 1\) has a span .*one label a span"),
+    ([_task(1, "play jazz", _span(5, 9, "genre", "jaz"),
+            _choice("PlayMusic"))],
+     "span from 5 to 9 marked 'jaz', but the text there is 'jazz'"),
+    ([_task(1, "play jazz", _span(5, 9, "genre", "jazz"))],
+     "no annotation picks a choice"),
+    ([{"id": 1, "data": {"text": "play jazz"}, "annotations": []}],
+     "none of its 1 task has an annotation that is not cancelled"),
+    ([{"id": 1, "data": {"query": "a", "source": "b"},
+       "annotations": [{"result": [_choice("A")]}]}],
+     r"task 1 \(id 1\)'s data has no key 'text'.*--text_column"),
+    ([_task(1, "play jazz", _choice("PlayMusic")),
+      _task(2, "play rock", _span(5, 9, "genre", "rock"))],
+     r"task 2 \(id 2\)'s annotation picks no 'intent' choice"),
+    # The job's own checks, naming the task: an intent with a space, a span
+    # over whitespace only.
+    ([_task(1, "play jazz", _span(5, 9, "genre", "jazz"),
+            _choice("Play Music"))],
+     r"project.json, task 1 \(id 1\): the intent is 'Play Music'"),
+    ([_task(1, "stop", _choice("Stop")),
+      _task(9, "play  jazz", _span(5, 6, "genre", " "),
+            _choice("PlayMusic"))],
+     r"project.json, task 2 \(id 9\): span 1 \(5 to 6, ' '\) holds no word"),
+])
+def test_what_is_refused_names_the_task(tmp_path, tasks, match):
+  path = (write(tmp_path / "project.json", tasks) if isinstance(tasks, str)
+          else _export(tmp_path, tasks))
+  raises(match, label_studio.read_export, path)
+
+
+def test_split_data_writes_jsonl_splits_the_job_reads(tmp_path):
+  tasks = [_task(i, f"play {genre} {i}", _span(5, 5 + len(genre), "genre",
+                                                genre), _choice("PlayMusic"))
+           for i, genre in enumerate(["jazz", "rock", "pop"] * 4)]
+  tasks += [_task(100 + i, f"stop it {i}", _choice("Stop")) for i in range(8)]
+  tasks += TASKS[4:]  # Left out.
+  out = str(tmp_path / "data")
+  summary = splitting.split_dataset(_export(tmp_path, tasks), out,
+                                    validation_fraction=0.25, seed=0)
+  assert summary["format"] == label_studio.FORMAT
+  assert summary["kind"] == examples.INTENT_SLOT
+  assert summary["tasks_left_out"] == 2
+  assert summary["examples"] == {"train": 15, "validation": 5}
+  assert sorted(os.listdir(out)) == ["train.jsonl", "validation.jsonl"]
+  dataset = user_dataset.load_dataset(out)
+  train = dataset.splits["train"]
+  assert train.words[0] == ["play", "jazz", "0"]
+  assert train.tags[0] == ["O", "B-genre", "O"]
+  assert set(train.intents) == {"PlayMusic", "Stop"}
+  with pytest.raises(ValueError, match="not as pairs"):
+    splitting.split_dataset(_export(tmp_path, tasks, "p2.json"),
+                            str(tmp_path / "d2"), text_b_column="b")
