@@ -36,6 +36,7 @@ from mixvocab_tf.models import joint_intent_slot_model
 from mixvocab_tf.models import sentence_classifier
 from mixvocab_tf.serving import predictor as predictor_lib
 from mixvocab_tf.datasets import glue as glue_lib
+from mixvocab_tf.datasets import intent_slot_files
 from mixvocab_tf.tasks.finetuning import metrics as metrics_lib
 from mixvocab_tf.tasks.finetuning.text_classification import export_module as text_classification_export
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
@@ -553,6 +554,31 @@ def test_command_reads_a_file_and_writes_a_file(glue, tmp_path):
           ["\t".join(pair) for pair in PAIRS], top_k=3)
   # "A man is playing a guitar." / "Someone plays music.": 2 + 3.
   assert got[0]["unreadable_words"] == 5
+
+
+def test_command_writes_doccano_records(snips, glue, tmp_path):
+  """--output_format=doccano: the JSONL doccano imports, which the job's
+  reader reads back as the model's answers; refused for a pair model."""
+  queries = tmp_path / "queries.txt"
+  queries.write_text("".join(q + "\n" for q in QUERIES[:3]))
+  status, stdout, stderr = _command(
+      tmp_path, f"--model={snips[1]}", f"--input={queries}",
+      "--output_format=doccano")
+  assert status == 0, stderr
+  records = predictor_lib.load_predictor(snips[1]).predict(QUERIES[:3])
+  got = [json.loads(line) for line in stdout.splitlines()]
+  assert [(g["text"], g["cats"], g["entities"]) for g in got] == [
+      (r["text"], [r["intent"]],
+       [[s["start"], s["end"], s["type"]] for s in r["slots"]])
+      for r in records]
+  answers = tmp_path / "answers.jsonl"
+  answers.write_text(stdout)
+  split = intent_slot_files.read_intent_slot(str(answers))
+  assert split.intents == [r["intent"] for r in records]
+  status, _, stderr = _command(tmp_path, f"--model={glue[1]}",
+                               f"--input={queries}",
+                               "--output_format=doccano")
+  assert status == 1 and "doccano's records" in stderr
 
 
 def test_command_writes_rasa_parse_results(snips, glue, tmp_path):

@@ -28,7 +28,11 @@ example, in input order: the predictor's record (`intent` or `label`,
 `--output_format=rasa` the shape of Rasa's parse result (`rasa_files.
 parse_result`: `intent` {name, confidence}, `entities` with their
 `confidence_entity`, `intent_ranking`;
-`--synonyms=data/nlu.yml` maps the entities' values by its synonyms).
+`--synonyms=data/nlu.yml` maps the entities' values by its synonyms), or
+with `--output_format=doccano` the JSONL doccano imports: `text`,
+`entities` ([start, end, type]) and `cats` ([intent]), or `text` and
+`label` ([label]), with `score` and `top_k` beside them, so that unlabelled
+texts load into a doccano project pre-annotated with the model's answers.
 
 Examples are run in batches of `--batch_size` (64). Errors the user can fix
 (a missing model, a directory that holds no SavedModel, a pair model given a
@@ -45,6 +49,7 @@ from absl import flags
 
 from mixvocab_tf.cli import console
 from mixvocab_tf.datasets import rasa_files
+from mixvocab_tf.jobs import export_steps
 from mixvocab_tf.serving import predictor as predictor_lib
 
 
@@ -67,9 +72,12 @@ def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
                        "call of the model.", lower_bound=1,
                        flag_values=flag_values)
   flags.DEFINE_enum(
-      "output_format", "json", ["json", "rasa"], "json: the predictor's "
-      "records; rasa: Rasa's parse result (intent, entities with role, "
-      "intent_ranking), as a Rasa server answers.", flag_values=flag_values)
+      "output_format", "json", ["json", "rasa", "doccano"], "json: the "
+      "predictor's records; rasa: Rasa's parse result (intent, entities with "
+      "role, intent_ranking), as a Rasa server answers; doccano: the JSONL "
+      "doccano imports (text, entities, cats; or text, label), the answers "
+      "as annotations to correct there (and a train split's lines once "
+      "corrected).", flag_values=flag_values)
   flags.DEFINE_string(
       "synonyms", None, "With --output_format=rasa: a Rasa NLU file, or a "
       "folder of them, whose synonyms map the entities' values, as Rasa's "
@@ -162,13 +170,19 @@ def _run(values):
     predictor = predictor_lib.load_predictor(values.model, values.batch_size,
                                values.vocab)
     predictor.check_top_k(values.top_k)
-    if values.output_format == "rasa" and predictor.pair:
+    if values.output_format != "json" and predictor.pair:
+      what = {"rasa": "Rasa's parse result",
+              "doccano": "doccano's records"}[values.output_format]
       raise ValueError(
-          "--output_format=rasa writes Rasa's parse result, which holds one "
-          f"text; {values.model} is a sentence-pair model. Use "
+          f"--output_format={values.output_format} writes {what}, which "
+          f"hold one text; {values.model} is a sentence-pair model. Use "
           "--output_format=json.")
-    shape = ((lambda record: rasa_files.parse_result(record, synonyms))
-             if values.output_format == "rasa" else lambda record: record)
+    shapes = {
+        "json": lambda record: record,
+        "rasa": lambda record: rasa_files.parse_result(record, synonyms),
+        "doccano": lambda record: export_steps.to_train_record(
+            record, doccano=True)}
+    shape = shapes[values.output_format]
     examples = (predictor.parse_row(row, where)
                 for where, row in read_rows(stream, source))
     records = predictor.predict_examples(examples, values.top_k)
