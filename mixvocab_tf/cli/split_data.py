@@ -74,10 +74,11 @@ def _run():
   logging.info("Wrote %s (%s); %d labels.", summary["output_dir"], sizes,
                summary["labels"])
   if summary.get("tasks_left_out"):
+    count = summary["tasks_left_out"]
     logging.warning(
-        "%s of the Label Studio export have no annotation (or only "
-        "cancelled ones) and are left out.",
-        errors.plural(summary["tasks_left_out"], "task"))
+        "%s of the Label Studio export %s no annotation (or only cancelled "
+        "ones): left out.", errors.plural(count, "task"),
+        "has" if count == 1 else "have")
   alone = summary["labels_only_in_train"]
   if alone:
     logging.warning(

@@ -13,7 +13,11 @@ characters, the end excluded) and one of type `choices` picks a class
 "intent"}` when the project marks spans (intent and slots: the choice is
 the intent), else `{"text", "label"}` (text classification: the choice is
 the label). `mixvocab-split-data` splits an export into such JSONL splits
-(`splitting`).
+(`splitting`), and writes the project's names beside them (`NAMES_JSON`:
+the data key, the Text tag, the Labels and Choices controls), so that
+`to_task` can write the job's texts to label next as Label Studio tasks
+pre-annotated with the model's answers (its "predictions"), which the
+project imports as they are.
 
 - The text is the task's `data[text_key]` (default `text`, the key of
   Label Studio's templates), or the task's one string value.
@@ -40,6 +44,10 @@ from mixvocab_tf.datasets import examples
 
 #: The `format` of a split source read from a Label Studio export.
 FORMAT = "label_studio"
+#: The project's names, written beside the splits of an export.
+NAMES_JSON = "label_studio.json"
+#: The `model_version` of the predictions `to_task` writes.
+MODEL_VERSION = "mixvocab_tf student"
 
 
 def is_export(path: str) -> bool:
@@ -59,6 +67,31 @@ def _utf16_to_code_points(text: str, offset: int) -> int | None:
   return len(text) if units == offset else None
 
 
+def _utf16_offset(text: str, offset: int) -> int:
+  """The UTF-16 offset of code-point offset `offset` in `text` (a
+  browser's, which Label Studio's offsets are)."""
+  return len(text[:offset].encode("utf-16-le")) // 2
+
+
+def to_task(record: dict, names: dict) -> dict:
+  """A predictor's record (`serving.predictor`) as a Label Studio task
+  whose prediction is the record's answer (`names`: `read_export`'s)."""
+  text = record["text"]
+  result = [{"from_name": names["labels"], "to_name": names["to_name"],
+             "type": "labels",
+             "value": {"start": _utf16_offset(text, slot["start"]),
+                       "end": _utf16_offset(text, slot["end"]),
+                       "text": text[slot["start"]:slot["end"]],
+                       "labels": [slot["type"]]}}
+            for slot in record.get("slots", ())]
+  result.append({"from_name": names["choices"], "to_name": names["to_name"],
+                 "type": "choices", "value": {"choices": [
+                     record.get("intent", record.get("label"))]}})
+  return {"data": {names["text"]: text},
+          "predictions": [{"model_version": MODEL_VERSION,
+                           "score": record["score"], "result": result}]}
+
+
 def _task_where(number: int, task: dict) -> str:
   where = f"task {number}"
   if "id" in task:
@@ -74,12 +107,15 @@ def _annotation(task: dict) -> dict | None:
   return (truth or kept or [None])[0]
 
 
-def _text(path: str, where: str, data: Any, text_key: str) -> str:
+def _text(path: str, where: str, data: Any, text_key: str
+          ) -> tuple[str, str]:
+  """(the task's text, its data key)."""
   if not isinstance(data, dict):
     raise errors.data_error(
         path, None, f"{where}'s 'data' is a JSON {errors.json_type(data)}",
         "an object holding the task's text",
         "Export the project with Label Studio's JSON export.")
+  key = text_key
   if text_key in data:
     text = data[text_key]
   else:
@@ -90,12 +126,13 @@ def _text(path: str, where: str, data: Any, text_key: str) -> str:
           f"are {list(data)}", f"the text under {text_key!r}",
           "Name the key of the text (the Text tag's value, '$<key>') with "
           "--text_column.")
-    text = data[strings[0]]
+    key = strings[0]
+    text = data[key]
   if not isinstance(text, str) or not text.strip():
     raise errors.data_error(
         path, None, f"{where}'s text is {errors.show(text)}",
         "a text of at least one word")
-  return text
+  return text, key
 
 
 def _span(path: str, where: str, text: str, value: Any) -> list:
@@ -145,7 +182,9 @@ def read_export(path: str, text_key: str = "text",
     {"kind": examples.INTENT_SLOT or examples.TEXT_CLASSIFICATION,
      "records": the JSONL records, in the export's task order,
      "labels": each record's intent or label, "tasks": tasks in the file,
-     "left_out": tasks without an annotation that is not cancelled}.
+     "left_out": tasks without an annotation that is not cancelled,
+     "names": {"text": the data key, "to_name": the Text tag's name,
+     "labels": the Labels control's, "choices": the Choices control's}}.
 
   Raises:
     DataError: the file is not a Label Studio export, or a task's
@@ -168,16 +207,21 @@ def read_export(path: str, text_key: str = "text",
         "Export the project with Label Studio's \"JSON\" format (not "
         "JSON-MIN), or give the job CSV or JSONL files.")
   read = []  # (where, text, spans, {control: choice}).
+  names = {"text": None, "to_name": None, "labels": None}
   for number, task in enumerate(tasks, start=1):
     annotation = _annotation(task)
     if annotation is None:
       continue
     where = _task_where(number, task)
-    task_text = _text(path, where, task["data"], text_key)
+    task_text, key = _text(path, where, task["data"], text_key)
+    names["text"] = names["text"] or key
     spans, choices = [], {}
     for item in annotation.get("result") or ():
       kind = item.get("type") if isinstance(item, dict) else None
+      if kind in ("labels", "choices"):
+        names["to_name"] = names["to_name"] or item.get("to_name")
       if kind == "labels":
+        names["labels"] = names["labels"] or item.get("from_name")
         spans.append(_span(path, where, task_text, item.get("value") or {}))
       elif kind == "choices":
         picked = (item.get("value") or {}).get("choices")
@@ -228,10 +272,13 @@ def read_export(path: str, text_key: str = "text",
     labels.append(label)
   _check_as_the_job_reads(path, records, [where for where, *_ in read],
                           intent_slot)
+  names["choices"] = control
+  names["to_name"] = names["to_name"] or "text"
+  names["labels"] = names["labels"] or "label"
   return {"kind": (examples.INTENT_SLOT if intent_slot else
                    examples.TEXT_CLASSIFICATION),
           "records": records, "labels": labels, "tasks": len(tasks),
-          "left_out": len(tasks) - len(read)}
+          "left_out": len(tasks) - len(read), "names": names}
 
 
 def _check_as_the_job_reads(path: str, records: list[dict],

@@ -2,6 +2,8 @@
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -158,7 +160,11 @@ def test_split_data_writes_jsonl_splits_the_job_reads(tmp_path):
   assert summary["kind"] == examples.INTENT_SLOT
   assert summary["tasks_left_out"] == 2
   assert summary["examples"] == {"train": 15, "validation": 5}
-  assert sorted(os.listdir(out)) == ["train.jsonl", "validation.jsonl"]
+  assert sorted(os.listdir(out)) == [label_studio.NAMES_JSON, "train.jsonl",
+                                     "validation.jsonl"]
+  with open(os.path.join(out, label_studio.NAMES_JSON)) as f:
+    assert json.load(f) == {"text": "text", "to_name": "text",
+                            "labels": "label", "choices": "intent"}
   dataset = user_dataset.load_dataset(out)
   train = dataset.splits["train"]
   assert train.words[0] == ["play", "jazz", "0"]
@@ -167,3 +173,49 @@ def test_split_data_writes_jsonl_splits_the_job_reads(tmp_path):
   with pytest.raises(ValueError, match="not as pairs"):
     splitting.split_dataset(_export(tmp_path, tasks, "p2.json"),
                             str(tmp_path / "d2"), text_b_column="b")
+
+
+def test_answers_as_tasks_the_project_imports_and_reads_back(tmp_path):
+  # The model's answers (a predictor's records) as pre-annotated tasks: the
+  # project's own names, offsets in UTF-16 units as its browser counts
+  # them; read back as annotations, they are the answers again.
+  names = {"text": "query", "to_name": "q", "labels": "slot",
+           "choices": "intent"}
+  records = [
+      {"text": EMOJI_TEXT, "intent": "PlayMusic", "score": 0.41,
+       "slots": [{"type": "genre", "start": 7, "end": 11, "text": "jazz"}]},
+      {"text": "stop", "intent": "Stop", "score": 0.9, "slots": []}]
+  tasks = [label_studio.to_task(r, names) for r in records]
+  value = tasks[0]["predictions"][0]["result"][0]["value"]
+  assert (value["start"], value["end"], value["text"]) == (8, 12, "jazz")
+  assert tasks[0]["data"] == {"query": EMOJI_TEXT}
+  assert tasks[0]["predictions"][0]["score"] == 0.41
+  for task in tasks:  # As annotations, the way an export holds them.
+    task["annotations"] = [{"result": task.pop("predictions")[0]["result"]}]
+  found = label_studio.read_export(_export(tmp_path, tasks), "query")
+  assert found["records"] == [
+      {"text": EMOJI_TEXT, "spans": [[7, 11, "genre"]], "intent": "PlayMusic"},
+      {"text": "stop", "spans": [], "intent": "Stop"}]
+  assert found["names"] == names
+  task = label_studio.to_task({"text": "dull", "label": "neg", "score": 0.6},
+                              dict(names, choices="sentiment"))
+  assert task["predictions"][0]["result"] == [
+      {"from_name": "sentiment", "to_name": "q", "type": "choices",
+       "value": {"choices": ["neg"]}}]
+
+
+def test_command_line_counts_the_tasks_left_out(tmp_path):
+  tasks = [_task(i, f"stop it {i}", _choice("Stop")) for i in range(6)]
+  tasks += [_task(10 + i, f"go {i}", _choice("Go")) for i in range(6)]
+  source = _export(tmp_path, tasks + TASKS[4:5])
+  done = subprocess.run(
+      [sys.executable, "-m", "mixvocab_tf.cli.split_data", f"--data={source}",
+       f"--output_dir={tmp_path / 'data'}", "--validation_fraction=0.2"],
+      capture_output=True, text=True, check=False)
+  assert done.returncode == 0, done.stderr
+  summary = json.loads(done.stdout)
+  assert (summary["kind"], summary["tasks_left_out"]) == (
+      examples.TEXT_CLASSIFICATION, 1)
+  assert ("1 task of the Label Studio export has no annotation (or only "
+          "cancelled ones): left out.") in done.stderr
+  assert summary["label_studio"].endswith(label_studio.NAMES_JSON)

@@ -23,7 +23,9 @@ stratify=labels)` would give them:
   `SLOT_VALUES` (synonyms and regexes are left out);
 - a Label Studio JSON export (`label_studio`) is written as JSONL splits of
   the job's records (text, spans and intent, or text and label), its tasks
-  without an annotation left out and counted.
+  without an annotation left out and counted, and the project's names to
+  `label_studio.json` beside them (the own-data job writes its texts to
+  label next as tasks that project imports).
 
 The same file, fractions and seed give the same splits.
 """
@@ -64,6 +66,8 @@ class _Source:
       split named by the first argument, into the directory of the second.
     lookups: a Rasa source's lookup tables ({name: [(value, line)]}).
     left_out: a Label Studio export's tasks without an annotation.
+    names: a Label Studio project's names (`label_studio.read_export`),
+      written beside the splits.
   """
   kind: str
   format: str
@@ -71,6 +75,7 @@ class _Source:
   write: Callable[[str, str, list[int]], str]
   lookups: dict | None = None
   left_out: int = 0
+  names: dict | None = None
 
 
 def _lines_of(line_numbers: list[int], lines: list[str],
@@ -146,7 +151,7 @@ def _label_studio_source(path: str, text_key: str, label_key: str,
         "".join(json.dumps(found["records"][i], ensure_ascii=False) + "\n"
                 for i in indices))
   return _Source(found["kind"], label_studio.FORMAT, found["labels"], write,
-                 left_out=found["left_out"])
+                 left_out=found["left_out"], names=found["names"])
 
 
 def _table_source(path: str, fmt: str, columns: dict) -> _Source:
@@ -372,6 +377,10 @@ def split_dataset(path: str, output_dir: str,
                "lookups": _write_file(
                    os.path.join(output_dir, LOOKUPS_YML),
                    rasa_files.to_lookups_yaml(source.lookups))}
+  if source.names:  # For the texts to label next, as tasks it imports.
+    lookups["label_studio"] = _write_file(
+        os.path.join(output_dir, label_studio.NAMES_JSON),
+        json.dumps(source.names, indent=1) + "\n")
   in_validation = collections.Counter(
       source.labels[i] for i in indices["validation"])
   return {

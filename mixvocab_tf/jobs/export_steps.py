@@ -56,6 +56,7 @@ from absl import logging
 from mixvocab_tf import assets
 from mixvocab_tf.core import run_files
 from mixvocab_tf.datasets import examples as examples_lib
+from mixvocab_tf.datasets import label_studio
 from mixvocab_tf.datasets import rasa_files
 from mixvocab_tf.datasets import records as records_lib
 from mixvocab_tf.datasets import unlabelled as unlabelled_lib
@@ -267,7 +268,8 @@ def label_next_path(path, data_format):
   stem = os.path.splitext(path)[0]
   if data_format == "goo":
     return stem
-  ext = {"csv": ".csv", "tsv": ".tsv", rasa_files.FORMAT: ".yml"}
+  ext = {"csv": ".csv", "tsv": ".tsv", rasa_files.FORMAT: ".yml",
+         label_studio.FORMAT: ".json"}
   return stem + ext.get(data_format, ".jsonl")
 
 
@@ -280,8 +282,25 @@ def is_doccano_jsonl(path, label_column="label"):
           isinstance(first.get(label_column), list))
 
 
+def written_form(data_format, train_path, label_column="label"):
+  """(format, in doccano's form, a Label Studio project's names or None) of
+  the texts to label next for a dataset of `data_format` whose train split
+  is `train_path`: a JSONL dataset that `mixvocab-split-data` wrote from a
+  Label Studio export (its `label_studio.NAMES_JSON` beside the splits)
+  gets Label Studio tasks, one whose train is in doccano's form
+  (`is_doccano_jsonl`) doccano's lines."""
+  if data_format != "jsonl" or not train_path:
+    return data_format, False, None
+  names = run_files.read_json_if_any(os.path.join(
+      os.path.dirname(train_path), label_studio.NAMES_JSON))
+  if names:
+    return label_studio.FORMAT, False, names
+  return data_format, is_doccano_jsonl(train_path, label_column), None
+
+
 def answers_as_split(records, data_format, text_column="text",
-                     label_column="label", header=None, doccano=False):
+                     label_column="label", header=None, doccano=False,
+                     names=None):
   """A predictor's records (`serving.predictor`) as a split of the user's
   own format, the model's answers as the labels: {file name: text} (the
   Goo layout's three files, or '' for the one file of the others).
@@ -291,12 +310,17 @@ def answers_as_split(records, data_format, text_column="text",
   empty). Goo: `seq.in` (the whitespace words), `seq.out` (a tag per word,
   IOB2 from the slots; words past the model's sequence 'O', as it answers
   them) and `label`.
-  Rasa: NLU data grouped by intent, each score as metadata. JSONL: each
+  Rasa: NLU data grouped by intent, each score as metadata. Label Studio
+  (`names`: the project's, `label_studio.read_export`): a JSON list of
+  tasks the project imports, each answer its prediction. JSONL: each
   line a record of a train split (`to_train_record`; in doccano's form if
   `doccano`), with its score and top k beside the labels.
   """
   if data_format == rasa_files.FORMAT:
     return {"": rasa_files.answers_to_yaml(records)}
+  if data_format == label_studio.FORMAT:
+    return {"": json.dumps([label_studio.to_task(r, names) for r in records],
+                           indent=1, ensure_ascii=False) + "\n"}
   if data_format in ("csv", "tsv"):
     header = header or [text_column, label_column]
     answers = {text_column: "text", label_column: "label"}
@@ -376,11 +400,11 @@ def label_next(model_path, unlabelled, text_column, output_path,
   header = None
   if data_format in ("csv", "tsv") and train_path:
     header = records_lib.read_table(train_path, data_format)[1]
-  doccano = bool(data_format == "jsonl" and train_path and
-                 is_doccano_jsonl(train_path, label_column))
+  data_format, doccano, names = written_form(data_format, train_path,
+                                             label_column)
   path = label_next_path(output_path, data_format)
   files = answers_as_split(records, data_format, text_column,
-                           label_column, header, doccano)
+                           label_column, header, doccano, names)
   for name, text in files.items():
     run_files.write_text(os.path.join(path, name) if name else path, text)
   return {"path": path, "texts": len(texts),

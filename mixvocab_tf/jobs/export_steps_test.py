@@ -9,6 +9,7 @@ from unittest import mock
 import tensorflow as tf
 
 from mixvocab_tf.datasets import intent_slot_files
+from mixvocab_tf.datasets import label_studio
 from mixvocab_tf.datasets import text_classification_files
 from mixvocab_tf.datasets import user_dataset
 from mixvocab_tf.jobs import export_steps
@@ -206,6 +207,31 @@ class AnswersAsSplitTest(tf.test.TestCase):
       self.assertEqual(split.texts_a, ["bad", 'a "fine", long film', "dull"])
       self.assertEqual(split.labels, ["neg", "pos", "neg"])
       self.assertEqual(files[""].split("\n")[0], sep.join(header))
+
+  def test_label_studio_tasks_when_split_from_its_export(self):
+    data_dir = os.path.join(self.get_temp_dir(), "ls")
+    os.makedirs(data_dir)
+    train = os.path.join(data_dir, "train.jsonl")
+    with open(train, "w", encoding="utf-8") as f:
+      f.write('{"text": "a", "spans": [], "intent": "X"}\n')
+    self.assertEqual(export_steps.written_form("jsonl", train),
+                     ("jsonl", False, None))
+    self.assertEqual(export_steps.written_form("csv", train),
+                     ("csv", False, None))
+    names = {"text": "text", "to_name": "text", "labels": "label",
+             "choices": "intent"}
+    with open(os.path.join(data_dir, "label_studio.json"), "w") as f:
+      json.dump(names, f)
+    self.assertEqual(export_steps.written_form("jsonl", train),
+                     ("label_studio", False, names))
+    self.assertEqual(export_steps.label_next_path("/j/label_next.jsonl",
+                                                  "label_studio"),
+                     "/j/label_next.json")
+    records = [{"text": "play jazz", "intent": "PlayMusic", "score": 0.3,
+                "slots": [{"type": "genre", "start": 5, "end": 9}]}]
+    tasks = json.loads(export_steps.answers_as_split(
+        records, "label_studio", names=names)[""])
+    self.assertEqual(tasks, [label_studio.to_task(records[0], names)])
 
   def test_rasa_and_jsonl_as_before(self):
     records = [{"text": "dull", "label": "neg", "score": 0.6,

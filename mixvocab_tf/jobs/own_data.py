@@ -81,6 +81,7 @@ from mixvocab_tf.core import run_files
 from mixvocab_tf.core import trainer as trainer_lib
 from mixvocab_tf.datasets import errors
 from mixvocab_tf.datasets import examples as examples_lib
+from mixvocab_tf.datasets import label_studio
 from mixvocab_tf.datasets import out_of_scope as out_of_scope_lib
 from mixvocab_tf.datasets import rasa_files
 from mixvocab_tf.datasets import slot_values as slot_values_lib
@@ -333,8 +334,11 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       (label by label) in turns, the first to label,
       as a split of the dataset's own format with its answers for labels
       (`export_steps.label_next`: `label_next.csv` with train's header,
-      `.tsv`, `.jsonl`, `.yml` as Rasa NLU data, or a `label_next/`
-      directory of seq.in, seq.out and label). None: none.
+      `.tsv`, `.jsonl` (in doccano's form when train is), `.yml` as Rasa
+      NLU data, a `label_next/` directory of seq.in, seq.out and label, or
+      `label_next.json`, Label Studio tasks pre-annotated with the answers,
+      for splits `mixvocab-split-data` wrote from a Label Studio export).
+      None: none.
     max_unlabelled: the transfer set takes at most this many unlabelled
       texts, drawn at random with a fixed seed (`unlabelled.sample`); None:
       all. The teacher labels each one (about 250-370 a CPU second), and
@@ -2186,6 +2190,14 @@ def _label_next_how(entry, intent_slot):
             f"label) with the student's answers as the {answer}: correct "
             "the wrong ones and append each file's lines to the same file "
             "of train/ (the same lines of all three).")
+  if data_format == label_studio.FORMAT:
+    return ("Label Studio tasks (a JSON list) with the student's answers as "
+            "their predictions, under the names of the project the dataset "
+            "was split from: import the file into that project (each task "
+            "arrives pre-annotated, least sure first), correct the answers "
+            "there, export the project as JSON and split it again with "
+            "mixvocab-split-data (a new --output_dir; WARM_START from this "
+            "run).")
   if data_format == "doccano":
     return ("each line in doccano's JSONL form, as train's, with the "
             "student's answer as its "
