@@ -719,6 +719,25 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertNotIn("TextClassificationTask.bucket_boundaries",
                      large["student"])
 
+  def test_a_student_of_many_labels_gets_twice_the_steps(self):
+    # 100 queries of 50 labels (two each): 12,000 student steps, evaluated
+    # every 400 as the 6,000 of fewer labels are; 49 labels: 6,000.
+    def student(labels):
+      data_dir = os.path.join(self.get_temp_dir(), f"l{labels}")
+      os.makedirs(data_dir)
+      for split in ("train", "dev"):
+        with open(os.path.join(data_dir, f"{split}.csv"), "w") as f:
+          f.write("text,label\n" + "".join(
+              f"query number {i},label{i % labels}\n" for i in range(100)))
+      steps = {step.name: step.options("/job") for step in
+               own_data.own_data_steps(data_dir, student=data_dir)}
+      options = steps["student"]
+      return (round(options["EPOCHS"] * 100 / 64),
+              options["Trainer.evaluate_every"])
+    self.assertEqual(own_data.MANY_LABELS, 50)
+    self.assertEqual(student(50), (12000, 400))
+    self.assertEqual(student(49), (6000, 400))
+
   def test_the_last_evaluation_falls_on_the_last_step(self):
     data_dir = _write_text_classification(self.get_temp_dir())
     # 20 examples: 2,000 teacher steps, 6,000 student steps; evaluations
