@@ -35,9 +35,9 @@ def define_flags():
   flags.DEFINE_string(
       "data", None,
       "One labelled .csv, .tsv or .jsonl file, a Rasa NLU .yml file or a "
-      "folder of them, a Label Studio JSON export, a directory holding seq.in, seq.out and label, or a "
-      "dataset directory with train (and test) but no validation: its "
-      "train is split, its test copied.")
+      "folder of them, a Label Studio JSON export, a directory holding "
+      "seq.in, seq.out and label, or a dataset directory with train (and "
+      "test) but no validation: its train is split, its test copied.")
   flags.DEFINE_string(
       "output_dir", None,
       "The dataset directory to write (the job's DATA_DIR); it must hold no "

@@ -41,6 +41,8 @@ import tensorflow as tf
 from mixvocab_tf.datasets import decoding
 from mixvocab_tf.datasets import errors
 from mixvocab_tf.datasets import examples
+from mixvocab_tf.datasets import intent_slot_files
+from mixvocab_tf.datasets import text_classification_files
 
 #: The `format` of a split source read from a Label Studio export.
 FORMAT = "label_studio"
@@ -137,9 +139,8 @@ def _text(path: str, where: str, data: Any, text_key: str
 
 def _span(path: str, where: str, text: str, value: Any) -> list:
   """[start, end, type] of a `labels` result, offsets in code points."""
-  if not isinstance(value, dict):
-    value = {"value": value}
-  fields = (value.get("start"), value.get("end"), value.get("labels"))
+  fields = ((value.get("start"), value.get("end"), value.get("labels"))
+            if isinstance(value, dict) else (None, None, None))
   if not (all(isinstance(v, int) and not isinstance(v, bool)
               for v in fields[:2]) and
           isinstance(fields[2], list) and len(fields[2]) == 1 and
@@ -151,7 +152,7 @@ def _span(path: str, where: str, text: str, value: Any) -> list:
         "Give each span one label: the model tags each word with one slot "
         "type.")
   start, end, (label,) = fields
-  marked = value.get("text")
+  marked = value.get("text")  # A dict: `fields` checked it.
   if isinstance(marked, str) and text[start:end] != marked:
     start16 = _utf16_to_code_points(text, start)
     end16 = _utf16_to_code_points(text, end)
@@ -286,10 +287,6 @@ def _check_as_the_job_reads(path: str, records: list[dict],
   """Reads the records as the job reads a JSONL split (intents and slot
   types without spaces, spans that hold words and do not overlap, ...);
   a broken one raises the readers' error, naming its task."""
-  # pylint: disable=g-import-not-at-top
-  from mixvocab_tf.datasets import intent_slot_files
-  from mixvocab_tf.datasets import text_classification_files
-  # pylint: enable=g-import-not-at-top
   with tempfile.TemporaryDirectory() as tmp:
     jsonl = os.path.join(tmp, "tasks.jsonl")
     with open(jsonl, "w", encoding="utf-8") as f:

@@ -87,6 +87,7 @@ def _label_studio_exports(data_dir: str) -> list[str]:
 def _near_miss_hint(data_dir: str, split: str) -> str:
   """Advice on entries that look like `split` but are not accepted names."""
   hints = []
+  exports = _label_studio_exports(data_dir)
   for name in sorted(errors.listdir(data_dir)):
     full = os.path.join(data_dir, name)
     lower = name.lower()
@@ -99,7 +100,7 @@ def _near_miss_hint(data_dir: str, split: str) -> str:
       else:
         hints.append(f"The directory {name}/ holds none of seq.in, seq.out "
                      "and label.")
-    elif ext == "json" and name in _label_studio_exports(data_dir):
+    elif ext == "json" and name in exports:
       continue  # Said after the hints (`find_dataset`).
     elif ext == "json":
       hints.append(f"The file {name} is not an accepted name: if it holds "

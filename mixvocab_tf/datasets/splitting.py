@@ -308,10 +308,10 @@ def split_dataset(path: str, output_dir: str,
       file or a folder of them (a Rasa project's `data`: its files with a
       key `nlu`, sub-folders too), a Label Studio JSON export (.json; the
       text under `text_column`, the label or intent the choice of the
-      Choices control named `label_column`, else the only one), a directory in the Goo et al. layout
-      (seq.in, seq.out, label), or a dataset directory with a train split
-      and no validation split (its train is split, its test, if any, copied
-      as it is).
+      Choices control named `label_column`, else the only one), a
+      directory in the Goo et al. layout (seq.in, seq.out, label), or a
+      dataset directory with a train split and no validation split (its
+      train is split, its test, if any, copied as it is).
     output_dir: the dataset directory to write (the own-data job's
       DATA_DIR); created if missing. It must hold no split yet.
     validation_fraction: each label's share that goes to validation.

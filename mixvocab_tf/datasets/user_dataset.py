@@ -57,11 +57,12 @@ of the query to one IOB slot tag), in one of three layouts:
   read as it is: `{"text": ..., "entities": [[5, 9, "genre"]], "cats":
   ["PlayMusic"]}` (the spans as `entities`, the intent as `cats`, a list of
   one; its other keys are not read), and so are its relation-mode spans
-  `{"start_offset": 5, "end_offset": 9, "label": "genre"}`. The text's words are its whitespace words; a word is in a
-  span when the span covers any of its characters (a span that leaves out
-  a trailing comma tags the whole word), the first `B-<type>`, the others
-  `I-<type>`, the rest `O`; a word in two spans is refused. Test lines may
-  leave out `tags` (`spans`) and `intent`;
+  `{"start_offset": 5, "end_offset": 9, "label": "genre"}`. The text's
+  words are its whitespace words; a word is in a span when the span covers
+  any of its characters (a span that leaves out a trailing comma tags the
+  whole word), the first `B-<type>`, the others `I-<type>`, the rest `O`;
+  a word in two spans is refused. Test lines may leave out `tags`
+  (`spans`) and `intent`;
 - Rasa NLU training data: YAML files `train.yml`, `validation.yml` (or
   `dev.yml`, or `valid.yml`; or `.yaml`) and, optionally, `test.yml`, each
   holding `nlu:` items `- intent: <name>` with `examples: |` and one

@@ -183,11 +183,12 @@ WARM_START_NEW_SHARE = 0.2
 WARM_START_FRACTION = 0.5
 #: Evaluations in a row without a better validation score that stop a text
 #: classifier's distillation: more than half of its at most 15 (30 of the
-#: longer budget of `MANY_LABELS`; its best checkpoint is kept). Measured on students of 6,000 steps evaluated every
-#: 400: on examples/text_classification (best at step 1,200) and 1,000
-#: SST-2 sentences (best at 800) it stops at 4,400 and 4,000 with the same
-#: best; on MRPC's pairs the best came at 4,000 after 4 evaluations without
-#: gain (67.2 -> 71.8 validation accuracy), which a patience of 4 would have
+#: longer budget of `MANY_LABELS`; its best checkpoint is kept). Measured
+#: on students of 6,000 steps evaluated every 400: on
+#: examples/text_classification (best at step 1,200) and 1,000 SST-2
+#: sentences (best at 800) it stops at 4,400 and 4,000 with the same best;
+#: on MRPC's pairs the best came at 4,000 after 4 evaluations without gain
+#: (67.2 -> 71.8 validation accuracy), which a patience of 4 would have
 #: lost.
 STUDENT_PATIENCE = 8
 #: Labels from which a text classifier's student below `transfer_examples`

@@ -74,7 +74,8 @@ public final class Units {
       int length = Integer.parseInt(args[2]);
       // Only an intent-and-slot model has its labels (a classifier has not).
       IntentSlotDecoder decoder = command.equals("decode")
-          ? new IntentSlotDecoder(files.get("intents.txt"), files.get("slot_tags.txt"))
+          ? new IntentSlotDecoder(files.get("intents.txt"),
+                                  files.get("slot_tags.txt"))
           : null;
       for (Object item : (List<?>) input) {
         if (command.equals("tokenize")) {
