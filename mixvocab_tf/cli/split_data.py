@@ -71,8 +71,9 @@ def _run():
       label_column=FLAGS.label_column)
   sizes = ", ".join(f"{split} {count:,}"
                     for split, count in summary["examples"].items())
-  logging.info("Wrote %s (%s); %d labels.", summary["output_dir"], sizes,
-               summary["labels"])
+  logging.info("Wrote %s (%s); %s.", summary["output_dir"], sizes,
+               "no intents: a slot tagger's data" if summary["slot_tagger"]
+               else f"{summary['labels']} labels")
   if summary.get("tasks_left_out"):
     count = summary["tasks_left_out"]
     logging.warning(

@@ -16,6 +16,10 @@ TEXT_CLASSIFICATION = "text_classification"
 INTENT_SLOT = "intent_slot"
 #: The slot tag of words outside every slot.
 OUTSIDE_TAG = "O"
+#: The one intent of a slot tagger's queries: a dataset whose train gives no
+#: query an intent (e.g. doccano's sequence-labelling export) trains an
+#: intent-and-slot model with this single intent, whose slots are the task.
+NO_INTENT = "none"
 
 
 @dataclasses.dataclass

@@ -122,9 +122,11 @@ def _check_intent(path: str, line: int, intent: str) -> None:
         "Write the intent, joining its words with '_' if needed.")
 
 
-def _read_goo(path: str, require_labels: bool) -> examples.IntentSlotExamples:
+def _read_goo(path: str, require_labels: bool,
+              require_intents: bool) -> examples.IntentSlotExamples:
   """Reads a Goo et al. split directory (`seq.in`, `seq.out`, `label`)."""
-  required = GOO_FILES if require_labels else ("seq.in",)
+  required = (GOO_FILES if require_intents else
+              GOO_FILES[:2] if require_labels else ("seq.in",))
   missing = [name for name in required
              if not errors.isfile(os.path.join(path, name))]
   if missing:
@@ -133,7 +135,9 @@ def _read_goo(path: str, require_labels: bool) -> examples.IntentSlotExamples:
         f"the directory has no {', '.join(missing)}; it holds "
         f"{errors.list_directory(path)}",
         "the files seq.in (the queries), seq.out (their slot tags) and label "
-        "(their intents)" + ("" if require_labels else
+        "(their intents)" + ("" if require_intents else
+                             "; a slot tagger's splits may leave out label"
+                             if require_labels else
                              "; a test split may hold seq.in alone"),
         "Add the missing files.")
   expected = {
@@ -313,21 +317,35 @@ def _tags_from_spans(path: str, line: int, text: str,
   return tags
 
 
+def is_span_list(value: Any) -> bool:
+  """Whether a JSON value is a list of spans (each a list or an object), as
+  doccano's sequence-labelling export writes under "label" (a text
+  classifier's "label" is a string, or a list of strings)."""
+  return isinstance(value, list) and all(
+      isinstance(item, (list, dict)) for item in value)
+
+
 def _key(record: dict[str, Any], key: str) -> str:
   """The name a JSONL line gives `key`: the key itself, or doccano's name
-  for it (`_DOCCANO_KEYS`) where the line has that instead."""
+  for it (`_DOCCANO_KEYS`) where the line has that instead, or, for the
+  spans, doccano's sequence-labelling "label" (a list of spans)."""
   if key not in record and _DOCCANO_KEYS.get(key) in record:
     return _DOCCANO_KEYS[key]
+  if (key == "spans" and key not in record and
+      is_span_list(record.get("label"))):
+    return "label"
   return key
 
 
 def _intent(path: str, line: int, record: dict[str, Any],
-            require_labels: bool) -> str | None:
-  """A JSONL line's intent, checked; None when absent and allowed."""
+            require_labels: bool, require_intents: bool) -> str | None:
+  """A JSONL line's intent, checked; None when absent and allowed (a line
+  of labelled data that has the key but no intent in it is refused even
+  where a slot tagger's lines may leave the key out)."""
   key = _key(record, "intent")
   intent = records.json_label(path, line, key, record.get(key))
   if intent is None:
-    if require_labels:
+    if require_intents or (require_labels and key in record):
       empty = record.get(key) == []
       raise errors.data_error(
           path, line, f"{key!r} is {'empty' if empty else 'null'}",
@@ -342,9 +360,11 @@ def _intent(path: str, line: int, record: dict[str, Any],
 
 
 def _read_intent_slot_jsonl(
-    path: str, require_labels: bool) -> examples.IntentSlotExamples:
+    path: str, require_labels: bool,
+    require_intents: bool) -> examples.IntentSlotExamples:
   """Reads a JSONL intent-slot split ({"tokens", "tags", "intent"} or
-  {"text", "spans", "intent"} objects)."""
+  {"text", "spans", "intent"} objects; "intent" left out by a slot
+  tagger's)."""
   expected = ('one JSON object per line with keys "tokens" (list of words), '
               '"tags" (one IOB tag per word) and "intent", or "text", '
               '"spans" (character spans) and "intent"')
@@ -354,7 +374,8 @@ def _read_intent_slot_jsonl(
   for line, record in rows:
     with_spans = "tokens" not in record and "text" in record
     keys = _SPAN_KEYS if with_spans else _INTENT_SLOT_KEYS
-    required = keys if require_labels else keys[:1]
+    required = (keys if require_intents else
+                keys[:2] if require_labels else keys[:1])
     missing = [key for key in required if _key(record, key) not in record]
     if missing:
       raise errors.data_error(
@@ -363,7 +384,9 @@ def _read_intent_slot_jsonl(
           f"are {list(record)}",
           f"the keys {list(_INTENT_SLOT_KEYS)} or {list(_SPAN_KEYS)} "
           "(or doccano's 'text', 'entities' and 'cats')" +
-          ("" if require_labels else f" (a test split may leave out "
+          ("" if require_intents else
+           " ('intent' may be left out of every line: a slot tagger)"
+           if require_labels else f" (a test split may leave out "
            f"{keys[1]!r} and 'intent')"),
           "Add the missing keys.")
     if with_spans:
@@ -388,7 +411,8 @@ def _read_intent_slot_jsonl(
                                 "a list of spans ([] for none)")
       words.append([word for word, _, _ in spaced])
       tags.append(query_tags)
-      intents.append(_intent(path, line, record, require_labels))
+      intents.append(_intent(path, line, record, require_labels,
+                             require_intents))
       line_numbers.append(line)
       continue
     tokens = _string_list(path, line, record, "tokens")
@@ -415,10 +439,15 @@ def _read_intent_slot_jsonl(
                               "a list of IOB tags")
     words.append(tokens)
     tags.append(query_tags)
-    intents.append(_intent(path, line, record, require_labels))
+    intents.append(_intent(path, line, record, require_labels,
+                           require_intents))
     line_numbers.append(line)
   records.check_all_or_none(path, tags, line_numbers, "'tags'")
-  records.check_all_or_none(path, intents, line_numbers, "'intent'")
+  records.check_all_or_none(
+      path, intents, line_numbers, "'intent'",
+      None if not require_labels else
+      "an 'intent' on every line, or on none (a slot tagger: its model "
+      "finds slots only)")
   return examples.IntentSlotExamples(
       path=path,
       words=words,
@@ -445,7 +474,8 @@ def _read_rasa(path: str) -> examples.IntentSlotExamples:
 
 
 def read_intent_slot(
-    path: str, require_labels: bool = True) -> examples.IntentSlotExamples:
+    path: str, require_labels: bool = True,
+    require_intents: bool | None = None) -> examples.IntentSlotExamples:
   """Reads and checks one split of an intent detection and slot filling set.
 
   Args:
@@ -458,6 +488,12 @@ def read_intent_slot(
     require_labels: whether every query must have tags and an intent. If
       False (a test split), `seq.out` / `label` (or the keys `tags` or
       `spans` / `intent`) may be missing: `tags` / `intents` are then None.
+    require_intents: whether every query must have an intent (None:
+      `require_labels`). False with `require_labels`: the tags are required,
+      the intents may be left out of every query (a slot tagger's data,
+      e.g. doccano's sequence-labelling export `{"text", "label": [[s, e,
+      type]]}`, or `seq.in` and `seq.out` without `label`), `intents` then
+      None.
 
   Returns:
     `IntentSlotExamples`, tags in IOB2 (see the module docstring).
@@ -466,8 +502,10 @@ def read_intent_slot(
     DataError: the data breaks the data contract (`user_dataset`'s
       docstring); the message names the file and the 1-based line.
   """
+  if require_intents is None:
+    require_intents = require_labels
   if tf.io.gfile.isdir(path):
-    return _read_goo(path, require_labels)
+    return _read_goo(path, require_labels, require_intents)
   if not tf.io.gfile.exists(path):
     raise errors.data_error(path, None, "the path does not exist",
                             "a directory with seq.in, seq.out and label, a "
@@ -475,4 +513,4 @@ def read_intent_slot(
   if rasa_files.is_rasa(path):
     return _read_rasa(path)
   records.format_of(path, ("jsonl",))
-  return _read_intent_slot_jsonl(path, require_labels)
+  return _read_intent_slot_jsonl(path, require_labels, require_intents)

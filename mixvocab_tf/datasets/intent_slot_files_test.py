@@ -304,3 +304,62 @@ def test_intent_slot_jsonl_missing_key(tmp_path, query, key, keys):
   raises(rf"line 2: the object has no key '{key}'; its keys are {keys}. "
          r"Expected the keys \['tokens', 'tags', 'intent'\] or \['text', "
          r"'spans', 'intent'\]", intent_slot_files.read_intent_slot, path)
+
+
+# -----------------------------------------------------------------------------
+# A slot tagger's data: queries without intents.
+# -----------------------------------------------------------------------------
+
+
+def test_queries_without_intents_are_read_where_intents_are_optional(
+    tmp_path):
+  # Each form without its intent; the default still requires one.
+  tokens = {k: v for k, v in GOOD_QUERY.items() if k != "intent"}
+  spans = {k: v for k, v in SPAN_QUERY.items() if k != "intent"}
+  path = write_jsonl(tmp_path / "train.jsonl", [tokens, spans])
+  split = intent_slot_files.read_intent_slot(path, require_intents=False)
+  assert split.intents is None
+  assert split.tags[1] == ["O", "O", "B-city", "I-city", "O"]
+  raises("line 1: the object has no key 'intent'",
+         intent_slot_files.read_intent_slot, path)
+  directory = write_goo(tmp_path / "goo", ["play jazz"], ["O B-genre"])
+  split = intent_slot_files.read_intent_slot(directory,
+                                             require_intents=False)
+  assert (split.tags, split.intents) == ([["O", "B-genre"]], None)
+  # The tags stay required.
+  raises("has no seq.out; it holds seq.in. Expected the files seq.in",
+         intent_slot_files.read_intent_slot,
+         write_goo(tmp_path / "bare", ["play jazz"]), require_intents=False)
+
+
+def test_intents_on_some_queries_only_are_refused(tmp_path):
+  no_intent = {k: v for k, v in SPAN_QUERY.items() if k != "intent"}
+  path = write_jsonl(tmp_path / "train.jsonl", [SPAN_QUERY, no_intent])
+  raises("line 2: the example has no 'intent', but the one on line 1 has "
+         "one. Expected an 'intent' on every line, or on none",
+         intent_slot_files.read_intent_slot, path, require_intents=False)
+  # A key with nothing in it is a line left unlabelled, not a tagger's.
+  empty = write_jsonl(tmp_path / "empty.jsonl",
+                      [dict(DOCCANO_QUERY, cats=[])])
+  raises("line 1: 'cats' is empty.*doccano exports a text nobody labelled",
+         intent_slot_files.read_intent_slot, empty, require_intents=False)
+
+
+def test_doccano_sequence_labelling_export_is_read_as_it_is(tmp_path):
+  # doccano's sequence-labelling JSONL export: the spans under "label".
+  path = write_jsonl(tmp_path / "train.jsonl", [
+      {"id": 3, "text": "stop", "label": [], "Comments": []},
+      {"id": 4, "text": "fly to new york, now", "label": [[7, 15, "city"]],
+       "Comments": []},
+      {"id": 5, "text": "play jazz", "label": [
+          {"start_offset": 5, "end_offset": 9, "label": "genre"}]},
+  ])
+  split = intent_slot_files.read_intent_slot(path, require_intents=False)
+  assert split.tags == [["O"], ["O", "O", "B-city", "I-city", "O"],
+                        ["O", "B-genre"]]
+  assert split.intents is None
+  # Its first line's label is empty: the first that is not decides.
+  assert layout.peek_jsonl_kind(path) == examples.INTENT_SLOT
+  classes = write_jsonl(tmp_path / "classes.jsonl", [
+      {"text": "good", "label": []}, {"text": "bad", "label": ["neg"]}])
+  assert layout.peek_jsonl_kind(classes) == examples.TEXT_CLASSIFICATION

@@ -86,9 +86,11 @@ def to_task(record: dict, names: dict) -> dict:
                        "text": text[slot["start"]:slot["end"]],
                        "labels": [slot["type"]]}}
             for slot in record.get("slots", ())]
-  result.append({"from_name": names["choices"], "to_name": names["to_name"],
-                 "type": "choices", "value": {"choices": [
-                     record.get("intent", record.get("label"))]}})
+  if names.get("choices"):  # None: a slot tagger's project, spans alone.
+    result.append({"from_name": names["choices"],
+                   "to_name": names["to_name"], "type": "choices",
+                   "value": {"choices": [
+                       record.get("intent", record.get("label"))]}})
   return {"data": {names["text"]: text},
           "predictions": [{"model_version": MODEL_VERSION,
                            "score": record["score"], "result": result}]}
@@ -242,24 +244,31 @@ def read_export(path: str, text_key: str = "text",
         "annotation that is not cancelled", "labelled tasks",
         "Label them in Label Studio first.")
   controls = sorted({c for *_, choices in read for c in choices})
+  intent_slot = any(spans for _, _, spans, _ in read)
   if label_key in controls:
     control = label_key
   elif len(controls) == 1:
     control = controls[0]
+  elif not controls and intent_slot:
+    control = None  # Spans alone: a slot tagger's data (no intents).
   elif not controls:
     raise errors.data_error(
         path, None, "no annotation picks a choice (a class or intent)",
         "a Choices control's choice on each text",
-        "The own-data job needs a label (or intent) per text: add a "
-        "Choices control to the project's labeling interface.")
+        "The own-data job needs a label (or intent) per text, or spans "
+        "(a slot tagger): add a Choices control to the project's labeling "
+        "interface, or label spans.")
   else:
     raise errors.data_error(
         path, None, f"the annotations pick choices of {len(controls)} "
         f"controls, {', '.join(map(repr, controls))}",
         "the control to read", "Name it with --label_column.")
-  intent_slot = any(spans for _, _, spans, _ in read)
   records, labels = [], []
   for where, task_text, spans, choices in read:
+    if control is None:
+      records.append({"text": task_text, "spans": spans})
+      labels.append(examples.NO_INTENT)
+      continue
     if control not in choices:
       raise errors.data_error(
           path, None, f"{where}'s annotation picks no {control!r} choice",
@@ -272,7 +281,7 @@ def read_export(path: str, text_key: str = "text",
       records.append({"text": task_text, "label": label})
     labels.append(label)
   _check_as_the_job_reads(path, records, [where for where, *_ in read],
-                          intent_slot)
+                          intent_slot, control is not None)
   names["choices"] = control
   names["to_name"] = names["to_name"] or "text"
   names["labels"] = names["labels"] or "label"
@@ -283,17 +292,20 @@ def read_export(path: str, text_key: str = "text",
 
 
 def _check_as_the_job_reads(path: str, records: list[dict],
-                            wheres: list[str], intent_slot: bool) -> None:
+                            wheres: list[str], intent_slot: bool,
+                            with_intents: bool = True) -> None:
   """Reads the records as the job reads a JSONL split (intents and slot
-  types without spaces, spans that hold words and do not overlap, ...);
-  a broken one raises the readers' error, naming its task."""
+  types without spaces, spans that hold words and do not overlap, ...;
+  `with_intents` False: a slot tagger's, without intents); a broken one
+  raises the readers' error, naming its task."""
   with tempfile.TemporaryDirectory() as tmp:
     jsonl = os.path.join(tmp, "tasks.jsonl")
     with open(jsonl, "w", encoding="utf-8") as f:
       f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     try:
       if intent_slot:
-        intent_slot_files.read_intent_slot(jsonl)
+        intent_slot_files.read_intent_slot(jsonl,
+                                           require_intents=with_intents)
       else:
         text_classification_files.read_text_classification(jsonl)
     except errors.DataError as e:

@@ -121,8 +121,8 @@ def test_text_classification_export_and_the_control_to_read(tmp_path):
     ([_task(1, "play jazz", _span(5, 9, "genre", "jaz"),
             _choice("PlayMusic"))],
      "span from 5 to 9 marked 'jaz', but the text there is 'jazz'"),
-    ([_task(1, "play jazz", _span(5, 9, "genre", "jazz"))],
-     "no annotation picks a choice"),
+    ([_task(1, "play jazz"), _task(2, "stop")],
+     "no annotation picks a choice.*or spans \\(a slot tagger\\)"),
     ([{"id": 1, "data": {"text": "play jazz"}, "annotations": []}],
      "none of its 1 task has an annotation that is not cancelled"),
     ([{"id": 1, "data": {"query": "a", "source": "b"},
@@ -202,6 +202,33 @@ def test_answers_as_tasks_the_project_imports_and_reads_back(tmp_path):
   assert task["predictions"][0]["result"] == [
       {"from_name": "sentiment", "to_name": "q", "type": "choices",
        "value": {"choices": ["neg"]}}]
+
+
+def test_a_project_of_spans_alone_is_a_slot_taggers_data(tmp_path):
+  # Label Studio's "Named Entity Recognition" template: a Labels control,
+  # no Choices. Its records have no intent; split, they load as a slot
+  # tagger's dataset, and answers go back as tasks of spans alone.
+  tasks = [_task(i, f"play {genre} {i}", _span(5, 5 + len(genre), "genre",
+                                                genre))
+           for i, genre in enumerate(["jazz", "rock", "pop"] * 4)]
+  tasks.append(_task(50, "stop it"))  # Labelled: no span in it.
+  found = label_studio.read_export(_export(tmp_path, tasks))
+  assert found["kind"] == examples.INTENT_SLOT
+  assert found["records"][0] == {"text": "play jazz 0",
+                                 "spans": [[5, 9, "genre"]]}
+  assert found["records"][-1] == {"text": "stop it", "spans": []}
+  assert found["names"]["choices"] is None
+  out = str(tmp_path / "data")
+  splitting.split_dataset(_export(tmp_path, tasks, "p.json"), out,
+                          validation_fraction=0.25, seed=0)
+  dataset = user_dataset.load_dataset(out)
+  assert dataset.slot_tagger
+  assert dataset.labels == [examples.NO_INTENT]
+  task = label_studio.to_task(
+      {"text": "play jazz", "intent": examples.NO_INTENT, "score": 0.3,
+       "slots": [{"type": "genre", "start": 5, "end": 9, "text": "jazz"}]},
+      found["names"])
+  assert [r["type"] for r in task["predictions"][0]["result"]] == ["labels"]
 
 
 def test_command_line_counts_the_tasks_left_out(tmp_path):

@@ -115,15 +115,26 @@ def _near_miss_hint(data_dir: str, split: str) -> str:
 
 def peek_jsonl_kind(path: str) -> str:
   """INTENT_SLOT if the first object of `path` has a key 'tokens', 'tags' or
-  'spans', or doccano's 'entities' or 'cats' (`intent_slot_files`).
+  'spans', or doccano's 'entities' or 'cats', or a 'label' whose first
+  list that is not empty holds spans (doccano's sequence-labelling export)
+  (`intent_slot_files`).
 
   ('intent' alone is not enough: {"text": ..., "intent": ...} is a text
-  classification file read with label_column='intent'.)
+  classification file read with label_column='intent'; nor is a 'label'
+  list: doccano's text classification export writes ["positive"].)
   """
-  _, first = records.read_jsonl(path, "one JSON object per line")[0]
+  rows = records.read_jsonl(path, "one JSON object per line")
+  _, first = rows[0]
   if any(key in first for key in ("tokens", "tags", "spans", "entities",
                                    "cats")):
     return examples.INTENT_SLOT
+  if "text" in first and isinstance(first.get("label"), list):
+    for _, row in rows:
+      label = row.get("label")
+      if isinstance(label, list) and label:
+        if intent_slot_files.is_span_list(label):
+          return examples.INTENT_SLOT
+        break
   return examples.TEXT_CLASSIFICATION
 
 

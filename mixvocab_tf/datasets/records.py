@@ -207,8 +207,10 @@ def json_label(path: str, line: int, key: str, value: Any) -> str | None:
 
 
 def check_all_or_none(path: str, values: list[Any], line_numbers: list[int],
-                      what: str) -> None:
-  """Refuses a split where some examples have `what` and others not."""
+                      what: str, expected: str | None = None) -> None:
+  """Refuses a split where some examples have `what` and others not
+  (`expected`: what the message says is expected; None: a test split's
+  rule)."""
   missing = [i for i, value in enumerate(values) if value is None]
   if missing and len(missing) < len(values):
     present = next(i for i, value in enumerate(values) if value is not None)
@@ -216,5 +218,5 @@ def check_all_or_none(path: str, values: list[Any], line_numbers: list[int],
         path, line_numbers[missing[0]],
         f"the example has no {what}, but the one on line "
         f"{line_numbers[present]} has one",
-        f"{what} on every example of a test split, or on none (predictions "
-        "only)", "Fill it in, or remove it from every example.")
+        expected or f"{what} on every example of a test split, or on none "
+        "(predictions only)", "Fill it in, or remove it from every example.")

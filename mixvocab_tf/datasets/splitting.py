@@ -68,6 +68,8 @@ class _Source:
     left_out: a Label Studio export's tasks without an annotation.
     names: a Label Studio project's names (`label_studio.read_export`),
       written beside the splits.
+    slot_tagger: its queries have no intents (`labels`: each
+      `examples.NO_INTENT`): a slot tagger's data.
   """
   kind: str
   format: str
@@ -76,6 +78,7 @@ class _Source:
   lookups: dict | None = None
   left_out: int = 0
   names: dict | None = None
+  slot_tagger: bool = False
 
 
 def _lines_of(line_numbers: list[int], lines: list[str],
@@ -90,18 +93,26 @@ def _write_file(path: str, text: str) -> str:
 
 
 def _jsonl_source(path: str, kind: str, labels: list[str],
-                  line_numbers: list[int]) -> _Source:
+                  line_numbers: list[int], slot_tagger: bool = False
+                  ) -> _Source:
   lines = decoding.read_lines(path, "one JSON object per line")
   def write(split, output_dir, indices):
     return _write_file(os.path.join(output_dir, f"{split}.jsonl"),
                        _lines_of(line_numbers, lines, indices))
-  return _Source(kind, "jsonl", labels, write)
+  return _Source(kind, "jsonl", labels, write, slot_tagger=slot_tagger)
+
+
+def _intents(data: examples_lib.IntentSlotExamples) -> list[str]:
+  """Each query's intent, `examples.NO_INTENT` for a slot tagger's."""
+  return list(data.intents or [examples_lib.NO_INTENT] * len(data))
 
 
 def _goo_source(path: str) -> _Source:
-  data = intent_slot_files.read_intent_slot(path, require_labels=True)
+  data = intent_slot_files.read_intent_slot(path, require_labels=True,
+                                            require_intents=False)
   lines = {name: decoding.read_lines(os.path.join(path, name), name)
-           for name in intent_slot_files.GOO_FILES}
+           for name in intent_slot_files.GOO_FILES
+           if errors.isfile(os.path.join(path, name))}
   def write(split, output_dir, indices):
     split_dir = os.path.join(output_dir, split)
     tf.io.gfile.makedirs(split_dir)
@@ -109,7 +120,8 @@ def _goo_source(path: str) -> _Source:
       _write_file(os.path.join(split_dir, name),
                   _lines_of(data.line_numbers, file_lines, indices))
     return split_dir
-  return _Source(examples_lib.INTENT_SLOT, "goo", list(data.intents), write)
+  return _Source(examples_lib.INTENT_SLOT, "goo", _intents(data), write,
+                 slot_tagger=data.intents is None)
 
 
 def _rasa_source(paths: list[str]) -> _Source:
@@ -151,7 +163,9 @@ def _label_studio_source(path: str, text_key: str, label_key: str,
         "".join(json.dumps(found["records"][i], ensure_ascii=False) + "\n"
                 for i in indices))
   return _Source(found["kind"], label_studio.FORMAT, found["labels"], write,
-                 left_out=found["left_out"], names=found["names"])
+                 left_out=found["left_out"], names=found["names"],
+                 slot_tagger=(found["kind"] == examples_lib.INTENT_SLOT and
+                              found["names"]["choices"] is None))
 
 
 def _table_source(path: str, fmt: str, columns: dict) -> _Source:
@@ -193,9 +207,10 @@ def read_source(path: str, text_column: str = "text",
                                 text_b_column)
   fmt = records.format_of(path)
   if fmt == "jsonl" and layout.peek_jsonl_kind(path) == examples_lib.INTENT_SLOT:
-    data = intent_slot_files.read_intent_slot(path, require_labels=True)
-    return _jsonl_source(path, examples_lib.INTENT_SLOT, list(data.intents),
-                         data.line_numbers)
+    data = intent_slot_files.read_intent_slot(path, require_labels=True,
+                                              require_intents=False)
+    return _jsonl_source(path, examples_lib.INTENT_SLOT, _intents(data),
+                         data.line_numbers, data.intents is None)
   columns = dict(text_column=text_column, text_b_column=text_b_column,
                  label_column=label_column)
   if fmt == "jsonl":
@@ -394,6 +409,7 @@ def split_dataset(path: str, output_dir: str,
       "copied": copied,
       "examples": {split: len(indices[split]) for split in written},
       "labels": len(counts),
+      "slot_tagger": source.slot_tagger,
       "labels_only_in_train": sorted(
           label for label in counts if not in_validation[label]),
       **lookups,

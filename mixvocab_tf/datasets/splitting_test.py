@@ -143,6 +143,30 @@ def test_intent_slot_goo_and_jsonl(tmp_path, fmt):
       "PlayMusic": 4, "BookRestaurant": 2}
 
 
+@pytest.mark.parametrize("fmt", ["goo", "doccano"])
+def test_a_slot_taggers_data_without_intents(tmp_path, fmt):
+  queries = _queries()
+  if fmt == "goo":  # No `label` file.
+    source = write_goo(tmp_path / "all",
+                       seq_in=[" ".join(w) for w, _, _ in queries],
+                       seq_out=[" ".join(t) for _, t, _ in queries])
+  else:  # doccano's sequence-labelling export: spans under "label".
+    lines = []
+    for words, tags, _ in queries:
+      starts = [sum(len(w) + 1 for w in words[:i]) for i in range(len(words))]
+      spans = [[starts[i], starts[i] + len(words[i]), tag[2:]]
+               for i, tag in enumerate(tags) if tag.startswith("B-")]
+      lines.append({"text": " ".join(words), "label": spans})
+    source = write_jsonl(tmp_path / "all.jsonl", lines)
+  out = str(tmp_path / "data")
+  summary = splitting.split_dataset(source, out, validation_fraction=0.2)
+  assert summary["kind"] == examples_lib.INTENT_SLOT
+  assert summary["slot_tagger"]
+  dataset = user_dataset.load_dataset(out)
+  assert dataset.slot_tagger
+  assert sum(len(d) for d in dataset.splits.values()) == len(queries)
+
+
 def test_byte_order_marks_are_not_copied(tmp_path):
   # Each Goo file as Notepad saves it; the lines are copied as read.
   queries = _queries()

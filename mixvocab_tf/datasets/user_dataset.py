@@ -63,6 +63,14 @@ of the query to one IOB slot tag), in one of three layouts:
   whole word), the first `B-<type>`, the others `I-<type>`, the rest `O`;
   a word in two spans is refused. Test lines may leave out `tags`
   (`spans`) and `intent`;
+- a slot tagger's data (entity extraction: slots, no intents): train gives
+  no query an intent (Goo splits without `label`, JSONL lines without
+  `intent`; doccano's sequence-labelling export as it is, `{"text": ...,
+  "label": [[5, 9, "genre"]]}`, the spans under `label`). Every query then
+  has the one intent `examples.NO_INTENT` ('none'), which the model
+  answers to every query, and slot F1 is the score; no other split may
+  give intents, and a line with an intent key but no intent in it (`[]`,
+  null) is refused as unlabelled;
 - Rasa NLU training data: YAML files `train.yml`, `validation.yml` (or
   `dev.yml`, or `valid.yml`; or `.yaml`) and, optionally, `test.yml`, each
   holding `nlu:` items `- intent: <name>` with `examples: |` and one
@@ -73,7 +81,8 @@ of the query to one IOB slot tag), in one of three layouts:
   of train marks an entity, as text classification otherwise;
 - a JSONL dataset is read as intent-slot when the first object of its
   train file has a key `tokens`, `tags` or `spans` (or doccano's `entities`
-  or `cats`), as text classification
+  or `cats`, or a `label` list whose first non-empty one holds spans), as
+  text classification
   otherwise (so `{"text": ..., "intent": ...}` is text classification,
   with `label_column="intent"`);
 - slot tags are `O`, `B-<type>` or `I-<type>`; there is one per word. The
@@ -213,6 +222,9 @@ class UserDataset:
       (`text.unreadable.count_unreadable`); empty if not counted.
     vocab: the student vocabulary the words were read against (path or
       tokens); None: the shipped student's.
+    slot_tagger: intent-slot: train gives no query an intent, so every
+      query has the one intent `examples.NO_INTENT` and the slots are the
+      task (entity extraction).
   """
   files: layout.DatasetFiles
   splits: dict
@@ -221,6 +233,7 @@ class UserDataset:
   unseen: dict
   unreadable: dict = dataclasses.field(default_factory=dict)
   vocab: object = None
+  slot_tagger: bool = False
   _pieces: dict | None = dataclasses.field(default=None, init=False,
                                            repr=False, compare=False)
 
@@ -249,6 +262,7 @@ class UserDataset:
         "labeled": labeled,
         "pair": pair,
         "num_labels": len(self.labels),
+        "slot_tagger": self.slot_tagger,
         "num_slot_tags": (len(self.slot_tags)
                           if self.slot_tags is not None else None),
         "unseen": {
@@ -700,6 +714,15 @@ class UserDataset:
         f"{cost}).")
 
 
+def _with_intent(data: examples_lib.IntentSlotExamples,
+                 intent: str) -> examples_lib.IntentSlotExamples:
+  """A slot tagger's split with every query given `intent` (a test split
+  without tags keeps no intents: it is predicted, not scored)."""
+  if data.tags is None:
+    return data
+  return dataclasses.replace(data, intents=[intent] * len(data))
+
+
 def load_dataset(data_dir: str,
                  text_column: str = "text",
                  text_b_column: str | None = None,
@@ -730,6 +753,7 @@ def load_dataset(data_dir: str,
   """
   files = layout.find_dataset(data_dir)
   splits = {}
+  slot_tagger = False
   for split in layout.SPLITS:
     if split not in files.files:
       continue
@@ -740,8 +764,24 @@ def load_dataset(data_dir: str,
           path, text_column=text_column, text_b_column=text_b_column,
           label_column=label_column, require_labels=require_labels)
     else:
+      # Train decides whether queries have intents: with none it is a slot
+      # tagger's data, and then no split may give one.
       splits[split] = intent_slot_files.read_intent_slot(
-          path, require_labels=require_labels)
+          path, require_labels=require_labels,
+          require_intents=require_labels and split != "train" and
+          not slot_tagger)
+      if split == "train":
+        slot_tagger = splits[split].intents is None
+      elif slot_tagger and splits[split].intents is not None:
+        raise errors.data_error(
+            path, None,
+            f"the queries have intents, but train ({splits['train'].path}) "
+            "gives none (a slot tagger's data)",
+            "intents in every split, or in none",
+            "Give train's queries their intents, or leave them out here.")
+  if slot_tagger:
+    splits = {split: _with_intent(data, examples_lib.NO_INTENT)
+              for split, data in splits.items()}
   train = splits["train"]
   unseen = {}
   if files.kind == examples_lib.TEXT_CLASSIFICATION:
@@ -780,8 +820,9 @@ def load_dataset(data_dir: str,
     if len(labels) < 2 and not tags:
       raise errors.data_error(
           train.path, None,
-          f"all {len(train)} queries have the intent {labels[0]!r} and every "
-          "slot tag is 'O'",
+          ("no query has an intent" if slot_tagger else
+           f"all {len(train)} queries have the intent {labels[0]!r}") +
+          " and every slot tag is 'O'",
           "at least two intents, or slot tags other than 'O', in train",
           "There is nothing to learn: add queries with other intents, or tag "
           "the slots of the queries.")
@@ -803,7 +844,8 @@ def load_dataset(data_dir: str,
       vocab if vocab is not None else assets.default_student_vocab())
   return UserDataset(files=files, splits=splits, labels=labels,
                      slot_tags=slot_tags, unseen=unseen,
-                     unreadable=unreadable, vocab=vocab)
+                     unreadable=unreadable, vocab=vocab,
+                     slot_tagger=slot_tagger)
 
 
 # -----------------------------------------------------------------------------

@@ -310,6 +310,37 @@ def test_load_dataset_one_intent_without_slot_tags_refused(tmp_path):
          "'O'", user_dataset.load_dataset, str(tmp_path))
 
 
+def test_a_train_without_intents_is_a_slot_tagger(tmp_path):
+  # Goo splits without `label`, and a test split of words alone.
+  write_goo(tmp_path / "train", ["play jazz", "stop"], ["O B-genre", "O"])
+  write_goo(tmp_path / "valid", ["play rock"], ["O B-genre"])
+  write_goo(tmp_path / "test", ["play pop"])
+  dataset = user_dataset.load_dataset(str(tmp_path))
+  assert dataset.slot_tagger and dataset.summary()["slot_tagger"]
+  assert dataset.labels == [examples_lib.NO_INTENT]
+  assert dataset.slot_tags == ["O", "B-genre"]
+  assert dataset.splits["validation"].intents == [examples_lib.NO_INTENT]
+  assert dataset.splits["test"].intents is None  # Predicted, not scored.
+  # Intents in validation but not in train: one of the two is wrong.
+  write_goo(tmp_path / "valid", ["play rock"], ["O B-genre"], ["PlayMusic"])
+  error = raises("the queries have intents, but train .* gives none",
+                 user_dataset.load_dataset, str(tmp_path))
+  assert error.path == str(tmp_path / "valid")
+  # With intents in train, validation still needs them.
+  write_goo(tmp_path / "train", ["play jazz", "stop"], ["O B-genre", "O"],
+            ["PlayMusic", "Stop"])
+  os.remove(tmp_path / "valid" / "label")
+  raises("has no label; it holds seq.in, seq.out",
+         user_dataset.load_dataset, str(tmp_path))
+
+
+def test_a_slot_tagger_without_slots_is_refused(tmp_path):
+  write_jsonl(tmp_path / "train.jsonl", [{"text": "stop", "spans": []}])
+  write_jsonl(tmp_path / "dev.jsonl", [{"text": "go", "spans": []}])
+  raises("no query has an intent and every slot tag is 'O'",
+         user_dataset.load_dataset, str(tmp_path))
+
+
 def test_load_dataset_validation_must_have_labels(tmp_path):
   write(tmp_path / "train.csv", CSV)
   write(tmp_path / "dev.csv", "text\nunlabelled\n")

@@ -243,6 +243,17 @@ def test_the_floor_is_among_the_labels_the_model_knows(tmp_path):
   assert result["scores"]["accuracy"] == pytest.approx(2 / 6)
 
 
+def test_queries_without_intents_are_a_slot_taggers(tmp_path):
+  # New labelled data for a slot tagger: its one intent on every query.
+  path = datasets_testing.write_jsonl(tmp_path / "new.jsonl", [
+      {"text": "play jazz", "label": [[5, 9, "genre"]]},
+      {"text": "stop", "label": []}])
+  labelled = scoring.read_labelled(path)
+  assert labelled.kind == examples_lib.INTENT_SLOT
+  assert labelled.gold_labels == [examples_lib.NO_INTENT] * 2
+  assert labelled.split.tags == [["O", "B-genre"], ["O"]]
+
+
 def test_a_dataset_directory_gives_a_split_and_train_floor(tmp_path):
   _csv(tmp_path / "d" / "train.csv", [("1", "b"), ("2", "b"), ("3", "a")])
   _csv(tmp_path / "d" / "dev.csv", [("4", "a"), ("5", "a"), ("6", "b")])
