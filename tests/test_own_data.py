@@ -395,6 +395,49 @@ def _word_table_kept_whole(job, data_dir):
   assert os.path.getsize(step / "model_dynamic.tflite") == whole
 
 
+def test_a_slot_taggers_doccano_export_to_tflite_and_report(
+    tiny_student, tmp_path):
+  # doccano's sequence-labelling export: spans under "label", no intents.
+  data = tmp_path / "data"
+  data.mkdir()
+  queries = [{"text": "play some jazz", "label": [[10, 14, "genre"]]},
+             {"text": "book a table for two", "label": [[17, 20, "count"]]},
+             {"text": "play rock music", "label": [[5, 9, "genre"]]},
+             {"text": "book a room", "label": []}] * 8
+  for name, part in (("train", queries), ("dev", queries[:4])):
+    with open(data / f"{name}.jsonl", "w", encoding="utf-8") as f:
+      f.write("".join(json.dumps(dict(q, id=i, Comments=[])) + "\n"
+                      for i, q in enumerate(part)))
+  logs = tmp_path / "logs.txt"
+  logs.write_text("play some blues\nbook a room for two\n", encoding="utf-8")
+  job = tmp_path / "job"
+  result = _own_data(str(data), tiny_student, str(job),
+                     [f"UNLABELLED = '{logs}'"])
+  assert result.returncode == 0, result.stderr[-4000:]
+  assert "the model is a slot tagger" in result.stderr
+  report = (job / "report.md").read_text(encoding="utf-8")
+  assert "(slot tagging: no intents, jsonl)" in report
+  # Slot F1 alone, beside its floor; no intent table.
+  assert "| model | split | parameters | slot F1 |" in report
+  assert "| floor: every word tagged O | validation |  | 0.0 |" in report
+  assert re.search(r"\| student builtin \.tflite \(phones, browsers\) \| "
+                   r"validation \|  \| [0-9.]+ \|\n", report), report
+  assert "intent acc." not in report and "## Worst intents" not in report
+  # The texts to label next in doccano's sequence-labelling form, scored by
+  # their least sure word; they read back as the tagger's data.
+  lines = [json.loads(line) for line in (job / "label_next.jsonl").read_text(
+      encoding="utf-8").splitlines()]
+  assert sorted(line["text"] for line in lines) == [
+      "book a room for two", "play some blues"]
+  assert all(set(line) == {"text", "label", "score", "top_k"}
+             for line in lines), lines
+  assert lines[0]["score"] <= lines[1]["score"] < 1.0
+  from mixvocab_tf.datasets import intent_slot_files  # pylint: disable=g-import-not-at-top
+  to_label = intent_slot_files.read_intent_slot(str(job / "label_next.jsonl"),
+                                                require_intents=False)
+  assert to_label.intents is None
+
+
 def test_a_broken_file_stops_the_job_before_training(tiny_student, tmp_path):
   data = tmp_path / "data"
   train = [("play some jazz", "O O B-genre", "PlayMusic"),

@@ -31,8 +31,9 @@ parse_result`: `intent` {name, confidence}, `entities` with their
 `--synonyms=data/nlu.yml` maps the entities' values by its synonyms), or
 with `--output_format=doccano` the JSONL doccano imports: `text`,
 `entities` ([start, end, type]) and `cats` ([intent]), or `text` and
-`label` ([label]), with `score` and `top_k` beside them, so that unlabelled
-texts load into a doccano project pre-annotated with the model's answers.
+`label` ([label]; a slot tagger's: its spans), with `score` and `top_k`
+beside them, so that unlabelled texts load into a doccano project
+pre-annotated with the model's answers.
 
 Examples are run in batches of `--batch_size` (64). Errors the user can fix
 (a missing model, a directory that holds no SavedModel, a pair model given a

@@ -339,11 +339,30 @@ def answers_as_split(records, data_format, text_column="text",
       files["seq.in"].append(" ".join(words))
       files["seq.out"].append(" ".join(tags))
       files["label"].append(r["intent"])
+    if records and all(map(is_slot_tagger_record, records)):
+      del files["label"]  # A slot tagger's splits have no intents.
     return {name: "".join(line + "\n" for line in lines)
             for name, lines in files.items()}
   return {"": "".join(
       json.dumps(to_train_record(r, text_column, label_column, doccano),
                  ensure_ascii=False) + "\n" for r in records)}
+
+
+def is_slot_tagger_record(record):
+  """Whether a predictor's record is a slot tagger's: its model's one
+  intent is `examples.NO_INTENT` (trained on queries without intents), so
+  the intent and its score say nothing."""
+  return (record.get("intent") == examples_lib.NO_INTENT and
+          len(record.get("top_k", ())) == 1)
+
+
+def sureness(record):
+  """How sure the model is of a record's answer: its label's (intent's)
+  score, or a slot tagger's least sure word's tag score (1 for a query
+  without words the model read)."""
+  if is_slot_tagger_record(record):
+    return min(record.get("tag_scores") or [1.0])
+  return record["score"]
 
 
 def least_sure_per_label(records, limit):
@@ -358,16 +377,18 @@ def least_sure_per_label(records, limit):
   SNIPS queries from one intent of seven, and the students trained on them
   came out 1.6 slot F1 below those trained on 1,000 drawn at random; taken
   per intent they matched random's slot F1 (docs/FINDINGS_SNIPS.md).
+  A slot tagger's records (`is_slot_tagger_record`: one intent) are ranked
+  by their least sure word (`sureness`), least sure first.
   """
   key = "intent" if records and "intent" in records[0] else "label"
-  ranked = sorted(records, key=lambda record: record["score"])
+  ranked = sorted(records, key=sureness)
   seen = collections.Counter()
   ranks = []
   for record in ranked:
     ranks.append(seen[record[key]])
     seen[record[key]] += 1
   order = sorted(range(len(ranked)),
-                 key=lambda i: (ranks[i], ranked[i]["score"]))
+                 key=lambda i: (ranks[i], sureness(ranked[i])))
   return [ranked[i] for i in order[:limit]]
 
 
@@ -397,6 +418,8 @@ def label_next(model_path, unlabelled, text_column, output_path,
   texts = unlabelled_lib.read_unlabelled(unlabelled, text_column)
   records = least_sure_per_label(predictor.predict(texts, top_k=TOP_K),
                                  limit)
+  # The score written beside each answer is the one it was ranked by.
+  records = [dict(r, score=sureness(r)) for r in records]
   header = None
   if data_format in ("csv", "tsv") and train_path:
     header = records_lib.read_table(train_path, data_format)[1]
@@ -415,8 +438,8 @@ def label_next(model_path, unlabelled, text_column, output_path,
 def to_train_record(record, text_column="text", label_column="label",
                     doccano=False):
   """A predictor's record (`serving.predictor`) as a line of a JSONL train
-  split, its answers as the labels, with its score and top k beside them
-  (keys a split's reader does not read).
+  split, its answers as the labels, with its score (`sureness`) and top k
+  beside them (keys a split's reader does not read).
 
   Intents and slots: {"text", "intent", "spans": [[start, end, type], ...]
   (character offsets, the end excluded), "score", "top_k"}, the span form
@@ -424,11 +447,15 @@ def to_train_record(record, text_column="text", label_column="label",
   label_column, "score", "top_k"} (`datasets.text_classification_files`).
   `doccano`: the form doccano imports and exports ("entities" and "cats",
   a list of one intent; a label as a list of one), so the answers load
-  into it as annotations to correct there.
+  into it as annotations to correct there. A slot tagger's record
+  (`is_slot_tagger_record`) has no intent: {"text", "spans"}, in doccano's
+  sequence-labelling form {"text", "label": spans}.
   """
   spans = [[slot["start"], slot["end"], slot["type"]]
            for slot in record.get("slots", ())]
-  if "intent" in record and doccano:
+  if is_slot_tagger_record(record):
+    answer = {"text": record["text"], "label" if doccano else "spans": spans}
+  elif "intent" in record and doccano:
     answer = {"text": record["text"], "entities": spans,
               "cats": [record["intent"]]}
   elif "intent" in record:
@@ -438,7 +465,7 @@ def to_train_record(record, text_column="text", label_column="label",
     label = record["label"]
     answer = {text_column: record["text"],
               label_column: [label] if doccano else label}
-  return dict(answer, score=record["score"], top_k=record["top_k"])
+  return dict(answer, score=sureness(record), top_k=record["top_k"])
 
 
 def export_step(step_dir, output_dir, options):

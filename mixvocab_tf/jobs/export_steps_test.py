@@ -8,6 +8,7 @@ from unittest import mock
 
 import tensorflow as tf
 
+from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.datasets import intent_slot_files
 from mixvocab_tf.datasets import label_studio
 from mixvocab_tf.datasets import text_classification_files
@@ -189,6 +190,37 @@ class AnswersAsSplitTest(tf.test.TestCase):
     self.assertEqual(split.iob_repairs, 0)
     self.assertEqual(split.intents, ["PlayMusic", "BookRestaurant"])
 
+  def test_a_slot_taggers_answers_have_no_intent(self):
+    # The model's one intent is NO_INTENT: lines without one, in the span
+    # form, doccano's sequence-labelling form or the Goo layout.
+    record = {"text": "play abba", "intent": examples_lib.NO_INTENT,
+              "score": 1.0, "top_k": [{"label": examples_lib.NO_INTENT,
+                                       "score": 1.0}],
+              "tags": ["O", "B-artist"], "tag_scores": [0.9, 0.6],
+              "slots": [{"type": "artist", "text": "abba", "start": 5,
+                         "end": 9, "start_word": 1, "end_word": 2}]}
+    self.assertTrue(export_steps.is_slot_tagger_record(record))
+    self.assertEqual(export_steps.sureness(record), 0.6)
+    self.assertEqual(export_steps.to_train_record(record)["score"], 0.6)
+    for doccano, key in ((False, "spans"), (True, "label")):
+      line = export_steps.to_train_record(record, doccano=doccano)
+      self.assertEqual({k: line[k] for k in ("text", key)},
+                       {"text": "play abba", key: [[5, 9, "artist"]]})
+      self.assertNotIn("intent", line)
+      self.assertNotIn("cats", line)
+      path = os.path.join(self.get_temp_dir(), "next.jsonl")
+      with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps(line) + "\n")
+      split = intent_slot_files.read_intent_slot(path, require_intents=False)
+      self.assertEqual((split.tags, split.intents),
+                       ([["O", "B-artist"]], None))
+    path = self._write(export_steps.answers_as_split([record], "goo"),
+                       os.path.join(self.get_temp_dir(), "tagger_next"))
+    self.assertEqual(sorted(os.listdir(path)), ["seq.in", "seq.out"])
+    # A model of one intent of the user's is not a slot tagger.
+    self.assertFalse(export_steps.is_slot_tagger_record(
+        dict(record, intent="PlayMusic")))
+
   def test_table_rows_append_to_train(self):
     records = [{"text": 'a "fine", long film', "label": "pos", "score": 0.5},
                {"text": "dull", "label": "neg", "score": 0.6}]
@@ -260,6 +292,18 @@ class LeastSurePerLabelTest(tf.test.TestCase):
               {"text": "y", "label": "pos", "score": 0.5}]
     self.assertEqual([r["text"] for r in
                       export_steps.least_sure_per_label(labels, 1)], ["y"])
+
+  def test_a_slot_taggers_least_sure_word_ranks_it(self):
+    # One intent scores 1 on every query: its least sure word decides.
+    records = [{"text": text, "intent": examples_lib.NO_INTENT, "score": 1.0,
+                "top_k": [{"label": examples_lib.NO_INTENT, "score": 1.0}],
+                "tag_scores": scores}
+               for text, scores in (("sure", [0.99, 0.98]),
+                                    ("unsure", [0.99, 0.41]),
+                                    ("middling", [0.7]), ("empty", []))]
+    self.assertEqual([r["text"] for r in
+                      export_steps.least_sure_per_label(records, 3)],
+                     ["unsure", "middling", "sure"])
 
 
 if __name__ == "__main__":

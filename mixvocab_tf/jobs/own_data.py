@@ -18,7 +18,11 @@ trains, and picks the task from what it finds:
   (`distill_snips_small.gin`: its intent and per-word slot distributions,
   cached once, over train plus copies with slot values swapped among the
   user's own train examples: 2 of each query, up to 12 on small splits,
-  more for the queries of rarer intents);
+  more for the queries of rarer intents); a slot tagger's data (train
+  gives no query an intent, e.g. doccano's sequence-labelling export) is
+  such data of one intent, `examples.NO_INTENT`: the report shows slot F1
+  beside its floor (every word 'O'), and the texts to label next are
+  ranked by their least sure word;
 - text classification (CSV, TSV or JSONL of text, or text pairs, and label;
   or Rasa NLU YAML without entities):
   the teacher is fine-tuned until validation accuracy stops improving
@@ -432,6 +436,11 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       logging.warning("%s", warning)
   summary = dataset.summary()
   logging.info("Dataset %s: %s", data_dir, json.dumps(summary["examples"]))
+  if dataset.slot_tagger:
+    logging.info(
+        "Train gives no query an intent: the model is a slot tagger (entity "
+        "extraction), scored by slot F1; it answers every query the intent "
+        "%r.", examples_lib.NO_INTENT)
   if unlabelled:
     unlabelled = os.path.abspath(unlabelled)
     if getattr(dataset.splits["train"], "texts_b", None) is not None:
@@ -1099,8 +1108,8 @@ def out_of_scope_texts(dataset, option, text_column: str = "text",
      say}.
 
   Raises:
-    DataError: pairs of texts; a file that is empty, or sources that hold
-      only texts of the dataset.
+    DataError: pairs of texts, or a slot tagger's data; a file that is
+      empty, or sources that hold only texts of the dataset.
     ValueError: `option` is not a source or a list of them (each once), or
       `count` is out of range.
   """
@@ -1111,6 +1120,13 @@ def out_of_scope_texts(dataset, option, text_column: str = "text",
         where, None, "out-of-scope texts were given for a dataset of text "
         "pairs", "OUT_OF_SCOPE = None for pairs",
         "An out-of-scope text has no second text to pair it with.")
+  if getattr(dataset, "slot_tagger", False):
+    raise errors.data_error(
+        where, None, "out-of-scope texts were given for a slot tagger's "
+        "dataset (train gives no query an intent)",
+        "OUT_OF_SCOPE = None for a slot tagger",
+        "Out-of-scope texts get an intent of their own; a slot tagger "
+        "answers slots only.")
   texts, names = [], []
   for source in sources:
     if source == out_of_scope_lib.BUILTIN:
@@ -1672,17 +1688,20 @@ def earlier_student_lines(earlier, metric_names) -> list:
 
 
 def floor_lines(floor: float, teacher: float, student: float,
-                label: str) -> list:
+                label: str, floor_name: str | None = None) -> list:
   """A note for the report when the exported student keeps less than half of
-  its teacher's lead over the floor (validation; fractions in)."""
+  its teacher's lead over the floor (validation; fractions in; `floor_name`:
+  what the floor does, None: answering train's most frequent label)."""
   lead = teacher - floor
   if lead <= 0 or student - floor >= lead / 2:
     return []
   share = max(student - floor, 0) / lead
+  floor_name = floor_name or ("every example answered with train's most "
+                              "frequent label")
   return [
       f"- The exported student's validation {label} is "
-      f"{100 * (student - floor):+.1f} points from the floor (every example "
-      f"answered with train's most frequent label, {100 * floor:.1f}), where "
+      f"{100 * (student - floor):+.1f} points from the floor ({floor_name}, "
+      f"{100 * floor:.1f}), where "
       f"its teacher is {100 * lead:+.1f}: it keeps {100 * share:.0f}% of what "
       "the teacher learned beyond the floor. On this data the student has "
       "learned little of the task; check its answers before you ship it.",
@@ -1750,6 +1769,10 @@ def report_step(step_dir, output_dir, options):
                 builtin=summary.get("builtin"))
   intent_slot = dataset.kind == examples_lib.INTENT_SLOT
   metric_names = scoring.headline_names(dataset.kind)
+  # A slot tagger's one intent is right by construction: slots alone count.
+  slot_tagger = intent_slot and dataset.slot_tagger
+  if slot_tagger:
+    metric_names = tuple(m for m in metric_names if m[0] == "slot_f1")
   test = dataset.splits.get("test")
   has_test = test is not None and (test.labels if not intent_slot
                                    else test.intents) is not None
@@ -1792,15 +1815,21 @@ def report_step(step_dir, output_dir, options):
                   [f"{100 * entry['scores'][m]:.1f}" for m, _ in metric_names])
   for name, _ in splits:
     floor = export["splits"][name]["scores"]["majority_accuracy"]
-    rows.append(["floor: train's most frequent label", name, "",
+    rows.append(["floor: every word tagged O", name, "", "0.0"]
+                if slot_tagger else
+                ["floor: train's most frequent label", name, "",
                  f"{100 * floor:.1f}", ""])
   lines = [
       "# Own-data report", "",
-      f"Dataset `{dataset.files.data_dir}` ({dataset.kind.replace('_', ' ')}, "
+      f"Dataset `{dataset.files.data_dir}` (" + (
+          "slot tagging: no intents" if slot_tagger else
+          dataset.kind.replace('_', ' ')) + f", "
       f"{dataset.files.format}): " + ", ".join(
-          f"{n} {counts[n]}" for n in counts) + f"; {len(dataset.labels)} "
-      f"{'intents' if intent_slot else 'labels'}" + (
-          f", {len(dataset.slot_tags)} slot tags" if intent_slot else "") +
+          f"{n} {counts[n]}" for n in counts) + "; " + (
+              "" if slot_tagger else f"{len(dataset.labels)} "
+              f"{'intents' if intent_slot else 'labels'}") + (
+          f"{'' if slot_tagger else ', '}{len(dataset.slot_tags)} slot tags"
+          if intent_slot else "") +
       ". Labels come from train" + (
           f", and `{out_of_scope_lib.OUT_OF_SCOPE}` from the texts "
           "`OUT_OF_SCOPE` added to it (below)" if options.get("out_of_scope")
@@ -1837,8 +1866,9 @@ def report_step(step_dir, output_dir, options):
       f"student distilled from it across vocabularies{transfer}. The .tflite "
       "rows are the exported files run in the LiteRT interpreter (the "
       "builtin file on each example's token ids, as an app feeds it); the "
-      "floor rows answer every example with train's most frequent "
-      f"{'intent' if intent_slot else 'label'}.", ""]
+      + ("floor rows tag every word O (no slot found)." if slot_tagger else
+         "floor rows answer every example with train's most frequent "
+         f"{'intent' if intent_slot else 'label'}."), ""]
   if options.get("warm_start"):
     lines += warm_start_lines(options, earlier is not None)
     lines += earlier_student_lines(earlier, metric_names)
@@ -1847,12 +1877,16 @@ def report_step(step_dir, output_dir, options):
                         if run == "teacher" and name == "validation")
   accuracy = metric_names[0][0]
   lines += floor_lines(
+      0.0 if slot_tagger else
       export["splits"]["validation"]["scores"]["majority_accuracy"],
       teacher_record["metrics"][accuracy],
-      export["splits"]["validation"]["scores"][accuracy], metric_names[0][1])
-  lines += small_split_lines(
-      counts["validation"],
-      export["splits"]["validation"]["scores"][accuracy], metric_names[0][1])
+      export["splits"]["validation"]["scores"][accuracy], metric_names[0][1],
+      "every word tagged O" if slot_tagger else None)
+  if not slot_tagger:  # An interval of an accuracy, not of a slot F1.
+    lines += small_split_lines(
+        counts["validation"],
+        export["splits"]["validation"]["scores"][accuracy],
+        metric_names[0][1])
   gap = options.get("size_gap", student_size_lib.DEFAULT_GAP)
   misses = student_misses(output_dir, dataset)
   lines += miss_lines(misses, intent_slot)
@@ -1901,10 +1935,11 @@ def report_step(step_dir, output_dir, options):
     worst = f1_rows(scored_labels(entry["per_label"]),
                     teacher_f1 and teacher_f1["per_label"])
     what = "intents" if intent_slot else "labels"
-    lines += [f"## Worst {what} by F1 ({focus}, .tflite)", ""]
-    if teacher_f1 is not None:
-      lines += [teacher_f1_lines(what, intent_slot), ""]
-    lines += [report.markdown_table([what[:-1]] + header, worst), ""]
+    if not slot_tagger:
+      lines += [f"## Worst {what} by F1 ({focus}, .tflite)", ""]
+      if teacher_f1 is not None:
+        lines += [teacher_f1_lines(what, intent_slot), ""]
+      lines += [report.markdown_table([what[:-1]] + header, worst), ""]
     slot_types = f1_rows(entry.get("per_slot_type", []),
                          teacher_f1 and teacher_f1.get("per_slot_type"))
     if slot_types:
@@ -1925,7 +1960,7 @@ def report_step(step_dir, output_dir, options):
          for name in export["splits"] if name in dataset.splits})
     lines += label_next_lines(summary.get("label_next"), intent_slot,
                               output_dir)
-    if entry.get("by_confidence"):
+    if entry.get("by_confidence") and not slot_tagger:
       what = "intent" if intent_slot else "label"
       lines += [f"## Answering only above a score ({focus}, .tflite)", "",
                 f"An app can fall back (\"Sorry?\") when the {what}'s score "
@@ -1938,7 +1973,7 @@ def report_step(step_dir, output_dir, options):
     lines += slots_by_confidence_lines(entry.get("slots_by_confidence"),
                                        focus)
   off_topic = None
-  if intent_slot or options.get("out_of_scope"):
+  if (intent_slot and not slot_tagger) or options.get("out_of_scope"):
     off_topic = off_topic_answers(export["path"], intent_slot,
                                   options.get("batch_size"))
     lines += off_topic_lines(off_topic, options.get("out_of_scope"),
