@@ -328,6 +328,14 @@ class OwnDataStepsTest(tf.test.TestCase):
       f.write("caf\u00e9 ol\u00e9\n".encode("latin-1"))
     with self.assertRaisesRegex(errors.DataError, "UTF-8"):
       own_data.own_data_steps(data_dir, student=data_dir, out_of_scope=latin1)
+    # A slot tagger's data (no intents): out-of-scope texts would be an
+    # intent of their own.
+    tagger = _write_intent_slot(os.path.join(root, "tagger"))
+    for split in ("train", "valid"):
+      os.remove(os.path.join(tagger, split, "label"))
+    with self.assertRaisesRegex(errors.DataError,
+                                "OUT_OF_SCOPE = None for a slot tagger"):
+      own_data.own_data_steps(tagger, student=tagger, out_of_scope="builtin")
     pairs = _write_pairs(os.path.join(root, "pairs"))
     with self.assertRaisesRegex(errors.DataError, "a dataset of text pairs"):
       own_data.own_data_steps(pairs, student=data_dir, out_of_scope="builtin")
