@@ -1475,7 +1475,7 @@ def student_misses(output_dir, dataset):
           "teacher_right": sum(teacher_right[i] for i in missed)}
 
 
-def miss_lines(misses, intent_slot):
+def miss_lines(misses, intent_slot, slot_tagger=False):
   """A note for the report on the validation examples the student answers
   wrong (`student_misses`): how many its teacher answers right (the
   student's own misses) and how many it misses too (the data's); [] without
@@ -1483,7 +1483,8 @@ def miss_lines(misses, intent_slot):
   if not misses or not misses["student"]:
     return []
   missed, own = misses["student"], misses["teacher_right"]
-  what = ("queries the student answers wrong (the intent or a slot tag)"
+  what = ("queries the student tags wrong (a word or more)" if slot_tagger
+          else "queries the student answers wrong (the intent or a slot tag)"
           if intent_slot else "examples the student answers wrong")
   fixes = ("a larger student, unlabelled texts or slot values"
            if intent_slot else "a larger student or unlabelled texts")
@@ -1583,9 +1584,11 @@ def _word_table_lines(check, labels):
     return []
   float_scores, packed = check["scores"]["float"], check["scores"]["packed"]
   allowed = f"{check.get('allowed_points', check['tolerance_points']):.2g}"
+  # The report's headline scores (a slot tagger's: slot F1 alone).
+  names = [n for n in float_scores if n in labels] or list(float_scores)
   both = ", ".join(
       f"{labels.get(n, n)} {100 * float_scores[n]:.1f} whole, "
-      f"{100 * packed[n]:.1f} at 4 bits" for n in float_scores)
+      f"{100 * packed[n]:.1f} at 4 bits" for n in names)
   if check["pack"]:
     return [f"- Word table at 4 bits a weight in both .tflite files "
             f"(validation {both}: within {allowed} points)"]
@@ -1889,7 +1892,7 @@ def report_step(step_dir, output_dir, options):
         metric_names[0][1])
   gap = options.get("size_gap", student_size_lib.DEFAULT_GAP)
   misses = student_misses(output_dir, dataset)
-  lines += miss_lines(misses, intent_slot)
+  lines += miss_lines(misses, intent_slot, slot_tagger)
   if len(sizes) == 1 and options.get("larger"):
     lines += larger_student_lines(output_dir, options["larger"], gap,
                                   dict(metric_names))

@@ -1131,6 +1131,9 @@ class OwnDataStepsTest(tf.test.TestCase):
     line, = own_data._word_table_lines(check, {"slot_f1": "slot F1"})
     self.assertIn("Word table at 4 bits", line)
     self.assertIn("slot F1 90.4 whole, 90.5 at 4 bits", line)
+    # The report's scores alone (a slot tagger's: slot F1, not its one
+    # intent's accuracy).
+    self.assertNotIn("intent_accuracy", line)
     # Nothing checked (no table large enough to pack, or an older export).
     self.assertEqual(own_data._word_table_lines(
         {"pack": True, "word_table_bits": 32}, {}), [])
@@ -1200,6 +1203,8 @@ class OwnDataStepsTest(tf.test.TestCase):
           [right])
     misses = own_data.student_misses(root, dataset)
     self.assertEqual(misses, {"student": 4, "teacher_right": 3})
+    tagger, = [l for l in own_data.miss_lines(misses, True, True) if l]
+    self.assertIn("validation queries the student tags wrong", tagger)
     line, = [l for l in own_data.miss_lines(misses, True) if l]
     self.assertIn("Of the 4 validation queries the student answers wrong "
                   "(the intent or a slot tag), its teacher answers 3 right "

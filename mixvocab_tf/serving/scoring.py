@@ -686,36 +686,46 @@ def short_text(text: str, limit: int = 60) -> str:
 def summary_lines(result: dict) -> list:
   """A short markdown summary of `score_predictor`'s result, for people."""
   s = result["scores"]
+  # A slot tagger's one intent is right by construction: slots alone.
+  tagger = "slot_f1" in s and all(
+      r["label"] == examples_lib.NO_INTENT for r in result["per_label"])
   rows = []
-  if "slot_f1" in s:
+  if tagger:
+    rows.append(("slot F1", s["slot_f1"]))
+    rows.append(("sentence accuracy (every tag)", s["sentence_accuracy"]))
+  elif "slot_f1" in s:
     rows.append(("intent accuracy", s["intent_accuracy"]))
     rows.append(("slot F1", s["slot_f1"]))
     rows.append(("sentence accuracy (intent and every tag)",
                  s["sentence_accuracy"]))
   else:
     rows.append(("accuracy", s["accuracy"]))
-  rows.append(("macro-F1", s["macro_f1"]))
+  if not tagger:
+    rows.append(("macro-F1", s["macro_f1"]))
   lines = [f"{result['model']} on {result['data']} "
            f"({result['examples']:,} examples):", "",
            "| score | value |", "|---|---|"]
   lines += [f"| {name} | {100 * value:.2f} |" for name, value in rows]
-  lines.append(f"| floor: every example answered "
-               f"{result['floor_label']!r} (the most frequent label of "
-               f"{result['floor_from']}) | "
-               f"{100 * s['majority_accuracy']:.2f} |")
-  accuracy = "intent_accuracy" if "slot_f1" in s else "accuracy"
-  note = small_sample_note(result["examples"], s[accuracy], rows[0][0],
-                           "the model")
-  if note:
-    lines += ["", "On " + note]
+  if tagger:
+    lines.append("| floor: every word tagged O (slot F1) | 0.00 |")
+  else:
+    lines.append(f"| floor: every example answered "
+                 f"{result['floor_label']!r} (the most frequent label of "
+                 f"{result['floor_from']}) | "
+                 f"{100 * s['majority_accuracy']:.2f} |")
+    accuracy = "intent_accuracy" if "slot_f1" in s else "accuracy"
+    note = small_sample_note(result["examples"], s[accuracy], rows[0][0],
+                             "the model")
+    if note:
+      lines += ["", "On " + note]
   if result["unknown_labels"]:
     count = sum(result["unknown_labels"].values())
     names = ", ".join(sorted(result["unknown_labels"]))
     lines += ["", f"{count:,} examples have labels the model does not "
               f"know ({names}); they count as errors."]
   worst = ("intents" if "per_slot_type" in result else "labels",
-           result["per_label"]), ("slot types", result.get("per_slot_type",
-                                                           []))
+           [] if tagger else result["per_label"]), (
+               "slot types", result.get("per_slot_type", []))
   tail = []
   for name, table in worst:
     table = [r for r in table if r["support"]][:5]
@@ -736,7 +746,7 @@ def summary_lines(result: dict) -> list:
             f"{e['score']:.3f}" for e in result["confident_errors"][:5]))
   if tail:
     lines += [""] + tail
-  rows = result.get("by_confidence")
+  rows = None if tagger else result.get("by_confidence")
   if rows:
     what = "intent" if "per_slot_type" in result else "label"
     lines += ["", f"Answering only when the {what}'s score is at least a "

@@ -252,6 +252,18 @@ def test_queries_without_intents_are_a_slot_taggers(tmp_path):
   assert labelled.kind == examples_lib.INTENT_SLOT
   assert labelled.gold_labels == [examples_lib.NO_INTENT] * 2
   assert labelled.split.tags == [["O", "B-genre"], ["O"]]
+  # Its scores: slot F1 beside its floor, no intent rows or tables.
+  none = examples_lib.NO_INTENT
+  predictor = _Predictor({"play jazz": (none, ["O", "B-genre"]),
+                          "stop": (none, ["B-genre"])}, kind="intent_slot",
+                         labels=(none,))
+  summary = "\n".join(scoring.summary_lines(
+      scoring.score_predictor(predictor, labelled)))
+  assert "| slot F1 | 66.67 |" in summary
+  assert "| floor: every word tagged O (slot F1) | 0.00 |" in summary
+  for absent in ("intent accuracy", "Worst intents", "macro-F1",
+                 "the intent's score"):
+    assert absent not in summary
 
 
 def test_a_dataset_directory_gives_a_split_and_train_floor(tmp_path):
