@@ -458,6 +458,80 @@ def _read_intent_slot_jsonl(
       first_iob_repair=repairs.first)
 
 
+#: The extension of a CoNLL file (`_read_conll`) and its format's name.
+CONLL = "conll"
+_CONLL_EXPECTED = ("one word a line, its IOB tag last on the line (CoNLL: "
+                   "'Paris B-LOC', or 'Paris NNP I-NP B-LOC'), a blank line "
+                   "between sentences")
+
+
+def conll_sentences(path: str) -> list[tuple[int, list[list[str]]]]:
+  """(first line, the fields of each of its lines) of each sentence of a
+  CoNLL file: lines of whitespace-separated fields, a blank line between
+  sentences; CoNLL-2003's `-DOCSTART-` lines are left out."""
+  sentences, current, start = [], [], None
+  for number, line in enumerate(
+      decoding.read_lines(path, _CONLL_EXPECTED), start=1):
+    fields = line.split()
+    if fields and fields[0] == "-DOCSTART-":
+      fields = []
+    if not fields:
+      if current:
+        sentences.append((start, current))
+      current, start = [], None
+      continue
+    if start is None:
+      start = number
+    current.append(fields)
+  if current:
+    sentences.append((start, current))
+  return sentences
+
+
+def _read_conll(path: str,
+                require_labels: bool) -> examples.IntentSlotExamples:
+  """Reads a CoNLL split (`conll_sentences`): each sentence a query of
+  its lines' first fields, tagged by their last; no intents (a slot
+  tagger's data). A test split may give the words alone."""
+  words, tags, line_numbers = [], [], []
+  repairs = _Repairs()
+  for start, lines in conll_sentences(path):
+    tagged = [len(fields) > 1 for fields in lines]
+    if not all(tagged) and (require_labels or any(tagged)):
+      bare = tagged.index(False)
+      raise errors.data_error(
+          path, start + bare,
+          f"the line {errors.show(lines[bare][0])} has a word but no tag",
+          _CONLL_EXPECTED,
+          "Add the word's tag ('O' outside every slot); a test split may "
+          "leave out every tag.")
+    query = [fields[0] for fields in lines]
+    words.append(query)
+    line_numbers.append(start)
+    if all(tagged):
+      query_tags = [fields[-1] for fields in lines]
+      _check_tags(path, start, query, query_tags,
+                  f"the sentence from line {start}")
+      tags.append(repairs.to_iob2(path, start, query_tags))
+    else:
+      tags.append(None)
+  if not words:
+    raise errors.data_error(path, None, "the file holds no sentence",
+                            _CONLL_EXPECTED)
+  records.check_all_or_none(path, tags, line_numbers, "tags")
+  return examples.IntentSlotExamples(
+      path=path, words=words, tags=tags if tags[0] is not None else None,
+      intents=None, line_numbers=line_numbers,
+      iob_repairs=repairs.count, first_iob_repair=repairs.first)
+
+
+def to_conll(words: list[list[str]], tags: list[list[str]]) -> str:
+  """Sentences as a CoNLL file: 'word tag' lines, a blank line after each."""
+  return "".join(
+      "".join(f"{word} {tag}\n" for word, tag in zip(query, query_tags)) +
+      "\n" for query, query_tags in zip(words, tags))
+
+
 def _read_rasa(path: str) -> examples.IntentSlotExamples:
   """Reads a Rasa NLU YAML split (`rasa_files`): entities as spans."""
   words, tags, intents, line_numbers = [], [], [], []
@@ -480,9 +554,10 @@ def read_intent_slot(
 
   Args:
     path: a Goo et al. split directory (`seq.in`, `seq.out`, `label`), a
-      `.jsonl` file of `{"tokens": [...], "tags": [...], "intent": "..."}`
-      or `{"text": "...", "spans": [...], "intent": "..."}` objects (a span
-      `{"start": 10, "end": 14, "label": "genre"}` or `[10, 14, "genre"]`,
+      `.conll` file (a slot tagger's: `_read_conll`), a `.jsonl` file of
+      `{"tokens": [...], "tags": [...], "intent": "..."}` or `{"text":
+      "...", "spans": [...], "intent": "..."}` objects (a span `{"start":
+      10, "end": 14, "label": "genre"}` or `[10, 14, "genre"]`,
       character offsets, the end excluded), or a Rasa NLU `.yml` / `.yaml`
       file (`rasa_files`; every example has an intent and its entities).
     require_labels: whether every query must have tags and an intent. If
@@ -512,5 +587,11 @@ def read_intent_slot(
                             ".jsonl file or a Rasa .yml file")
   if rasa_files.is_rasa(path):
     return _read_rasa(path)
-  records.format_of(path, ("jsonl",))
+  if records.format_of(path, ("jsonl", CONLL)) == CONLL:
+    if require_intents:
+      raise errors.data_error(
+          path, None, "a CoNLL file gives its sentences no intent",
+          "intents in every split of an intent and slot dataset",
+          "CoNLL files are a slot tagger's data: give every split as one.")
+    return _read_conll(path, require_labels)
   return _read_intent_slot_jsonl(path, require_labels, require_intents)

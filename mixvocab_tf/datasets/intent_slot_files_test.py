@@ -363,3 +363,35 @@ def test_doccano_sequence_labelling_export_is_read_as_it_is(tmp_path):
   classes = write_jsonl(tmp_path / "classes.jsonl", [
       {"text": "good", "label": []}, {"text": "bad", "label": ["neg"]}])
   assert layout.peek_jsonl_kind(classes) == examples.TEXT_CLASSIFICATION
+
+
+def test_conll_files_are_a_slot_taggers_sentences(tmp_path):
+  # CoNLL-2003's four columns (word, POS, chunk, IOB1 tag) and its
+  # -DOCSTART- lines, or two columns; a blank line between sentences.
+  path = write(tmp_path / "train.conll",
+               "-DOCSTART- -X- -X- O\n\n"
+               "EU NNP B-NP I-ORG\nrejects VBZ B-VP O\n"
+               "German JJ B-NP I-MISC\n\n\n"
+               "Peter B-PER\nBlackburn I-PER\n")
+  split = intent_slot_files.read_intent_slot(path, require_intents=False)
+  assert split.words == [["EU", "rejects", "German"], ["Peter", "Blackburn"]]
+  # IOB1 span starts read as IOB2 and counted, as in every format.
+  assert split.tags == [["B-ORG", "O", "B-MISC"], ["B-PER", "I-PER"]]
+  assert (split.intents, split.line_numbers, split.iob_repairs) == (
+      None, [3, 8], 2)
+  raises("a CoNLL file gives its sentences no intent",
+         intent_slot_files.read_intent_slot, path)
+  # Written back, it reads as the same sentences.
+  again = write(tmp_path / "again.conll",
+                intent_slot_files.to_conll(split.words, split.tags))
+  assert intent_slot_files.read_intent_slot(
+      again, require_intents=False).tags == split.tags
+  # A test split may give the words alone; labelled splits may not.
+  test = write(tmp_path / "test.conll", "Peter\nBlackburn\n\nParis\n")
+  assert intent_slot_files.read_intent_slot(
+      test, require_labels=False).words == [["Peter", "Blackburn"], ["Paris"]]
+  raises(r"test.conll, line 1: the line 'Peter' has a word but no tag",
+         intent_slot_files.read_intent_slot, test, require_intents=False)
+  bad = write(tmp_path / "bad.conll", "Peter B-PER\nBlackburn E-PER\n")
+  raises("slot tag 2 is 'E-PER', which is not an IOB tag",
+         intent_slot_files.read_intent_slot, bad, require_intents=False)

@@ -67,8 +67,8 @@ def _accepted_names(split: str) -> str:
   names = (" or ".join(map(repr, names)) if len(names) < 3 else
            ", ".join(map(repr, names[:-1])) + f" or {names[-1]!r}")
   return (f"a file or directory named {names}: a .csv, .tsv or .jsonl file, "
-          "a Rasa .yml file, or a directory holding seq.in, seq.out and "
-          "label")
+          "a Rasa .yml file, a .conll file, or a directory holding seq.in, "
+          "seq.out and label")
 
 
 def _label_studio_exports(data_dir: str) -> list[str]:
@@ -156,7 +156,7 @@ def split_candidates(data_dir: str) -> dict[str, list[tuple[str, str]]]:
       fmt = ext.lstrip(".")
       if fmt in rasa_files.EXTENSIONS:
         fmt = rasa_files.FORMAT
-      elif fmt not in records.FORMATS:
+      elif fmt not in records.FORMATS + (intent_slot_files.CONLL,):
         continue
     for split, names in SPLIT_NAMES.items():
       if stem in names:
@@ -171,9 +171,10 @@ def find_dataset(data_dir: str) -> DatasetFiles:
   A split is a `.csv`, `.tsv` or `.jsonl` file (text classification, or
   intent-slot JSONL when the first object of train has a key `tokens`,
   `tags` or `spans`), a directory holding `seq.in`, `seq.out` or `label`
-  (intent-slot, Goo et al. layout), or a Rasa NLU `.yml` / `.yaml` file
+  (intent-slot, Goo et al. layout), a Rasa NLU `.yml` / `.yaml` file
   (intent-slot when an example of train marks an entity, an intent
-  classifier's text classification otherwise).
+  classifier's text classification otherwise), or a `.conll` file (a slot
+  tagger's words and tags, `intent_slot_files`).
 
   Raises:
     DataError: `data_dir` is missing, has no train or validation split, has
@@ -238,12 +239,12 @@ def find_dataset(data_dir: str) -> DatasetFiles:
         "the splits are in different formats: " +
         ", ".join(name + ("/" if fmt == "goo" else "")
                   for name, fmt in chosen.values()),
-        "all splits in one format (CSV, TSV, JSONL, Rasa YAML or the seq.in / "
-        "seq.out / label directories)", "Convert the odd ones out.")
+        "all splits in one format (CSV, TSV, JSONL, Rasa YAML, CoNLL or the "
+        "seq.in / seq.out / label directories)", "Convert the odd ones out.")
   fmt = formats.pop()
   files = {split: os.path.join(data_dir, name)
            for split, (name, _) in chosen.items()}
-  if fmt == "goo":
+  if fmt in ("goo", intent_slot_files.CONLL):
     kind = examples.INTENT_SLOT
   elif fmt == "jsonl":
     kind = peek_jsonl_kind(files["train"])

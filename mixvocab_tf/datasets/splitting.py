@@ -124,6 +124,19 @@ def _goo_source(path: str) -> _Source:
                  slot_tagger=data.intents is None)
 
 
+def _conll_source(path: str) -> _Source:
+  """A CoNLL file's sentences (a slot tagger's), written back as CoNLL."""
+  data = intent_slot_files.read_intent_slot(path, require_labels=True,
+                                            require_intents=False)
+  def write(split, output_dir, indices):
+    return _write_file(
+        os.path.join(output_dir, f"{split}.{intent_slot_files.CONLL}"),
+        intent_slot_files.to_conll([data.words[i] for i in indices],
+                                   [data.tags[i] for i in indices]))
+  return _Source(examples_lib.INTENT_SLOT, intent_slot_files.CONLL,
+                 _intents(data), write, slot_tagger=True)
+
+
 def _rasa_source(paths: list[str]) -> _Source:
   """Rasa NLU files read as one source: their intents' examples in path
   order, and their lookup tables (written beside the splits)."""
@@ -205,7 +218,10 @@ def read_source(path: str, text_column: str = "text",
   if label_studio.is_export(path):
     return _label_studio_source(path, text_column, label_column,
                                 text_b_column)
-  fmt = records.format_of(path)
+  fmt = records.format_of(path,
+                          records.FORMATS + (intent_slot_files.CONLL,))
+  if fmt == intent_slot_files.CONLL:
+    return _conll_source(path)
   if fmt == "jsonl" and layout.peek_jsonl_kind(path) == examples_lib.INTENT_SLOT:
     data = intent_slot_files.read_intent_slot(path, require_labels=True,
                                               require_intents=False)

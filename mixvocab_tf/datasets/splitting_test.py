@@ -143,10 +143,14 @@ def test_intent_slot_goo_and_jsonl(tmp_path, fmt):
       "PlayMusic": 4, "BookRestaurant": 2}
 
 
-@pytest.mark.parametrize("fmt", ["goo", "doccano"])
+@pytest.mark.parametrize("fmt", ["goo", "doccano", "conll"])
 def test_a_slot_taggers_data_without_intents(tmp_path, fmt):
   queries = _queries()
-  if fmt == "goo":  # No `label` file.
+  if fmt == "conll":
+    source = write(tmp_path / "all.conll", "".join(
+        "".join(f"{w} {t}\n" for w, t in zip(words, tags)) + "\n"
+        for words, tags, _ in queries))
+  elif fmt == "goo":  # No `label` file.
     source = write_goo(tmp_path / "all",
                        seq_in=[" ".join(w) for w, _, _ in queries],
                        seq_out=[" ".join(t) for _, t, _ in queries])

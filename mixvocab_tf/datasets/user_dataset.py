@@ -66,7 +66,12 @@ of the query to one IOB slot tag), in one of three layouts:
 - a slot tagger's data (entity extraction: slots, no intents): train gives
   no query an intent (Goo splits without `label`, JSONL lines without
   `intent`; doccano's sequence-labelling export as it is, `{"text": ...,
-  "label": [[5, 9, "genre"]]}`, the spans under `label`). Every query then
+  "label": [[5, 9, "genre"]]}`, the spans under `label`), or CoNLL files
+  `train.conll`, `validation.conll` (or `dev.conll`, `valid.conll`),
+  optional `test.conll`: one word a line with its IOB tag last on the line
+  (`Paris B-LOC`, or CoNLL-2003's `Paris NNP I-NP I-LOC`), a blank line
+  between sentences, `-DOCSTART-` lines left out; a test file may give
+  the words alone. Every query then
   has the one intent `examples.NO_INTENT` ('none'), which the model
   answers to every query, and slot F1 is the score; no other split may
   give intents, and a line with an intent key but no intent in it (`[]`,

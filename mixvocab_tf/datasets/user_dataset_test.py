@@ -543,3 +543,12 @@ def test_load_dataset_shared_sst2(tmp_path):
   # English movie reviews: a handful of unreadable words ('næss').
   assert dataset.unreadable["train"]["words"] == 633724
   assert dataset.unreadable_warning() is None
+
+
+def test_conll_splits_are_a_slot_taggers_dataset(tmp_path):
+  write(tmp_path / "train.conll", "play O\njazz B-genre\n\nstop O\n")
+  write(tmp_path / "dev.conll", "play O\nrock B-genre\n")
+  dataset = user_dataset.load_dataset(str(tmp_path))
+  assert (dataset.kind, dataset.files.format) == (examples_lib.INTENT_SLOT,
+                                                  "conll")
+  assert dataset.slot_tagger and dataset.slot_tags == ["O", "B-genre"]

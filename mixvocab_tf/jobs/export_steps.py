@@ -56,6 +56,7 @@ from absl import logging
 from mixvocab_tf import assets
 from mixvocab_tf.core import run_files
 from mixvocab_tf.datasets import examples as examples_lib
+from mixvocab_tf.datasets import intent_slot_files
 from mixvocab_tf.datasets import label_studio
 from mixvocab_tf.datasets import rasa_files
 from mixvocab_tf.datasets import records as records_lib
@@ -269,7 +270,8 @@ def label_next_path(path, data_format):
   if data_format == "goo":
     return stem
   ext = {"csv": ".csv", "tsv": ".tsv", rasa_files.FORMAT: ".yml",
-         label_studio.FORMAT: ".json"}
+         label_studio.FORMAT: ".json",
+         intent_slot_files.CONLL: "." + intent_slot_files.CONLL}
   return stem + ext.get(data_format, ".jsonl")
 
 
@@ -327,7 +329,7 @@ def answers_as_split(records, data_format, text_column="text",
     return {"": records_lib.write_table(header, [
         [r[answers[column]] if column in answers else "" for column in header]
         for r in records], data_format)}
-  if data_format == "goo":
+  if data_format in ("goo", intent_slot_files.CONLL):
     files = {"seq.in": [], "seq.out": [], "label": []}
     for r in records:
       words = r["text"].split()
@@ -339,6 +341,10 @@ def answers_as_split(records, data_format, text_column="text",
       files["seq.in"].append(" ".join(words))
       files["seq.out"].append(" ".join(tags))
       files["label"].append(r["intent"])
+    if data_format == intent_slot_files.CONLL:
+      return {"": intent_slot_files.to_conll(
+          [line.split() for line in files["seq.in"]],
+          [line.split() for line in files["seq.out"]])}
     if records and all(map(is_slot_tagger_record, records)):
       del files["label"]  # A slot tagger's splits have no intents.
     return {name: "".join(line + "\n" for line in lines)

@@ -217,6 +217,14 @@ class AnswersAsSplitTest(tf.test.TestCase):
     path = self._write(export_steps.answers_as_split([record], "goo"),
                        os.path.join(self.get_temp_dir(), "tagger_next"))
     self.assertEqual(sorted(os.listdir(path)), ["seq.in", "seq.out"])
+    # A CoNLL dataset's: 'word tag' lines, appended to train.conll as they
+    # are.
+    self.assertEqual(export_steps.label_next_path("/j/label_next.jsonl",
+                                                  "conll"),
+                     "/j/label_next.conll")
+    self.assertEqual(export_steps.answers_as_split([record, record],
+                                                   "conll"),
+                     {"": "play O\nabba B-artist\n\n" * 2})
     # A model of one intent of the user's is not a slot tagger.
     self.assertFalse(export_steps.is_slot_tagger_record(
         dict(record, intent="PlayMusic")))

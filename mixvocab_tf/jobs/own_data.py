@@ -85,6 +85,7 @@ from mixvocab_tf.core import run_files
 from mixvocab_tf.core import trainer as trainer_lib
 from mixvocab_tf.datasets import errors
 from mixvocab_tf.datasets import examples as examples_lib
+from mixvocab_tf.datasets import intent_slot_files
 from mixvocab_tf.datasets import label_studio
 from mixvocab_tf.datasets import out_of_scope as out_of_scope_lib
 from mixvocab_tf.datasets import rasa_files
@@ -2230,7 +2231,11 @@ def _label_next_how(entry, intent_slot):
   path = entry["path"]
   data_format = entry.get("format") or (
       rasa_files.FORMAT if rasa_files.is_rasa(path) else "jsonl")
-  answer = "intent and slot tags" if intent_slot else "label"
+  tagger = _tagger_entry(entry)
+  answer = ("slot tags" if tagger else "intent and slot tags" if intent_slot
+            else "label")
+  spans = ("spans" if tagger else "intent and {}" if intent_slot else
+           "label")
   if data_format == rasa_files.FORMAT:
     return ("Rasa NLU data with the student's answers as the intents and "
             "entities, grouped by intent (least sure first in each; each "
@@ -2245,7 +2250,12 @@ def _label_next_how(entry, intent_slot):
     return ("a split directory of the dataset's layout (seq.in, seq.out, "
             f"label) with the student's answers as the {answer}: correct "
             "the wrong ones and append each file's lines to the same file "
-            "of train/ (the same lines of all three).")
+            "of train/ (the same lines of all three; a slot tagger's has no "
+            "label).")
+  if data_format == intent_slot_files.CONLL:
+    return ("a CoNLL file with the student's answers as the slot tags "
+            "('word tag' lines, a blank line after each sentence): correct "
+            "the wrong ones and append the file to train.conll.")
   if data_format == label_studio.FORMAT:
     return ("Label Studio tasks (a JSON list) with the student's answers as "
             "their predictions, under the names of the project the dataset "
@@ -2256,16 +2266,21 @@ def _label_next_how(entry, intent_slot):
             "run).")
   if data_format == "doccano":
     return ("each line in doccano's JSONL form, as train's, with the "
-            "student's answer as its "
-            f"{'intent and entities' if intent_slot else 'label'}: import "
+            f"student's answer as its {spans.format('entities')}: import "
             "the file into the doccano project (the answers become its "
             "annotations), correct the wrong ones there, export them and "
             "add the lines to train.jsonl (the score and top-k keys are "
             "not read).")
   return ("each line in the JSONL form of a train split with the student's "
-          f"answer as its {'intent and spans' if intent_slot else 'label'}: "
+          f"answer as its {spans.format('spans')}: "
           "correct the wrong ones and add the lines to train.jsonl (the "
           "score and top-k keys are not read).")
+
+
+def _tagger_entry(entry):
+  """Whether `export_steps.label_next`'s summary is a slot tagger's."""
+  least_sure = entry.get("least_sure") or [{}]
+  return export_steps.is_slot_tagger_record(least_sure[0])
 
 
 def label_next_lines(entry, intent_slot, output_dir):
@@ -2274,6 +2289,7 @@ def label_next_lines(entry, intent_slot, output_dir):
   from mixvocab_tf.jobs import report  # pylint: disable=g-import-not-at-top
   if not entry or not entry.get("least_sure"):
     return []
+  tagger = _tagger_entry(entry)
   what = "intent" if intent_slot else "label"
   header = ["text", f"student's {what}", "score"]
   rows = [[_cell(r.get("text", "")), _cell(r[what], 40), f"{r['score']:.3f}"]
@@ -2285,14 +2301,24 @@ def label_next_lines(entry, intent_slot, output_dir):
           f"{slot['type']}: {slot['text']}" +
           (f" ({slot['score']:.2f})" if "score" in slot else "")
           for slot in r.get("slots", ())) or "none", 80))
+  if tagger:  # No intent: the least sure word's score ranks them.
+    header = ["text", header[2], "least sure word's score"]
+    rows = [[row[0], row[2], row[3]] for row in rows]
+    chosen = ("the ones with the word whose tag the exported student is "
+              "least sure of, the first to label if you label more "
+              "(uncertainty sampling: they are the likeliest to be tagged "
+              "wrong), least sure first. The ")
+  else:
+    chosen = (
+        f"the ones whose {what} the exported student is least sure of, the "
+        "first to label if you label more (uncertainty sampling: they are "
+        f"the likeliest to be answered wrong), taken {what} by {what} in "
+        f"turns, so that each {what} it answers has its least sure texts in "
+        f"the list and any first part of the list is spread over the "
+        f"{what}s. The ")
   return [
       "## Unlabelled texts to label next (.tflite)", "",
-      f"Of the {entry['texts']:,} unlabelled texts, the ones whose {what} "
-      "the exported student is least sure of, the first to label if you "
-      "label more (uncertainty sampling: they are the likeliest to be "
-      f"answered wrong), taken {what} by {what} in turns, so that each "
-      f"{what} it answers has its least sure texts in the list and any "
-      f"first part of the list is spread over the {what}s. The "
+      f"Of the {entry['texts']:,} unlabelled texts, " + chosen +
       f"{entry['written']:,} of them, in that order, with the student's "
       f"answers: `{entry['path']}"
       f"{'/' if entry.get('format') == 'goo' else ''}`, " +

@@ -438,7 +438,9 @@ def _split_kind(path: str) -> str:
   if rasa_files.is_rasa(path):
     return (examples_lib.INTENT_SLOT if rasa_files.has_entities(path) else
             examples_lib.TEXT_CLASSIFICATION)
-  fmt = records.format_of(path, records.FORMATS)
+  fmt = records.format_of(path, records.FORMATS + (intent_slot_files.CONLL,))
+  if fmt == intent_slot_files.CONLL:
+    return examples_lib.INTENT_SLOT
   if fmt == "jsonl":
     return layout.peek_jsonl_kind(path)
   return examples_lib.TEXT_CLASSIFICATION
