@@ -423,6 +423,8 @@ def test_a_slot_taggers_doccano_export_to_tflite_and_report(
   assert re.search(r"\| student builtin \.tflite \(phones, browsers\) \| "
                    r"validation \|  \| [0-9.]+ \|\n", report), report
   assert "intent acc." not in report and "## Worst intents" not in report
+  assert "| text | student's slots (score) | least sure word's score |" in (
+      report)
   # The texts to label next in doccano's sequence-labelling form, scored by
   # their least sure word; they read back as the tagger's data.
   lines = [json.loads(line) for line in (job / "label_next.jsonl").read_text(
