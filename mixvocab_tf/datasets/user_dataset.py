@@ -325,8 +325,8 @@ class UserDataset:
       parts.append(f"{split} ({self.splits[split].path}): {cost}: {listed}")
     if not parts:
       return None
-    subject = ("intents or slot tags" if self.kind == examples_lib.INTENT_SLOT
-               else "labels")
+    subject = ("slot tags" if self.slot_tagger else "intents or slot tags"
+               if self.kind == examples_lib.INTENT_SLOT else "labels")
     return (
         f"Some {subject} of validation or test are not in train, so the model "
         "cannot predict them; they are mapped to an unknown label and counted "

@@ -321,6 +321,9 @@ def test_a_train_without_intents_is_a_slot_tagger(tmp_path):
   assert dataset.slot_tags == ["O", "B-genre"]
   assert dataset.splits["validation"].intents == [examples_lib.NO_INTENT]
   assert dataset.splits["test"].intents is None  # Predicted, not scored.
+  write_goo(tmp_path / "valid", ["play jazz"], ["O B-album"])
+  assert user_dataset.load_dataset(str(tmp_path)).warning().startswith(
+      "Some slot tags of validation or test are not in train")
   # Intents in validation but not in train: one of the two is wrong.
   write_goo(tmp_path / "valid", ["play rock"], ["O B-genre"], ["PlayMusic"])
   error = raises("the queries have intents, but train .* gives none",
