@@ -100,9 +100,10 @@ def define_flags():
       "checkpoint: a SavedModel directory, a .tflite or its builtin-ops "
       "file.")
   flags.DEFINE_string(
-      "data", None, "With --model: labelled examples, a .csv, .tsv or "
-      ".jsonl file, a seq.in / seq.out / label directory, or a dataset "
-      "directory (its --split; default validation).")
+      "data", None, "With --model: labelled examples, a .csv, .tsv, .jsonl "
+      "or .conll file, a Rasa NLU file, a Label Studio JSON export, a "
+      "seq.in / seq.out / label directory, or a dataset directory (its "
+      "--split; default validation).")
   flags.DEFINE_string("text_column", "text", "With --data: the column of "
                       "the text (or of the first text of a pair).")
   flags.DEFINE_string("text_b_column", None, "With --data: the column of "

@@ -31,6 +31,7 @@ project imports as they are.
   `text` but whose UTF-16 offsets do is read at those.
 """
 
+import dataclasses
 import json
 import os
 import tempfile
@@ -280,36 +281,44 @@ def read_export(path: str, text_key: str = "text",
     else:
       records.append({"text": task_text, "label": label})
     labels.append(label)
-  _check_as_the_job_reads(path, records, [where for where, *_ in read],
-                          intent_slot, control is not None)
+  split = _check_as_the_job_reads(path, records,
+                                  [where for where, *_ in read],
+                                  intent_slot, control is not None)
   names["choices"] = control
   names["to_name"] = names["to_name"] or "text"
   names["labels"] = names["labels"] or "label"
   return {"kind": (examples.INTENT_SLOT if intent_slot else
                    examples.TEXT_CLASSIFICATION),
           "records": records, "labels": labels, "tasks": len(tasks),
-          "left_out": len(tasks) - len(read), "names": names}
+          "left_out": len(tasks) - len(read), "names": names,
+          "split": split}
 
 
 def _check_as_the_job_reads(path: str, records: list[dict],
                             wheres: list[str], intent_slot: bool,
-                            with_intents: bool = True) -> None:
+                            with_intents: bool = True):
   """Reads the records as the job reads a JSONL split (intents and slot
   types without spaces, spans that hold words and do not overlap, ...;
   `with_intents` False: a slot tagger's, without intents); a broken one
-  raises the readers' error, naming its task."""
+  raises the readers' error, naming its task. Returns the split read
+  (`examples`' type; its path the export's, no line numbers; a slot
+  tagger's queries given `examples.NO_INTENT`)."""
   with tempfile.TemporaryDirectory() as tmp:
     jsonl = os.path.join(tmp, "tasks.jsonl")
     with open(jsonl, "w", encoding="utf-8") as f:
       f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     try:
       if intent_slot:
-        intent_slot_files.read_intent_slot(jsonl,
-                                           require_intents=with_intents)
+        split = intent_slot_files.read_intent_slot(
+            jsonl, require_intents=with_intents)
+        if split.intents is None:
+          split = dataclasses.replace(
+              split, intents=[examples.NO_INTENT] * len(split))
       else:
-        text_classification_files.read_text_classification(jsonl)
+        split = text_classification_files.read_text_classification(jsonl)
     except errors.DataError as e:
       message = (str(e).replace(jsonl, path) if e.line is None else
                  str(e).replace(f"{jsonl}, line {e.line}",
                                 f"{path}, {wheres[e.line - 1]}"))
       raise errors.DataError(message, path=path, line=None) from None
+  return dataclasses.replace(split, path=path, line_numbers=None)

@@ -11,6 +11,7 @@ from mixvocab_tf.datasets import examples
 from mixvocab_tf.datasets import label_studio
 from mixvocab_tf.datasets import splitting
 from mixvocab_tf.datasets import user_dataset
+from mixvocab_tf.serving import scoring
 from mixvocab_testing.datasets_testing import raises, write
 
 
@@ -80,6 +81,13 @@ def test_intent_and_slot_export_reads_as_span_records(tmp_path):
   assert found["labels"] == ["PlayMusic", "BookRestaurant", "PlayMusic",
                              "Stop", "PlayMusic"]
   assert (found["tasks"], found["left_out"]) == (7, 2)
+  # The same tasks as the split `mixvocab-evaluate --data` scores a model
+  # on: read as the job reads them, named by the export's path.
+  labelled = scoring.read_labelled(str(tmp_path / "project.json"))
+  assert (labelled.kind, labelled.path) == (examples.INTENT_SLOT,
+                                            str(tmp_path / "project.json"))
+  assert labelled.gold_labels == found["labels"]
+  assert labelled.split.tags[2] == ["O", "O", "B-genre", "O"]
 
 
 def test_text_classification_export_and_the_control_to_read(tmp_path):

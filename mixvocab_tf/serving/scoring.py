@@ -39,6 +39,7 @@ import tensorflow as tf
 from mixvocab_tf.datasets import errors
 from mixvocab_tf.datasets import examples as examples_lib
 from mixvocab_tf.datasets import intent_slot_files
+from mixvocab_tf.datasets import label_studio
 from mixvocab_tf.datasets import layout
 from mixvocab_tf.datasets import out_of_scope
 from mixvocab_tf.datasets import rasa_files
@@ -467,7 +468,10 @@ def read_labelled(data: str,
   """Reads and checks the labelled examples at `data`.
 
   Args:
-    data: a `.csv`, `.tsv` or `.jsonl` file, a Rasa NLU `.yml` file
+    data: a `.csv`, `.tsv` or `.jsonl` file, a Label Studio JSON export
+      (its annotated tasks, as `mixvocab-split-data` reads them; the data
+      key `text_column`, the Choices control `label_column` when the
+      project has several), a `.conll` file, a Rasa NLU `.yml` file
       (intent and slots when it marks an entity), a Goo et al. split
       directory (`seq.in`, `seq.out`, `label`), or a dataset directory
       holding splits
@@ -501,6 +505,9 @@ def read_labelled(data: str,
           f"--split={split} names a split of a dataset directory, but "
           f"{data} is a single split; drop --split, or give the dataset's "
           "directory.")
+    if label_studio.is_export(data):  # Its annotated tasks, as one split.
+      found = label_studio.read_export(data, text_column, label_column)
+      return Labelled(found["kind"], data, found["split"])
     kind = _split_kind(data)
     return Labelled(kind, data, _read_split(data, kind, columns))
   wanted = split or "validation"
