@@ -19,6 +19,7 @@ read as `B-<type>` and counted (`IntentSlotExamples.iob_repairs`), see
 `_repair_iob`.
 """
 
+import dataclasses
 import os
 import re
 from typing import Any
@@ -523,6 +524,18 @@ def _read_conll(path: str,
       path=path, words=words, tags=tags if tags[0] is not None else None,
       intents=None, line_numbers=line_numbers,
       iob_repairs=repairs.count, first_iob_repair=repairs.first)
+
+
+def as_slot_tagger(
+    split: examples.IntentSlotExamples) -> examples.IntentSlotExamples:
+  """A split read without intents (`require_intents=False`) as a slot
+  tagger's: every tagged query given the one intent `examples.NO_INTENT`
+  (a split with intents, or without tags, as it is: a test split of words
+  alone is predicted, not scored)."""
+  if split.intents is not None or split.tags is None:
+    return split
+  return dataclasses.replace(
+      split, intents=[examples.NO_INTENT] * len(split))
 
 
 def to_conll(words: list[list[str]], tags: list[list[str]]) -> str:

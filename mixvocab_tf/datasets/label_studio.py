@@ -309,11 +309,9 @@ def _check_as_the_job_reads(path: str, records: list[dict],
       f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     try:
       if intent_slot:
-        split = intent_slot_files.read_intent_slot(
-            jsonl, require_intents=with_intents)
-        if split.intents is None:
-          split = dataclasses.replace(
-              split, intents=[examples.NO_INTENT] * len(split))
+        split = intent_slot_files.as_slot_tagger(
+            intent_slot_files.read_intent_slot(
+                jsonl, require_intents=with_intents))
       else:
         split = text_classification_files.read_text_classification(jsonl)
     except errors.DataError as e:

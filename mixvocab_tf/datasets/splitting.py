@@ -104,7 +104,7 @@ def _jsonl_source(path: str, kind: str, labels: list[str],
 
 def _intents(data: examples_lib.IntentSlotExamples) -> list[str]:
   """Each query's intent, `examples.NO_INTENT` for a slot tagger's."""
-  return list(data.intents or [examples_lib.NO_INTENT] * len(data))
+  return list(intent_slot_files.as_slot_tagger(data).intents)
 
 
 def _goo_source(path: str) -> _Source:

@@ -719,15 +719,6 @@ class UserDataset:
         f"{cost}).")
 
 
-def _with_intent(data: examples_lib.IntentSlotExamples,
-                 intent: str) -> examples_lib.IntentSlotExamples:
-  """A slot tagger's split with every query given `intent` (a test split
-  without tags keeps no intents: it is predicted, not scored)."""
-  if data.tags is None:
-    return data
-  return dataclasses.replace(data, intents=[intent] * len(data))
-
-
 def load_dataset(data_dir: str,
                  text_column: str = "text",
                  text_b_column: str | None = None,
@@ -785,7 +776,7 @@ def load_dataset(data_dir: str,
             "intents in every split, or in none",
             "Give train's queries their intents, or leave them out here.")
   if slot_tagger:
-    splits = {split: _with_intent(data, examples_lib.NO_INTENT)
+    splits = {split: intent_slot_files.as_slot_tagger(data)
               for split, data in splits.items()}
   train = splits["train"]
   unseen = {}

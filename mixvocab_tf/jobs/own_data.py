@@ -1823,17 +1823,17 @@ def report_step(step_dir, output_dir, options):
                 if slot_tagger else
                 ["floor: train's most frequent label", name, "",
                  f"{100 * floor:.1f}", ""])
+  kind = ("slot tagging: no intents" if slot_tagger else
+          dataset.kind.replace("_", " "))
+  label_counts = ([] if slot_tagger else [
+      f"{len(dataset.labels)} {'intents' if intent_slot else 'labels'}"]) + (
+          [f"{len(dataset.slot_tags)} slot tags"] if intent_slot else [])
   lines = [
       "# Own-data report", "",
-      f"Dataset `{dataset.files.data_dir}` (" + (
-          "slot tagging: no intents" if slot_tagger else
-          dataset.kind.replace('_', ' ')) + f", "
+      f"Dataset `{dataset.files.data_dir}` ({kind}, "
       f"{dataset.files.format}): " + ", ".join(
-          f"{n} {counts[n]}" for n in counts) + "; " + (
-              "" if slot_tagger else f"{len(dataset.labels)} "
-              f"{'intents' if intent_slot else 'labels'}") + (
-          f"{'' if slot_tagger else ', '}{len(dataset.slot_tags)} slot tags"
-          if intent_slot else "") +
+          f"{n} {counts[n]}" for n in counts) + "; " +
+      ", ".join(label_counts) +
       ". Labels come from train" + (
           f", and `{out_of_scope_lib.OUT_OF_SCOPE}` from the texts "
           "`OUT_OF_SCOPE` added to it (below)" if options.get("out_of_scope")

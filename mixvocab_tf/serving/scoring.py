@@ -450,12 +450,8 @@ def _split_kind(path: str) -> str:
 def _read_split(path, kind, columns):
   if kind == examples_lib.INTENT_SLOT:
     # Queries without intents are a slot tagger's: its one intent.
-    split = intent_slot_files.read_intent_slot(path, require_labels=True,
-                                               require_intents=False)
-    if split.intents is None:
-      split = dataclasses.replace(
-          split, intents=[examples_lib.NO_INTENT] * len(split))
-    return split
+    return intent_slot_files.as_slot_tagger(intent_slot_files.read_intent_slot(
+        path, require_labels=True, require_intents=False))
   return text_classification_files.read_text_classification(
       path, require_labels=True, **columns)
 
