@@ -58,9 +58,11 @@ class IntentSlotExamples:
     line_numbers: the 1-based line of each query (None for queries made
       rather than read, as augmented copies).
     iob_repairs: slot tags that began a span with `I-<type>` (IOB1) and
-      were read as `B-<type>` (`intent_slot_files`).
+      were read as `B-<type>`, or were BIOES or BILOU tags read as IOB2
+      (`intent_slot_files`).
     first_iob_repair: where the first of them was: '<file>, line <n>: ...';
       None if there was none.
+    bioes: whether some of them were BIOES or BILOU tags (S-, E-, U-, L-).
   """
   path: str
   words: list[list[str]]
@@ -69,6 +71,7 @@ class IntentSlotExamples:
   line_numbers: list[int] | None = None
   iob_repairs: int = 0
   first_iob_repair: str | None = None
+  bioes: bool = False
 
   def __len__(self) -> int:
     return len(self.words)

@@ -16,7 +16,9 @@ Slot tags are IOB2 for the task (`intent_slot`): a span starts with
 sequences (`iob_decoding`). An `I-<type>` that begins a span (after `O`, or
 after a word of another type) is IOB1, as CoNLL-2003 writes spans; it is
 read as `B-<type>` and counted (`IntentSlotExamples.iob_repairs`), see
-`_repair_iob`.
+`_Repairs.to_iob2`. BIOES (IOBES) and BILOU tags, as spaCy, Flair and many
+NER corpora write them, are read as IOB2 the same way (`S-`/`U-` a span of
+one word, `E-`/`L-` its last word: `B-` and `I-`), the same spans.
 """
 
 import dataclasses
@@ -45,10 +47,16 @@ _SPAN_FORMS = ('{"start": 10, "end": 14, "label": "genre"} or [10, 14, '
                'doccano\'s "start_offset" and "end_offset" too)')
 
 
+#: BIOES (IOBES) and BILOU prefixes read as IOB2's: a one-word span's
+#: (`S-`, `U-`) begins it, a span's last word (`E-`, `L-`) is inside it.
+_TO_IOB2_PREFIX = {"S-": "B-", "U-": "B-", "E-": "I-", "L-": "I-"}
+
+
 def _is_iob_tag(tag: str) -> bool:
+  """An IOB2 tag, or a BIOES or BILOU one (read as IOB2)."""
   if tag == examples.OUTSIDE_TAG:
     return True
-  return (tag[:2] in ("B-", "I-") and len(tag) > 2 and
+  return (tag[:2] in ("B-", "I-", *_TO_IOB2_PREFIX) and len(tag) > 2 and
           len(tag.split()) == 1)
 
 
@@ -71,20 +79,30 @@ def _check_tags(path: str, line: int, words: list[str], tags: list[str],
           path, line,
           f"slot tag {position} is {errors.show(tag)}, which is not an IOB "
           "tag",
-          "'O', 'B-<type>' or 'I-<type>' (e.g. 'B-city')",
+          "'O', 'B-<type>' or 'I-<type>' (e.g. 'B-city'; BIOES's S- and "
+          "E-, BILOU's U- and L- are read as B- and I-)",
           "Rename the tag; BIO tags mark the first word of a slot B- and the "
           "following words I-.")
 
 
 class _Repairs:
-  """IOB1 span starts read as IOB2, counted over a split (see `to_iob2`)."""
+  """IOB1 span starts and BIOES or BILOU tags read as IOB2, counted over a
+  split (see `to_iob2`)."""
 
   def __init__(self):
     self.count = 0
     self.first = None
+    self.bioes = False
 
   def to_iob2(self, path: str, line: int, tags: list[str]) -> list[str]:
-    """`tags` with each `I-<type>` that begins a span written `B-<type>`.
+    """`tags` with each `I-<type>` that begins a span written `B-<type>`,
+    and BIOES or BILOU tags written as IOB2's.
+
+    `S-x` and `U-x` (a span of one word) are `B-x`; `E-x` and `L-x` (a
+    span's last word) are `I-x`, read as above where it begins a span (as
+    after a span that ended: conlleval's chunks). The spans are the same;
+    the model answers IOB2 tags. Each tag rewritten is counted with the
+    IOB1 starts below.
 
     An `I-x` begins a span when it starts the query or follows `O` or a tag
     of another type. It is read, not refused: IOB1 (CoNLL-2003's spans, with
@@ -99,17 +117,27 @@ class _Repairs:
     """
     repaired = list(tags)
     previous = examples.OUTSIDE_TAG
+    ended = False  # Whether the previous tag ended its span (E-, S-, ...).
     for position, tag in enumerate(tags, start=1):
-      if tag.startswith("I-") and (previous == examples.OUTSIDE_TAG or
-                                   previous[2:] != tag[2:]):
-        repaired[position - 1] = "B-" + tag[2:]
+      prefix = _TO_IOB2_PREFIX.get(tag[:2])
+      iob = prefix + tag[2:] if prefix else tag
+      why = None
+      if iob.startswith("I-") and (previous == examples.OUTSIDE_TAG or
+                                   previous[2:] != iob[2:] or ended):
+        iob = "B-" + iob[2:]
+        why = ("starts the query" if position == 1 else
+               f"follows {tags[position - 2]!r}")
+      elif prefix:
+        why = "is BIOES or BILOU"
+      self.bioes = self.bioes or bool(prefix)
+      if why:
+        repaired[position - 1] = iob
         self.count += 1
         if self.first is None:
-          after = ("starts the query" if position == 1 else
-                   f"follows {previous!r}")
           self.first = (f"{path}, line {line}: slot tag {position} "
-                        f"{tag!r} {after}")
-      previous = tag
+                        f"{tag!r} {why}")
+      previous = iob
+      ended = bool(prefix)
     return repaired
 
 
@@ -209,7 +237,7 @@ def _read_goo(path: str, require_labels: bool,
       intents=intents if "label" in lines else None,
       line_numbers=line_numbers,
       iob_repairs=repairs.count,
-      first_iob_repair=repairs.first)
+      first_iob_repair=repairs.first, bioes=repairs.bioes)
 
 
 def _string_list(path: str, line: int, record: dict[str, Any],
@@ -456,7 +484,7 @@ def _read_intent_slot_jsonl(
       intents=intents if intents[0] is not None else None,
       line_numbers=line_numbers,
       iob_repairs=repairs.count,
-      first_iob_repair=repairs.first)
+      first_iob_repair=repairs.first, bioes=repairs.bioes)
 
 
 #: The extension of a CoNLL file (`_read_conll`) and its format's name.
@@ -523,7 +551,8 @@ def _read_conll(path: str,
   return examples.IntentSlotExamples(
       path=path, words=words, tags=tags if tags[0] is not None else None,
       intents=None, line_numbers=line_numbers,
-      iob_repairs=repairs.count, first_iob_repair=repairs.first)
+      iob_repairs=repairs.count, first_iob_repair=repairs.first,
+      bioes=repairs.bioes)
 
 
 def as_slot_tagger(

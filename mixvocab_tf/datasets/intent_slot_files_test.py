@@ -7,6 +7,7 @@ import pytest
 from mixvocab_tf.datasets import examples
 from mixvocab_tf.datasets import intent_slot_files
 from mixvocab_tf.datasets import layout
+from mixvocab_tf.tasks.finetuning import metrics
 from mixvocab_testing.datasets_testing import (
     GOO_TRAIN, GOOD_QUERY, raises, write, write_goo, write_jsonl)
 
@@ -112,6 +113,40 @@ def test_iob1_span_starts_are_read_as_b_and_counted(tmp_path):
       write_goo(tmp_path / "iob2", **GOO_TRAIN))
   assert split.tags == [t.split() for t in GOO_TRAIN["seq_out"]]
   assert (split.iob_repairs, split.first_iob_repair) == (0, None)
+
+
+def test_bioes_and_bilou_tags_are_read_as_iob2(tmp_path):
+  # BIOES (Flair, many NER corpora) and BILOU (spaCy): S-/U- a one-word
+  # span, E-/L- a span's last word. Read as IOB2, the same spans, counted.
+  directory = write_goo(
+      tmp_path / "train",
+      ["fly from new york city to nice", "play jazz now"],
+      ["O O B-city I-city E-city O S-city", "O U-genre O"],
+      ["Fly", "Play"])
+  split = intent_slot_files.read_intent_slot(directory)
+  assert split.tags == [["O", "O", "B-city", "I-city", "I-city", "O",
+                         "B-city"], ["O", "B-genre", "O"]]
+  assert (split.iob_repairs, split.bioes) == (3, True)
+  assert split.first_iob_repair == (
+      f"{os.path.join(directory, 'seq.out')}, line 1: slot tag 5 'E-city' "
+      "is BIOES or BILOU")
+  # BILOU in JSONL; an end without its beginning starts a span, as an IOB1
+  # I- does.
+  path = write_jsonl(tmp_path / "valid.jsonl", [
+      {"tokens": ["new", "york", "paris"], "tags": ["B-city", "L-city",
+                                                     "L-city"],
+       "intent": "Go"}])
+  split = intent_slot_files.read_intent_slot(path)
+  assert split.tags == [["B-city", "I-city", "B-city"]]
+  assert split.first_iob_repair.endswith("slot tag 2 'L-city' is BIOES or "
+                                         "BILOU")
+  # conlleval's chunks of the BIOES tags are the chunks read.
+  assert metrics.iob_chunks(split.tags[0]) == metrics.iob_chunks(
+      ["B-city", "E-city", "S-city"])
+  # IOB1 alone is not BIOES.
+  iob1 = intent_slot_files.read_intent_slot(write_goo(
+      tmp_path / "iob1", ["to paris"], ["O I-city"], ["Go"]))
+  assert (iob1.iob_repairs, iob1.bioes) == (1, False)
 
 
 @pytest.mark.parametrize("intent, match", [
@@ -392,6 +427,10 @@ def test_conll_files_are_a_slot_taggers_sentences(tmp_path):
       test, require_labels=False).words == [["Peter", "Blackburn"], ["Paris"]]
   raises(r"test.conll, line 1: the line 'Peter' has a word but no tag",
          intent_slot_files.read_intent_slot, test, require_intents=False)
-  bad = write(tmp_path / "bad.conll", "Peter B-PER\nBlackburn E-PER\n")
-  raises("slot tag 2 is 'E-PER', which is not an IOB tag",
+  # BIOES tags read as IOB2 (test_bioes_and_bilou_tags_are_read_as_iob2).
+  bioes = write(tmp_path / "bioes.conll", "Peter B-PER\nBlackburn E-PER\n")
+  assert intent_slot_files.read_intent_slot(
+      bioes, require_intents=False).tags == [["B-PER", "I-PER"]]
+  bad = write(tmp_path / "bad.conll", "Peter B-PER\nBlackburn X-PER\n")
+  raises("slot tag 2 is 'X-PER', which is not an IOB tag",
          intent_slot_files.read_intent_slot, bad, require_intents=False)

@@ -141,7 +141,7 @@ def intent_slot_examples(train: examples_lib.IntentSlotExamples,
                     list(train.line_numbers) + list(
                         range(1, len(words) + 1))),
       iob_repairs=train.iob_repairs,
-      first_iob_repair=train.first_iob_repair)
+      first_iob_repair=train.first_iob_repair, bioes=train.bioes)
 
 
 def text_classification_examples(

@@ -93,7 +93,9 @@ of the query to one IOB slot tag), in one of three layouts:
 - slot tags are `O`, `B-<type>` or `I-<type>`; there is one per word. The
   task reads them as IOB2 (a span starts with `B-<type>`): an `I-<type>`
   that begins a span (IOB1, as CoNLL-2003 writes them) is read as
-  `B-<type>`, the same span, and `UserDataset.iob_warning()` counts them;
+  `B-<type>`, the same span; BIOES (IOBES) and BILOU tags (`S-`, `E-`,
+  `U-`, `L-`: spaCy's, Flair's) are read as IOB2 tags of the same spans;
+  `UserDataset.iob_warning()` counts both;
 - an intent is one name without spaces; a word holds no spaces.
 
 **For every file**:
@@ -338,8 +340,8 @@ class UserDataset:
 
     An `I-<type>` that begins a span (IOB1) is read as `B-<type>`: the same
     span, written as the task's decoder emits spans
-    (`intent_slot_files._Repairs.to_iob2` says why). Per split: how many,
-    and the first.
+    (`intent_slot_files._Repairs.to_iob2` says why); BIOES and BILOU tags
+    are read as IOB2's. Per split: how many, and the first.
     """
     parts = [
         f"{split}: {errors.plural(data.iob_repairs, 'tag')}, the first at "
@@ -350,6 +352,14 @@ class UserDataset:
     ]
     if not parts:
       return None
+    if any(getattr(data, "bioes", False) for data in self.splits.values()):
+      return (
+          "Some slot tags are BIOES or BILOU tags (S-, E-, U-, L-): " +
+          "; ".join(parts) + ". The job reads them as IOB2 tags of the same "
+          "spans (S-<type> and U-<type> as B-<type>, E-<type> and L-<type> "
+          "as I-<type>, or B-<type> where it begins a span), which is what "
+          "the model answers and the texts to label next are written in. "
+          "Nothing else changes.")
     return (
         "Some slot spans begin with I-<type> rather than B-<type> (IOB1, as "
         "CoNLL-2003 writes them): " + "; ".join(parts) + ". The job reads "

@@ -96,6 +96,13 @@ def test_iob_warning_names_the_count_the_first_place_and_what_is_done(
   # The span starts, read as B-genre, have a tag train has; of the I-genre
   # only the one inside a span is left, which train lacks.
   assert dataset.unseen["validation"]["slot_tags"] == {"I-genre": 1}
+  # BIOES tags: the warning says what they are read as.
+  write_goo(tmp_path / "valid", ["play jazz"], ["O S-genre"], ["Play"])
+  warning = user_dataset.load_dataset(str(tmp_path)).iob_warning()
+  assert warning.startswith("Some slot tags are BIOES or BILOU tags")
+  assert (f"validation: 1 tag, the first at {seq_out}, line 1: slot tag 2 "
+          "'S-genre' is BIOES or BILOU") in warning
+  assert "S-<type> and U-<type> as B-<type>" in warning
 
 
 def test_warning_counts_the_cost_and_lists_the_most_frequent(tmp_path):
