@@ -52,7 +52,7 @@ _SPAN_FORMS = ('{"start": 10, "end": 14, "label": "genre"} or [10, 14, '
 _TO_IOB2_PREFIX = {"S-": "B-", "U-": "B-", "E-": "I-", "L-": "I-"}
 
 
-def _is_iob_tag(tag: str) -> bool:
+def is_iob_tag(tag: str) -> bool:
   """An IOB2 tag, or a BIOES or BILOU one (read as IOB2)."""
   if tag == examples.OUTSIDE_TAG:
     return True
@@ -74,7 +74,7 @@ def _check_tags(path: str, line: int, words: list[str], tags: list[str],
         "Add or remove tags so that the i-th tag is the tag of the i-th word "
         "(words are separated by whitespace).")
   for position, tag in enumerate(tags, start=1):
-    if not _is_iob_tag(tag):
+    if not is_iob_tag(tag):
       raise errors.data_error(
           path, line,
           f"slot tag {position} is {errors.show(tag)}, which is not an IOB "

@@ -61,6 +61,27 @@ def test_find_dataset_no_train(tmp_path):
   assert "rename training.csv to train.csv" in str(error).lower()
 
 
+def test_find_dataset_a_conll_file_named_txt_is_told_its_name(tmp_path):
+  # CoNLL corpora often come as train.txt: a word and its tag a line
+  # (IOB or BIOES), -DOCSTART- and blank lines.
+  write(tmp_path / "train.txt",
+        "-DOCSTART- O\n\nEU NNP I-ORG\nrejects VBZ O\n\nPeter S-PER\n")
+  write(tmp_path / "dev.txt", "EU B-ORG\n")
+  error = str(raises("there is no train split", layout.find_dataset,
+                     str(tmp_path)))
+  assert ("The file train.txt looks like CoNLL (a word and its tag a line): "
+          "rename it to train.conll.") in error
+  # Text that is not CoNLL's is only told the extensions.
+  write(tmp_path / "train.txt", "EU rejects German calls\nPeter O\n")
+  error = str(raises("there is no train split", layout.find_dataset,
+                     str(tmp_path)))
+  assert ("The file train.txt does not end in .csv, .tsv, .jsonl, .yml or "
+          ".conll.") in error
+  write(tmp_path / "train.txt", "\n\n")
+  assert "looks like CoNLL" not in str(raises(
+      "there is no train split", layout.find_dataset, str(tmp_path)))
+
+
 def test_find_dataset_a_label_studio_export_gives_the_split_command(
     tmp_path):
   write(tmp_path / "project.json", '\ufeff [{"id": 1, "data": {}}]')
