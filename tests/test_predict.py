@@ -556,29 +556,40 @@ def test_command_reads_a_file_and_writes_a_file(glue, tmp_path):
   assert got[0]["unreadable_words"] == 5
 
 
-def test_command_writes_doccano_records(snips, glue, tmp_path):
-  """--output_format=doccano: the JSONL doccano imports, which the job's
-  reader reads back as the model's answers; refused for a pair model."""
+def test_command_writes_doccano_records_and_prodigy_tasks(snips, glue,
+                                                         tmp_path):
+  """--output_format=doccano: the JSONL doccano imports; prodigy: the tasks
+  Prodigy streams (spans as objects, the intent in "accept", the score in
+  "meta"). The job's reader reads both back as the model's answers; refused
+  for a pair model."""
   queries = tmp_path / "queries.txt"
   queries.write_text("".join(q + "\n" for q in QUERIES[:3]))
-  status, stdout, stderr = _command(
-      tmp_path, f"--model={snips[1]}", f"--input={queries}",
-      "--output_format=doccano")
-  assert status == 0, stderr
   records = predictor_lib.load_predictor(snips[1]).predict(QUERIES[:3])
-  got = [json.loads(line) for line in stdout.splitlines()]
-  assert [(g["text"], g["cats"], g["entities"]) for g in got] == [
-      (r["text"], [r["intent"]],
-       [[s["start"], s["end"], s["type"]] for s in r["slots"]])
-      for r in records]
-  answers = tmp_path / "answers.jsonl"
-  answers.write_text(stdout)
-  split = intent_slot_files.read_intent_slot(str(answers))
-  assert split.intents == [r["intent"] for r in records]
-  status, _, stderr = _command(tmp_path, f"--model={glue[1]}",
-                               f"--input={queries}",
-                               "--output_format=doccano")
-  assert status == 1 and "doccano's records" in stderr
+  shapes = {
+      "doccano": lambda g: (g["text"], g["cats"], g["entities"]),
+      "prodigy": lambda g: (g["text"], g["accept"], [
+          [s["start"], s["end"], s["label"]] for s in g["spans"]])}
+  for output_format, shape in shapes.items():
+    status, stdout, stderr = _command(
+        tmp_path, f"--model={snips[1]}", f"--input={queries}",
+        f"--output_format={output_format}")
+    assert status == 0, stderr
+    got = [json.loads(line) for line in stdout.splitlines()]
+    assert [shape(g) for g in got] == [
+        (r["text"], [r["intent"]],
+         [[s["start"], s["end"], s["type"]] for s in r["slots"]])
+        for r in records]
+    if output_format == "prodigy":
+      assert [g["meta"]["score"] for g in got] == [
+          round(r["score"], 4) for r in records]
+    answers = tmp_path / f"{output_format}.jsonl"
+    answers.write_text(stdout)
+    split = intent_slot_files.read_intent_slot(str(answers))
+    assert split.intents == [r["intent"] for r in records]
+    status, _, stderr = _command(tmp_path, f"--model={glue[1]}",
+                                 f"--input={queries}",
+                                 f"--output_format={output_format}")
+    assert status == 1 and "hold one text" in stderr
 
 
 def test_command_writes_rasa_parse_results(snips, glue, tmp_path):

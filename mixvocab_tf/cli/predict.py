@@ -33,7 +33,10 @@ with `--output_format=doccano` the JSONL doccano imports: `text`,
 `entities` ([start, end, type]) and `cats` ([intent]), or `text` and
 `label` ([label]; a slot tagger's: its spans), with `score` and `top_k`
 beside them, so that unlabelled texts load into a doccano project
-pre-annotated with the model's answers.
+pre-annotated with the model's answers, or with `--output_format=prodigy`
+the tasks Prodigy streams: `text`, `spans` ({start, end, label}, which
+`ner.manual` shows to correct) and `accept` ([intent] or [label]), the
+score under `meta`.
 
 Examples are run in batches of `--batch_size` (64). Errors the user can fix
 (a missing model, a directory that holds no SavedModel, a pair model given a
@@ -73,12 +76,15 @@ def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
                        "call of the model.", lower_bound=1,
                        flag_values=flag_values)
   flags.DEFINE_enum(
-      "output_format", "json", ["json", "rasa", "doccano"], "json: the "
+      "output_format", "json", ["json", "rasa", "doccano", "prodigy"],
+      "json: the "
       "predictor's records; rasa: Rasa's parse result (intent, entities with "
       "role, intent_ranking), as a Rasa server answers; doccano: the JSONL "
       "doccano imports (text, entities, cats; or text, label), the answers "
       "as annotations to correct there (and a train split's lines once "
-      "corrected).", flag_values=flag_values)
+      "corrected); prodigy: the tasks Prodigy streams (text, spans as "
+      "{start, end, label}, accept: [intent or label], meta: {score}), for "
+      "its recipes to correct.", flag_values=flag_values)
   flags.DEFINE_string(
       "synonyms", None, "With --output_format=rasa: a Rasa NLU file, or a "
       "folder of them, whose synonyms map the entities' values, as Rasa's "
@@ -173,7 +179,8 @@ def _run(values):
     predictor.check_top_k(values.top_k)
     if values.output_format != "json" and predictor.pair:
       what = {"rasa": "Rasa's parse result",
-              "doccano": "doccano's records"}[values.output_format]
+              "doccano": "doccano's records",
+              "prodigy": "Prodigy's tasks"}[values.output_format]
       raise ValueError(
           f"--output_format={values.output_format} writes {what}, which "
           f"hold one text; {values.model} is a sentence-pair model. Use "
@@ -182,7 +189,9 @@ def _run(values):
         "json": lambda record: record,
         "rasa": lambda record: rasa_files.parse_result(record, synonyms),
         "doccano": lambda record: export_steps.to_train_record(
-            record, doccano=True)}
+            record, form=export_steps.DOCCANO),
+        "prodigy": lambda record: export_steps.to_train_record(
+            record, form=export_steps.PRODIGY)}
     shape = shapes[values.output_format]
     examples = (predictor.parse_row(row, where)
                 for where, row in read_rows(stream, source))

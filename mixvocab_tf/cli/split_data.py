@@ -80,6 +80,13 @@ def _run():
         "%s of the Label Studio export %s no annotation (or only cancelled "
         "ones): left out.", errors.plural(count, "task"),
         "has" if count == 1 else "have")
+  if summary.get("lines_left_out"):
+    count = summary["lines_left_out"]
+    logging.warning(
+        "%s of %s %s answered 'reject' or 'ignore' (Prodigy's export keeps "
+        "every answer): left out, in no split.",
+        errors.plural(count, "line"), summary["input"],
+        "is" if count == 1 else "are")
   alone = summary["labels_only_in_train"]
   if alone:
     logging.warning(

@@ -33,12 +33,15 @@ class TextClassificationExamples:
     labels: the label name of each example; None for a test split without
       labels.
     line_numbers: the 1-based line where each example starts in `path`.
+    left_out: the lines of a JSONL file whose "answer" is 'reject' or
+      'ignore' (Prodigy's export), not read (`records.accepted_rows`).
   """
   path: str
   texts_a: list[str]
   texts_b: list[str] | None
   labels: list[str] | None
   line_numbers: list[int]
+  left_out: list[int] = dataclasses.field(default_factory=list)
 
   def __len__(self) -> int:
     return len(self.texts_a)
@@ -63,6 +66,8 @@ class IntentSlotExamples:
     first_iob_repair: where the first of them was: '<file>, line <n>: ...';
       None if there was none.
     bioes: whether some of them were BIOES or BILOU tags (S-, E-, U-, L-).
+    left_out: the lines of a JSONL file whose "answer" is 'reject' or
+      'ignore' (Prodigy's export), not read (`records.accepted_rows`).
   """
   path: str
   words: list[list[str]]
@@ -72,6 +77,7 @@ class IntentSlotExamples:
   iob_repairs: int = 0
   first_iob_repair: str | None = None
   bioes: bool = False
+  left_out: list[int] = dataclasses.field(default_factory=list)
 
   def __len__(self) -> int:
     return len(self.words)

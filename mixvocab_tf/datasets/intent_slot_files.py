@@ -6,7 +6,11 @@ al. (2018) and JointBERT lay SNIPS and ATIS out, or a JSONL file of
 `{"tokens", "tags", "intent"}` objects, or of `{"text", "spans", "intent"}`
 objects whose slots are character spans, as annotation tools export them
 (doccano's "Intent Detection and Slot Filling" JSONL export as it is:
-`{"text", "entities", "cats"}`, `cats` a list of one intent), or a Rasa NLU
+`{"text", "entities", "cats"}`, `cats` a list of one intent; Prodigy's
+export, `prodigy db-out`, as it is: `{"text", "tokens", "spans", "answer"}`
+of `ner.manual`, its tokens not read, an intent picked in a choice as
+`"accept": [intent]`, lines answered 'reject' or 'ignore' left out), or a
+Rasa NLU
 YAML file (`rasa_files`; the data contract: `user_dataset`'s
 docstring). The built-in SNIPS copy is
 read here too.
@@ -354,12 +358,23 @@ def is_span_list(value: Any) -> bool:
       isinstance(item, (list, dict)) for item in value)
 
 
+def is_prodigy_tokens(value: Any) -> bool:
+  """Whether a JSONL line's "tokens" are Prodigy's (a list of objects,
+  `{"text", "start", "end", "id", "ws"}`), which its "text" and "spans"
+  say again: not the list of words of the tokens-and-tags form."""
+  return isinstance(value, list) and bool(value) and all(
+      isinstance(token, dict) for token in value)
+
+
 def _key(record: dict[str, Any], key: str) -> str:
   """The name a JSONL line gives `key`: the key itself, or doccano's name
   for it (`_DOCCANO_KEYS`) where the line has that instead, or, for the
-  spans, doccano's sequence-labelling "label" (a list of spans)."""
+  spans, doccano's sequence-labelling "label" (a list of spans), or, for
+  the intent, Prodigy's "accept" (the choices picked)."""
   if key not in record and _DOCCANO_KEYS.get(key) in record:
     return _DOCCANO_KEYS[key]
+  if key == "intent" and key not in record and "accept" in record:
+    return "accept"
   if (key == "spans" and key not in record and
       is_span_list(record.get("label"))):
     return "label"
@@ -378,10 +393,13 @@ def _intent(path: str, line: int, record: dict[str, Any],
       empty = record.get(key) == []
       raise errors.data_error(
           path, line, f"{key!r} is {'empty' if empty else 'null'}",
-          "an intent name" + (" in a list of one" if key == "cats" else ""),
+          "an intent name" + (" in a list of one" if key in ("cats", "accept")
+                               else ""),
           "doccano exports a text nobody labelled with no intent: label it, "
           "or export only the approved examples, or delete the line."
-          if key == "cats" and empty else None)
+          if key == "cats" and empty else
+          "Pick the intent in Prodigy, or delete the line."
+          if key == "accept" and empty else None)
     return None
   intent = intent.strip()
   _check_intent(path, line, intent)
@@ -397,11 +415,13 @@ def _read_intent_slot_jsonl(
   expected = ('one JSON object per line with keys "tokens" (list of words), '
               '"tags" (one IOB tag per word) and "intent", or "text", '
               '"spans" (character spans) and "intent"')
-  rows = records.read_jsonl(path, expected)
+  rows, left_out = records.accepted_rows(
+      path, records.read_jsonl(path, expected))
   words, tags, intents, line_numbers = [], [], [], []
   repairs = _Repairs()
   for line, record in rows:
-    with_spans = "tokens" not in record and "text" in record
+    with_spans = "text" in record and (
+        "tokens" not in record or is_prodigy_tokens(record["tokens"]))
     keys = _SPAN_KEYS if with_spans else _INTENT_SLOT_KEYS
     required = (keys if require_intents else
                 keys[:2] if require_labels else keys[:1])
@@ -484,7 +504,8 @@ def _read_intent_slot_jsonl(
       intents=intents if intents[0] is not None else None,
       line_numbers=line_numbers,
       iob_repairs=repairs.count,
-      first_iob_repair=repairs.first, bioes=repairs.bioes)
+      first_iob_repair=repairs.first, bioes=repairs.bioes,
+      left_out=left_out)
 
 
 #: The extension of a CoNLL file (`_read_conll`) and its format's name.

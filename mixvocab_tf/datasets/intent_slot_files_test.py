@@ -380,6 +380,58 @@ def test_intents_on_some_queries_only_are_refused(tmp_path):
          intent_slot_files.read_intent_slot, empty, require_intents=False)
 
 
+def _prodigy_line(text, spans, answer="accept", **keys):
+  """A line of `prodigy db-out` of ner.manual: its tokens and spans (with
+  token indices), hashes and view id, as Prodigy writes them."""
+  tokens, start = [], 0
+  for i, word in enumerate(text.split()):
+    start = text.index(word, start)
+    tokens.append({"text": word, "start": start, "end": start + len(word),
+                   "id": i, "ws": True})
+    start += len(word)
+  marked = []
+  for words, label in spans:
+    begin = text.index(words)
+    marked.append({"start": begin, "end": begin + len(words),
+                   "token_start": 0, "token_end": 0, "label": label})
+  return dict(text=text, _input_hash=1, _task_hash=2, tokens=tokens,
+              spans=marked, _view_id="ner_manual", answer=answer, **keys)
+
+
+def test_prodigy_ner_export_is_read_as_it_is(tmp_path):
+  path = write_jsonl(tmp_path / "train.jsonl", [
+      _prodigy_line("play norah jones on spotify",
+                    [("norah jones", "artist"), ("spotify", "service")]),
+      _prodigy_line("this is junk", [], "reject"),
+      _prodigy_line("book a table in paris", [("paris", "city")]),
+      _prodigy_line("weather in oslo", [("oslo", "city")], "ignore"),
+      _prodigy_line("stop", [])])
+  assert layout.peek_jsonl_kind(path) == examples.INTENT_SLOT
+  split = intent_slot_files.read_intent_slot(path, require_intents=False)
+  assert split.words == [["play", "norah", "jones", "on", "spotify"],
+                         ["book", "a", "table", "in", "paris"], ["stop"]]
+  assert split.tags == [["O", "B-artist", "I-artist", "O", "B-service"],
+                        ["O", "O", "O", "O", "B-city"], ["O"]]
+  assert (split.intents, split.line_numbers, split.left_out) == (
+      None, [1, 3, 5], [2, 4])
+  # An intent picked in a choice block: "accept", a list of one.
+  path = write_jsonl(tmp_path / "intents.jsonl", [
+      _prodigy_line("play jazz", [("jazz", "genre")], accept=["PlayMusic"]),
+      _prodigy_line("stop", [], accept=["Stop"])])
+  split = intent_slot_files.read_intent_slot(path)
+  assert (split.intents, split.tags) == (["PlayMusic", "Stop"],
+                                         [["O", "B-genre"], ["O"]])
+  empty = write_jsonl(tmp_path / "empty.jsonl", [
+      _prodigy_line("stop", [], accept=[])])
+  raises("line 1: 'accept' is empty.*Pick the intent in Prodigy",
+         intent_slot_files.read_intent_slot, empty)
+  # Prodigy's token objects without its spans are no tokens-and-tags line.
+  classes = write_jsonl(tmp_path / "classes.jsonl", [
+      {"text": "great", "tokens": [{"text": "great", "start": 0, "end": 5}],
+       "label": "POS"}])
+  assert layout.peek_jsonl_kind(classes) == examples.TEXT_CLASSIFICATION
+
+
 def test_doccano_sequence_labelling_export_is_read_as_it_is(tmp_path):
   # doccano's sequence-labelling JSONL export: the spans under "label".
   path = write_jsonl(tmp_path / "train.jsonl", [

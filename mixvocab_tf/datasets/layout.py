@@ -140,7 +140,8 @@ def peek_jsonl_kind(path: str) -> str:
   """INTENT_SLOT if the first object of `path` has a key 'tokens', 'tags' or
   'spans', or doccano's 'entities' or 'cats', or a 'label' whose first
   list that is not empty holds spans (doccano's sequence-labelling export)
-  (`intent_slot_files`).
+  (`intent_slot_files`); Prodigy's 'tokens' (objects) say nothing without
+  its 'spans'.
 
   ('intent' alone is not enough: {"text": ..., "intent": ...} is a text
   classification file read with label_column='intent'; nor is a 'label'
@@ -148,8 +149,10 @@ def peek_jsonl_kind(path: str) -> str:
   """
   rows = records.read_jsonl(path, "one JSON object per line")
   _, first = rows[0]
-  if any(key in first for key in ("tokens", "tags", "spans", "entities",
-                                   "cats")):
+  if any(key in first for key in ("tags", "spans", "entities", "cats")):
+    return examples.INTENT_SLOT
+  if "tokens" in first and not intent_slot_files.is_prodigy_tokens(
+      first["tokens"]):
     return examples.INTENT_SLOT
   if "text" in first and isinstance(first.get("label"), list):
     for _, row in rows:

@@ -172,6 +172,33 @@ def read_jsonl(path: str,
   return rows
 
 
+#: Prodigy's answers that leave a line out: the annotator rejected the task,
+#: or skipped it. Its export (`prodigy db-out`) keeps every answer.
+LEFT_OUT_ANSWERS = ("reject", "ignore")
+
+
+def accepted_rows(
+    path: str, rows: list[tuple[int, dict[str, Any]]]
+) -> tuple[list[tuple[int, dict[str, Any]]], list[int]]:
+  """(the rows to read, the lines left out) of a JSONL file: a line whose
+  "answer" is 'reject' or 'ignore' (Prodigy's) is left out; one answered
+  'accept', or without an answer, is read."""
+  kept, left_out = [], []
+  for line, record in rows:
+    if record.get("answer") in LEFT_OUT_ANSWERS:
+      left_out.append(line)
+    else:
+      kept.append((line, record))
+  if not kept:
+    raise errors.data_error(
+        path, left_out[0], f"every line's \"answer\" is 'reject' or "
+        f"'ignore' ({errors.plural(len(left_out), 'line')})",
+        "lines answered 'accept' (Prodigy's annotations; the others are "
+        "left out)", "Accept the annotations in Prodigy, or export the "
+        "dataset that holds them.")
+  return kept, left_out
+
+
 def json_label(path: str, line: int, key: str, value: Any) -> str | None:
   """A label read from JSON, as a string; None when null.
 

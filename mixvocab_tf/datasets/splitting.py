@@ -36,7 +36,7 @@ import dataclasses
 import math
 import os
 import random
-from typing import Callable
+from typing import Any, Callable
 
 import tensorflow as tf
 
@@ -66,6 +66,8 @@ class _Source:
       split named by the first argument, into the directory of the second.
     lookups: a Rasa source's lookup tables ({name: [(value, line)]}).
     left_out: a Label Studio export's tasks without an annotation.
+    lines_left_out: a JSONL file's lines answered 'reject' or 'ignore'
+      (Prodigy's export; `records.accepted_rows`), in no split.
     names: a Label Studio project's names (`label_studio.read_export`),
       written beside the splits.
     slot_tagger: its queries have no intents (`labels`: each
@@ -77,6 +79,7 @@ class _Source:
   write: Callable[[str, str, list[int]], str]
   lookups: dict | None = None
   left_out: int = 0
+  lines_left_out: int = 0
   names: dict | None = None
   slot_tagger: bool = False
 
@@ -92,14 +95,16 @@ def _write_file(path: str, text: str) -> str:
   return path
 
 
-def _jsonl_source(path: str, kind: str, labels: list[str],
-                  line_numbers: list[int], slot_tagger: bool = False
-                  ) -> _Source:
+def _jsonl_source(path: str, kind: str, labels: list[str], data: Any,
+                  slot_tagger: bool = False) -> _Source:
+  """A JSONL file read as `data` (`examples`' type): its lines written as
+  they are."""
   lines = decoding.read_lines(path, "one JSON object per line")
   def write(split, output_dir, indices):
     return _write_file(os.path.join(output_dir, f"{split}.jsonl"),
-                       _lines_of(line_numbers, lines, indices))
-  return _Source(kind, "jsonl", labels, write, slot_tagger=slot_tagger)
+                       _lines_of(data.line_numbers, lines, indices))
+  return _Source(kind, "jsonl", labels, write, slot_tagger=slot_tagger,
+                 lines_left_out=len(data.left_out))
 
 
 def _intents(data: examples_lib.IntentSlotExamples) -> list[str]:
@@ -226,14 +231,14 @@ def read_source(path: str, text_column: str = "text",
     data = intent_slot_files.read_intent_slot(path, require_labels=True,
                                               require_intents=False)
     return _jsonl_source(path, examples_lib.INTENT_SLOT, _intents(data),
-                         data.line_numbers, data.intents is None)
+                         data, data.intents is None)
   columns = dict(text_column=text_column, text_b_column=text_b_column,
                  label_column=label_column)
   if fmt == "jsonl":
     data = text_classification_files.read_text_classification(
         path, require_labels=True, **columns)
     return _jsonl_source(path, examples_lib.TEXT_CLASSIFICATION,
-                         list(data.labels), data.line_numbers)
+                         list(data.labels), data)
   return _table_source(path, fmt, columns)
 
 
@@ -430,4 +435,6 @@ def split_dataset(path: str, output_dir: str,
           label for label in counts if not in_validation[label]),
       **lookups,
       **({"tasks_left_out": source.left_out} if source.left_out else {}),
+      **({"lines_left_out": source.lines_left_out} if source.lines_left_out
+         else {}),
   }

@@ -109,6 +109,29 @@ def test_jsonl_text_classification_with_other_columns(tmp_path):
   assert len(loaded.splits["validation"]) == summary["examples"]["validation"]
 
 
+def test_prodigys_rejected_and_ignored_lines_are_in_no_split(tmp_path):
+  # prodigy db-out keeps every answer: the accepted lines are split as they
+  # are, the others left out and counted.
+  objects = [{"text": text, "label": label, "answer": "accept",
+              "_input_hash": i} for i, (text, label) in enumerate(_labelled())]
+  objects[3]["answer"] = "reject"
+  objects[7]["answer"] = "ignore"
+  source = write_jsonl(tmp_path / "db_out.jsonl", objects)
+  summary = splitting.split_dataset(source, str(tmp_path / "data"))
+  assert summary["lines_left_out"] == 2
+  assert sum(summary["examples"].values()) == len(objects) - 2
+  lines = [json.loads(line) for s in ("train", "validation")
+           for line in (tmp_path / "data" / f"{s}.jsonl").read_text()
+           .splitlines()]
+  assert sorted(map(json.dumps, lines)) == sorted(
+      json.dumps(o) for o in objects if o["answer"] == "accept")
+  # Without such lines the summary has no count.
+  accepted = write_jsonl(tmp_path / "accepted.jsonl",
+                         [o for o in objects if o["answer"] == "accept"])
+  assert "lines_left_out" not in splitting.split_dataset(
+      accepted, str(tmp_path / "data2"))
+
+
 def _queries():
   words = [["play", "jazz", "now"], ["book", "a", "table"], ["play", "rock"]]
   tags = [["O", "B-genre", "O"], ["O", "O", "O"], ["O", "B-genre"]]

@@ -5,7 +5,10 @@ column (or JSONL key) `text`, or a pair in `text_a` and `text_b`, and the
 label in `label`, unless other names are given (the data contract:
 `user_dataset`'s docstring). The GLUE TSV files are read here too
 (`glue.read_glue_tsv`), so SST-2 given as a user's file and SST-2 by name are
-read, and refused, by the same code.
+read, and refused, by the same code. Prodigy's JSONL export (`prodigy
+db-out`) is read as it is: a label as `label`, or picked in a choice as
+`"accept": [label]`; lines answered 'reject' or 'ignore' are left out
+(`records.accepted_rows`).
 """
 
 from typing import Any
@@ -191,11 +194,18 @@ def read_text_classification(
   if fmt == "jsonl":
     expected = ("one JSON object per line, with keys for the text(s) and the "
                 "label")
-    rows = records.read_jsonl(path, expected)
+    rows, left_out = records.accepted_rows(
+        path, records.read_jsonl(path, expected))
     first_line, first = rows[0]
     columns, what = list(first), "keys"
+    if (label_column == "label" and "label" not in first and
+        "accept" in first):
+      # Prodigy's choice interface (textcat.manual): the picked label in a
+      # list of one.
+      label_column = "accept"
   else:
     first_line, columns, rows = records.read_table(path, fmt)
+    left_out = []
     if not rows:
       raise errors.data_error(
           path, None, f"the file has a header {columns} but no examples",
@@ -238,5 +248,5 @@ def read_text_classification(
       texts_a=texts_a,
       texts_b=texts_b if col_b else None,
       labels=labels if any(labels) else None,
-      line_numbers=line_numbers)
+      line_numbers=line_numbers, left_out=left_out)
 

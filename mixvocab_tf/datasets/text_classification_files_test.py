@@ -74,6 +74,38 @@ def test_read_jsonl_a_list_of_one_label_as_doccano_exports_it(tmp_path):
   assert split.labels == ["positive", "0", "neg"]
 
 
+def test_read_jsonl_prodigys_export_as_it_is(tmp_path):
+  # prodigy db-out: every answer kept; textcat.manual's choice as "accept",
+  # textcat.teach's label with its answer.
+  options = [{"id": "POS", "text": "POS"}, {"id": "NEG", "text": "NEG"}]
+  path = write_jsonl(tmp_path / "train.jsonl", [
+      {"text": "great", "options": options, "accept": ["POS"],
+       "answer": "accept", "_input_hash": 1, "_view_id": "choice"},
+      {"text": "meh", "options": options, "accept": [], "answer": "ignore"},
+      {"text": "awful", "options": options, "accept": ["NEG"],
+       "answer": "accept"},
+      {"text": "wrong", "options": options, "accept": ["POS"],
+       "answer": "reject"}])
+  split = text_classification_files.read_text_classification(path)
+  assert (split.texts_a, split.labels) == (["great", "awful"], ["POS", "NEG"])
+  assert (split.line_numbers, split.left_out) == ([1, 3], [2, 4])
+  binary = write_jsonl(tmp_path / "binary.jsonl", [
+      {"text": "goal!", "label": "SPORTS", "answer": "accept"},
+      {"text": "stocks fell", "label": "SPORTS", "answer": "reject"}])
+  split = text_classification_files.read_text_classification(binary)
+  assert (split.labels, split.left_out) == (["SPORTS"], [2])
+  # An accepted choice without a label is refused, naming the key.
+  empty = write_jsonl(tmp_path / "empty.jsonl", [
+      {"text": "great", "accept": [], "answer": "accept"}])
+  raises("line 1: the label 'accept' is empty",
+         text_classification_files.read_text_classification, empty)
+  # Nothing accepted: nothing to read.
+  rejected = write_jsonl(tmp_path / "rejected.jsonl", [
+      {"text": "great", "accept": ["POS"], "answer": "reject"}])
+  raises("line 1: every line's \"answer\" is 'reject' or 'ignore' \\(1 line\\)",
+         text_classification_files.read_text_classification, rejected)
+
+
 def test_read_jsonl_blank_lines_and_crlf(tmp_path):
   path = write(tmp_path / "train.jsonl",
                '{"text": "a", "label": "x"}\r\n\r\n'

@@ -31,7 +31,9 @@ A dataset is one directory. Two kinds of task are recognised.
   also be an integer (`0` reads as '0'), a whole float (`1.0` reads as '1',
   as pandas writes integers beside missing values), a boolean (`true`
   reads as 'true') or a list of one label (`["positive"]`, as doccano
-  exports a text's label; `[]` is no label);
+  exports a text's label; `[]` is no label); Prodigy's choice
+  (`"accept": ["positive"]`, textcat.manual) is read when there is no
+  `label`;
 - the `test` split may have no label column (or an empty label on every
   example): it is then used for predictions only;
 - or Rasa NLU files (below) whose train marks no entity: an intent
@@ -57,7 +59,13 @@ of the query to one IOB slot tag), in one of three layouts:
   read as it is: `{"text": ..., "entities": [[5, 9, "genre"]], "cats":
   ["PlayMusic"]}` (the spans as `entities`, the intent as `cats`, a list of
   one; its other keys are not read), and so are its relation-mode spans
-  `{"start_offset": 5, "end_offset": 9, "label": "genre"}`. The text's
+  `{"start_offset": 5, "end_offset": 9, "label": "genre"}`; and Prodigy's
+  (`prodigy db-out` of `ner.manual`: `{"text", "tokens", "spans":
+  [{"start", "end", "label", ...}], "answer"}`, its token objects not
+  read; an intent picked in a choice block as `"accept": ["PlayMusic"]`).
+  In any JSONL file a line whose `answer` is 'reject' or 'ignore'
+  (Prodigy's) is left out, and `UserDataset.left_out_warning()` counts
+  them. The text's
   words are its whitespace words; a word is in a span when the span covers
   any of its characters (a span that leaves out a trailing comma tags the
   whole word), the first `B-<type>`, the others `I-<type>`, the rest `O`;
@@ -139,6 +147,7 @@ Example:
   dataset = load_dataset("/data/my_intents")
   print(dataset.summary())
   for warning in (dataset.warning(), dataset.iob_warning(),
+                  dataset.left_out_warning(),
                   dataset.few_examples_warning(), dataset.overlap_warning(),
                   dataset.spelling_warning(), dataset.unreadable_warning()):
     if warning:
@@ -334,6 +343,23 @@ class UserDataset:
         "cannot predict them; they are mapped to an unknown label and counted "
         "as errors in the scores. " + "; ".join(parts) + ". To learn them, "
         "add examples of them to train.")
+
+  def left_out_warning(self) -> str | None:
+    """One message on the JSONL lines answered 'reject' or 'ignore'
+    (Prodigy's export keeps every answer), which are not read; None if there
+    is none. Per split: how many, and the first."""
+    parts = [
+        f"{split}: {errors.plural(len(data.left_out), 'line')} (the first: "
+        f"{data.path}, line {data.left_out[0]})"
+        for split, data in self.splits.items() if data.left_out
+    ]
+    if not parts:
+      return None
+    return (
+        "Some lines' \"answer\" is 'reject' or 'ignore' (Prodigy's export "
+        "keeps every answer): " + "; ".join(parts) + ". They are left out: "
+        "the job reads the accepted annotations. To train on one, correct "
+        "and accept it in Prodigy and export again.")
 
   def iob_warning(self) -> str | None:
     """One message on the slot tags read as IOB2; None if there is none.
@@ -870,7 +896,8 @@ def _checked(data_dir: str, text_column: str, text_b_column: str | None,
   dataset = load_dataset(data_dir, text_column=text_column,
                          text_b_column=text_b_column,
                          label_column=label_column)
-  for warning in (dataset.warning(), dataset.iob_warning()):
+  for warning in (dataset.warning(), dataset.iob_warning(),
+                  dataset.left_out_warning()):
     if warning:
       logging.warning("%s", warning)
   return dataset

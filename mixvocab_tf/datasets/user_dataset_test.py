@@ -105,6 +105,24 @@ def test_iob_warning_names_the_count_the_first_place_and_what_is_done(
   assert "S-<type> and U-<type> as B-<type>" in warning
 
 
+def test_left_out_warning_counts_prodigys_rejected_and_ignored_lines(
+    tmp_path):
+  lines = [{"text": "great", "label": "POS", "answer": "accept"},
+           {"text": "awful", "label": "NEG", "answer": "accept"}]
+  write_jsonl(tmp_path / "train.jsonl", lines)
+  write_jsonl(tmp_path / "dev.jsonl", lines)
+  assert user_dataset.load_dataset(str(tmp_path)).left_out_warning() is None
+  write_jsonl(tmp_path / "train.jsonl", lines + [
+      {"text": "meh", "label": "POS", "answer": "ignore"},
+      {"text": "bad", "label": "POS", "answer": "reject"}])
+  dataset = user_dataset.load_dataset(str(tmp_path))
+  assert len(dataset.splits["train"]) == 2
+  warning = dataset.left_out_warning()
+  assert (f"train: 2 lines (the first: {tmp_path / 'train.jsonl'}, line 3)"
+          ) in warning
+  assert "validation" not in warning and "\n" not in warning
+
+
 def test_warning_counts_the_cost_and_lists_the_most_frequent(tmp_path):
   write(tmp_path / "train.csv", "text,label\na,x\nb,y\n")
   rows = [f"q{i},new{i % 15}" for i in range(30)] + ["c,x"] * 10

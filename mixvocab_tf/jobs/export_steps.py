@@ -275,33 +275,44 @@ def label_next_path(path, data_format):
   return stem + ext.get(data_format, ".jsonl")
 
 
-def is_doccano_jsonl(path, label_column="label"):
-  """Whether a JSONL split's first line is in doccano's export form: an
-  intent and its slots as "cats" and "entities", or a label as a list
-  (`datasets.intent_slot_files`, `records.json_label`)."""
+#: The annotation tools whose JSONL export form `to_train_record` writes.
+DOCCANO = "doccano"
+PRODIGY = "prodigy"
+
+
+def jsonl_form(path, label_column="label"):
+  """The annotation tool whose export form a JSONL split's first line is
+  in, or None: `PRODIGY` (`prodigy db-out`: an "answer" or its hashes),
+  `DOCCANO` (an intent and its slots as "cats" and "entities", or a label
+  as a list; `datasets.intent_slot_files`, `records.json_label`)."""
   first = records_lib.read_jsonl(path, "one JSON object per line")[0][1]
-  return ("cats" in first or "entities" in first or
-          isinstance(first.get(label_column), list))
+  if any(key in first for key in ("answer", "_input_hash", "_task_hash")):
+    return PRODIGY
+  if ("cats" in first or "entities" in first or
+      isinstance(first.get(label_column), list)):
+    return DOCCANO
+  return None
 
 
 def written_form(data_format, train_path, label_column="label"):
-  """(format, in doccano's form, a Label Studio project's names or None) of
-  the texts to label next for a dataset of `data_format` whose train split
-  is `train_path`: a JSONL dataset that `mixvocab-split-data` wrote from a
-  Label Studio export (its `label_studio.NAMES_JSON` beside the splits)
-  gets Label Studio tasks, one whose train is in doccano's form
-  (`is_doccano_jsonl`) doccano's lines."""
+  """(format, annotation tool's form or None, a Label Studio project's
+  names or None) of the texts to label next for a dataset of `data_format`
+  whose train split is `train_path`: a JSONL dataset that
+  `mixvocab-split-data` wrote from a Label Studio export (its
+  `label_studio.NAMES_JSON` beside the splits) gets Label Studio tasks,
+  one whose train is in doccano's or Prodigy's form (`jsonl_form`) that
+  tool's lines."""
   if data_format != "jsonl" or not train_path:
-    return data_format, False, None
+    return data_format, None, None
   names = run_files.read_json_if_any(os.path.join(
       os.path.dirname(train_path), label_studio.NAMES_JSON))
   if names:
-    return label_studio.FORMAT, False, names
-  return data_format, is_doccano_jsonl(train_path, label_column), None
+    return label_studio.FORMAT, None, names
+  return data_format, jsonl_form(train_path, label_column), None
 
 
 def answers_as_split(records, data_format, text_column="text",
-                     label_column="label", header=None, doccano=False,
+                     label_column="label", header=None, form=None,
                      names=None):
   """A predictor's records (`serving.predictor`) as a split of the user's
   own format, the model's answers as the labels: {file name: text} (the
@@ -315,8 +326,9 @@ def answers_as_split(records, data_format, text_column="text",
   Rasa: NLU data grouped by intent, each score as metadata. Label Studio
   (`names`: the project's, `label_studio.read_export`): a JSON list of
   tasks the project imports, each answer its prediction. JSONL: each
-  line a record of a train split (`to_train_record`; in doccano's form if
-  `doccano`), with its score and top k beside the labels.
+  line a record of a train split (`to_train_record`; in doccano's or
+  Prodigy's form if `form` says so), with its score and top k beside the
+  labels.
   """
   if data_format == rasa_files.FORMAT:
     return {"": rasa_files.answers_to_yaml(records)}
@@ -350,7 +362,7 @@ def answers_as_split(records, data_format, text_column="text",
     return {name: "".join(line + "\n" for line in lines)
             for name, lines in files.items()}
   return {"": "".join(
-      json.dumps(to_train_record(r, text_column, label_column, doccano),
+      json.dumps(to_train_record(r, text_column, label_column, form),
                  ensure_ascii=False) + "\n" for r in records)}
 
 
@@ -429,20 +441,20 @@ def label_next(model_path, unlabelled, text_column, output_path,
   header = None
   if data_format in ("csv", "tsv") and train_path:
     header = records_lib.read_table(train_path, data_format)[1]
-  data_format, doccano, names = written_form(data_format, train_path,
-                                             label_column)
+  data_format, form, names = written_form(data_format, train_path,
+                                          label_column)
   path = label_next_path(output_path, data_format)
   files = answers_as_split(records, data_format, text_column,
-                           label_column, header, doccano, names)
+                           label_column, header, form, names)
   for name, text in files.items():
     run_files.write_text(os.path.join(path, name) if name else path, text)
   return {"path": path, "texts": len(texts),
-          "format": "doccano" if doccano else data_format,
+          "format": form or data_format,
           "written": len(records), "least_sure": records[:shown]}
 
 
 def to_train_record(record, text_column="text", label_column="label",
-                    doccano=False):
+                    form=None):
   """A predictor's record (`serving.predictor`) as a line of a JSONL train
   split, its answers as the labels, with its score (`sureness`) and top k
   beside them (keys a split's reader does not read).
@@ -451,14 +463,22 @@ def to_train_record(record, text_column="text", label_column="label",
   (character offsets, the end excluded), "score", "top_k"}, the span form
   of `datasets.intent_slot_files`; text classification: {text_column,
   label_column, "score", "top_k"} (`datasets.text_classification_files`).
-  `doccano`: the form doccano imports and exports ("entities" and "cats",
-  a list of one intent; a label as a list of one), so the answers load
-  into it as annotations to correct there. A slot tagger's record
+  `form` `DOCCANO`: the form doccano imports and exports ("entities" and
+  "cats", a list of one intent; a label as a list of one), so the answers
+  load into it as annotations to correct there. `PRODIGY`: the task form
+  Prodigy's recipes stream (spans as {"start", "end", "label"}, which
+  `ner.manual` shows to correct; an intent as "accept", a list of one; a
+  label in `label_column` and in "accept", a list of one; the score under
+  "meta", which Prodigy shows beside the task), with no "answer", so that
+  a line added to train as it is reads as labelled. A slot tagger's record
   (`is_slot_tagger_record`) has no intent: {"text", "spans"}, in doccano's
   sequence-labelling form {"text", "label": spans}.
   """
   spans = [[slot["start"], slot["end"], slot["type"]]
            for slot in record.get("slots", ())]
+  if form == PRODIGY:
+    return _prodigy_task(record, spans, label_column)
+  doccano = form == DOCCANO
   if is_slot_tagger_record(record):
     answer = {"text": record["text"], "label" if doccano else "spans": spans}
   elif "intent" in record and doccano:
@@ -472,6 +492,24 @@ def to_train_record(record, text_column="text", label_column="label",
     answer = {text_column: record["text"],
               label_column: [label] if doccano else label}
   return dict(answer, score=sureness(record), top_k=record["top_k"])
+
+
+def _prodigy_task(record, spans, label_column):
+  """`to_train_record`'s Prodigy form."""
+  task = {"text": record["text"]}
+  if "slots" in record:
+    task["spans"] = [{"start": start, "end": end, "label": label}
+                     for start, end, label in spans]
+    if not is_slot_tagger_record(record):
+      task["accept"] = [record["intent"]]
+  else:
+    # Both: the binary interface shows the label, the choice interface
+    # picks "accept"; the job reads whichever train's first line has.
+    task[label_column] = record["label"]
+    task["accept"] = [record["label"]]
+  score = sureness(record)
+  return dict(task, meta={"score": round(score, 4)}, score=score,
+              top_k=record["top_k"])
 
 
 def export_step(step_dir, output_dir, options):

@@ -102,7 +102,7 @@ class ToTrainRecordTest(tf.test.TestCase):
     record = {"text": "play abba", "intent": "PlayMusic", "score": 0.41,
               "top_k": [], "slots": [{"type": "artist", "text": "abba",
                                       "start": 5, "end": 9}]}
-    line = export_steps.to_train_record(record, doccano=True)
+    line = export_steps.to_train_record(record, form=export_steps.DOCCANO)
     self.assertEqual({k: line[k] for k in ("text", "entities", "cats")},
                      {"text": "play abba", "entities": [[5, 9, "artist"]],
                       "cats": ["PlayMusic"]})
@@ -113,22 +113,67 @@ class ToTrainRecordTest(tf.test.TestCase):
                      ([["O", "B-artist"]], ["PlayMusic"]))
     line = export_steps.to_train_record(
         {"text": "dull", "label": "neg", "score": 0.6, "top_k": []},
-        doccano=True)
+        form=export_steps.DOCCANO)
     self.assertEqual(line["label"], ["neg"])
     split = self._read_back(
         [line], "next2.jsonl",
         text_classification_files.read_text_classification)
     self.assertEqual(split.labels, ["neg"])
     # Which form train is in.
-    for first, doccano in (({"text": "a", "entities": [], "cats": ["X"]},
-                            True),
-                           ({"text": "a", "label": ["x"]}, True),
-                           ({"text": "a", "spans": [], "intent": "X"}, False),
-                           ({"text": "a", "label": "x"}, False)):
+    doccano, prodigy = export_steps.DOCCANO, export_steps.PRODIGY
+    for first, form in (({"text": "a", "entities": [], "cats": ["X"]},
+                         doccano),
+                        ({"text": "a", "label": ["x"]}, doccano),
+                        ({"text": "a", "spans": [], "intent": "X"}, None),
+                        ({"text": "a", "label": "x"}, None),
+                        ({"text": "a", "spans": [], "answer": "accept"},
+                         prodigy),
+                        ({"text": "a", "accept": ["x"], "_input_hash": 3},
+                         prodigy)):
       path = os.path.join(self.get_temp_dir(), "train.jsonl")
       with open(path, "w", encoding="utf-8") as f:
         f.write(json.dumps(first) + "\n")
-      self.assertEqual(export_steps.is_doccano_jsonl(path), doccano, first)
+      self.assertEqual(export_steps.jsonl_form(path), form, first)
+
+  def test_answers_in_prodigys_form_when_train_is(self):
+    # The task form Prodigy streams: spans as objects (ner.manual shows
+    # them to correct), the intent or label picked in "accept", the score
+    # in "meta"; no "answer", so that a line added to train reads.
+    record = {"text": "play abba", "intent": "PlayMusic", "score": 0.41,
+              "top_k": [], "slots": [{"type": "artist", "text": "abba",
+                                      "start": 5, "end": 9}]}
+    line = export_steps.to_train_record(record, form=export_steps.PRODIGY)
+    self.assertEqual(
+        {k: line[k] for k in ("text", "spans", "accept", "meta")},
+        {"text": "play abba", "accept": ["PlayMusic"], "meta": {"score": 0.41},
+         "spans": [{"start": 5, "end": 9, "label": "artist"}]})
+    self.assertNotIn("answer", line)
+    split = self._read_back([line], "next.jsonl",
+                            intent_slot_files.read_intent_slot)
+    self.assertEqual((split.tags, split.intents),
+                     ([["O", "B-artist"]], ["PlayMusic"]))
+    # A slot tagger's: spans alone.
+    tagger = dict(record, intent=examples_lib.NO_INTENT, tag_scores=[1, 0.7],
+                  top_k=[{"label": examples_lib.NO_INTENT, "score": 1.0}])
+    line = export_steps.to_train_record(tagger, form=export_steps.PRODIGY)
+    self.assertNotIn("accept", line)
+    self.assertEqual(line["meta"], {"score": 0.7})
+    split = self._read_back(
+        [line], "next_tagger.jsonl", lambda path: (
+            intent_slot_files.read_intent_slot(path, require_intents=False)))
+    self.assertEqual((split.tags, split.intents), ([["O", "B-artist"]], None))
+    # A label: in the label column and in "accept"; read back after a
+    # choice-interface train line, or a binary one.
+    line = export_steps.to_train_record(
+        {"text": "dull", "label": "NEG", "score": 0.6, "top_k": []},
+        form=export_steps.PRODIGY)
+    self.assertEqual((line["label"], line["accept"]), ("NEG", ["NEG"]))
+    for first in ({"text": "good", "accept": ["POS"], "answer": "accept"},
+                  {"text": "good", "label": "POS", "answer": "accept"}):
+      split = self._read_back(
+          [first, line], f"next_{len(first)}_{sorted(first)[0]}.jsonl",
+          text_classification_files.read_text_classification)
+      self.assertEqual(split.labels, ["POS", "NEG"])
 
   def test_text_classification_answers_in_the_datasets_columns(self):
     record = {"text": "a fine film", "label": "pos", "score": 0.52,
@@ -203,7 +248,8 @@ class AnswersAsSplitTest(tf.test.TestCase):
     self.assertEqual(export_steps.sureness(record), 0.6)
     self.assertEqual(export_steps.to_train_record(record)["score"], 0.6)
     for doccano, key in ((False, "spans"), (True, "label")):
-      line = export_steps.to_train_record(record, doccano=doccano)
+      line = export_steps.to_train_record(
+          record, form=export_steps.DOCCANO if doccano else None)
       self.assertEqual({k: line[k] for k in ("text", key)},
                        {"text": "play abba", key: [[5, 9, "artist"]]})
       self.assertNotIn("intent", line)
@@ -255,15 +301,15 @@ class AnswersAsSplitTest(tf.test.TestCase):
     with open(train, "w", encoding="utf-8") as f:
       f.write('{"text": "a", "spans": [], "intent": "X"}\n')
     self.assertEqual(export_steps.written_form("jsonl", train),
-                     ("jsonl", False, None))
+                     ("jsonl", None, None))
     self.assertEqual(export_steps.written_form("csv", train),
-                     ("csv", False, None))
+                     ("csv", None, None))
     names = {"text": "text", "to_name": "text", "labels": "label",
              "choices": "intent"}
     with open(os.path.join(data_dir, "label_studio.json"), "w") as f:
       json.dump(names, f)
     self.assertEqual(export_steps.written_form("jsonl", train),
-                     ("label_studio", False, names))
+                     ("label_studio", None, names))
     self.assertEqual(export_steps.label_next_path("/j/label_next.jsonl",
                                                   "label_studio"),
                      "/j/label_next.json")

@@ -353,7 +353,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       (label by label) in turns, the first to label,
       as a split of the dataset's own format with its answers for labels
       (`export_steps.label_next`: `label_next.csv` with train's header,
-      `.tsv`, `.jsonl` (in doccano's form when train is), `.yml` as Rasa
+      `.tsv`, `.jsonl` (in doccano's or Prodigy's form when train is),
+      `.yml` as Rasa
       NLU data, a `label_next/` directory of seq.in, seq.out and label, or
       `label_next.json`, Label Studio tasks pre-annotated with the answers,
       for splits `mixvocab-split-data` wrote from a Label Studio export).
@@ -431,6 +432,7 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   dataset = user_dataset.load_dataset(data_dir, text_column, text_b_column,
                                       label_column)
   for warning in (dataset.warning(), dataset.iob_warning(),
+                  dataset.left_out_warning(),
                   dataset.few_examples_warning(), dataset.overlap_warning(),
                   dataset.spelling_warning(), dataset.joined_label_warning()):
     if warning:
@@ -2264,7 +2266,16 @@ def _label_next_how(entry, intent_slot):
             "there, export the project as JSON and split it again with "
             "mixvocab-split-data (a new --output_dir; WARM_START from this "
             "run).")
-  if data_format == "doccano":
+  if data_format == export_steps.PRODIGY:
+    recipe = ("ner.manual" if tagger or intent_slot else "textcat.manual")
+    return ("each line a Prodigy task, as train's lines were exported, with "
+            f"the student's answer as its {spans.format('spans')} (its score "
+            "under meta): stream the file into the Prodigy recipe you "
+            f"labelled train with (e.g. {recipe}, which shows the answers "
+            "to correct), export the accepted annotations with db-out and "
+            "add the lines to train.jsonl (lines answered reject or ignore "
+            "are left out; the score and top-k keys are not read).")
+  if data_format == export_steps.DOCCANO:
     return ("each line in doccano's JSONL form, as train's, with the "
             f"student's answer as its {spans.format('entities')}: import "
             "the file into the doccano project (the answers become its "

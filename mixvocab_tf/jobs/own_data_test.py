@@ -1117,6 +1117,11 @@ class OwnDataStepsTest(tf.test.TestCase):
     doccano = how("/job/label_next.jsonl", "doccano", True)
     self.assertIn("import the file into the doccano project", doccano)
     self.assertIn("as its intent and entities", doccano)
+    prodigy = how("/job/label_next.jsonl", "prodigy", True)
+    self.assertIn("as its intent and spans (its score under meta)", prodigy)
+    self.assertIn("e.g. ner.manual", prodigy)
+    self.assertIn("e.g. textcat.manual",
+                  how("/job/label_next.jsonl", "prodigy"))
 
   def test_report_says_which_word_table_the_files_hold(self):
     check = {"pack": False, "tolerance_points": 0.3, "cost_points": 2.7,
