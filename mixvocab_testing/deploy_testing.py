@@ -17,6 +17,9 @@ and 'vocab' (the student vocabulary the model was trained with).
 `tiny_pair_classifier()` exports a sentence-pair classifier of random
 weights in seconds (the examples hold no pairs): what the runtimes must
 agree on is the pair's packing, which the weights do not change.
+`tiny_slot_tagger()` does the same for a slot tagger (an intent-and-slot
+model of the one intent `examples.NO_INTENT`, what the own-data job trains
+from data without intents), for the clients' tagger views.
 """
 
 import os
@@ -165,26 +168,15 @@ def spread(model):
       weight.assign(scale * weight.numpy())
 
 
-def tiny_pair_classifier(directory, seq_length=16, seed=3):
-  """A sentence-pair classifier with MNLI's three labels (`tiny_encoder`,
-  `spread`) exported to `directory`: {'saved_model', 'tflite' (raw strings,
-  fp32), 'builtin' (builtin operators, fp32, with metadata)}. The word table
-  stays float in both files."""
+def _export_files(module, directory):
+  """`module` exported to `directory`: {'saved_model', 'tflite' (raw
+  strings, fp32), 'builtin' (builtin operators, fp32, with metadata)}, the
+  word table float in both files."""
   # pylint: disable=g-import-not-at-top
-  from mixvocab_tf import assets
   from mixvocab_tf import export
-  from mixvocab_tf.datasets import glue
   from mixvocab_tf.export import builtin_model
   from mixvocab_tf.export import tflite_conversion
-  from mixvocab_tf.models import sentence_classifier
-  from mixvocab_tf.tasks.finetuning.text_classification import export_module
   # pylint: enable=g-import-not-at-top
-  model = sentence_classifier.SentenceClassifier(
-      tiny_encoder(seed, seq_length), num_classes=3)
-  spread(model)
-  module = export_module.TextClassificationExportModule(
-      model, glue.LABEL_NAMES["mnli"], assets.default_student_vocab(),
-      pair=True, seq_length=seq_length)
   files = {"saved_model": os.path.join(directory, "saved_model"),
            "tflite": os.path.join(directory, "model.tflite"),
            "builtin": os.path.join(directory, "model_builtin.tflite")}
@@ -195,6 +187,51 @@ def tiny_pair_classifier(directory, seq_length=16, seed=3):
   with open(files["builtin"], "wb") as f:
     f.write(builtin_model.convert_builtin(files["saved_model"], "none"))
   return files
+
+
+def tiny_pair_classifier(directory, seq_length=16, seed=3):
+  """A sentence-pair classifier with MNLI's three labels (`tiny_encoder`,
+  `spread`) exported to `directory`: {'saved_model', 'tflite' (raw strings,
+  fp32), 'builtin' (builtin operators, fp32, with metadata)}. The word table
+  stays float in both files."""
+  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf import assets
+  from mixvocab_tf.datasets import glue
+  from mixvocab_tf.models import sentence_classifier
+  from mixvocab_tf.tasks.finetuning.text_classification import export_module
+  # pylint: enable=g-import-not-at-top
+  model = sentence_classifier.SentenceClassifier(
+      tiny_encoder(seed, seq_length), num_classes=3)
+  spread(model)
+  module = export_module.TextClassificationExportModule(
+      model, glue.LABEL_NAMES["mnli"], assets.default_student_vocab(),
+      pair=True, seq_length=seq_length)
+  return _export_files(module, directory)
+
+
+#: The tiny slot tagger's tags.
+TAGGER_SLOTS = ("O", "B-artist", "I-artist", "B-city", "I-city")
+
+
+def tiny_slot_tagger(directory, seq_length=16, seed=5):
+  """A slot tagger (`TAGGER_SLOTS`, the one intent `examples.NO_INTENT`;
+  `tiny_encoder`, `spread`) exported to `directory` as `tiny_pair_classifier`
+  exports: {'saved_model', 'tflite', 'builtin'}."""
+  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf import assets
+  from mixvocab_tf.datasets import examples
+  from mixvocab_tf.models import joint_intent_slot_model
+  from mixvocab_tf.tasks.finetuning.intent_slot import data
+  from mixvocab_tf.tasks.finetuning.intent_slot import export_module
+  # pylint: enable=g-import-not-at-top
+  model = joint_intent_slot_model.JointIntentSlotModel(
+      tiny_encoder(seed, seq_length), num_intents=1,
+      num_slots=len(TAGGER_SLOTS))
+  spread(model)
+  module = export_module.IntentSlotExportModule(
+      model, data.IntentSlotLabels([examples.NO_INTENT], TAGGER_SLOTS),
+      assets.default_student_vocab(), seq_length=seq_length)
+  return _export_files(module, directory)
 
 
 def packed_files(builtin):

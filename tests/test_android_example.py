@@ -16,7 +16,9 @@ Java. Compiled here with the JDK (`javac`) and run through
   interpreter an Android app links, here its Python binding) runs the
   builtin file on those ids at the query's own length, Java decodes the
   outputs; intents, tags and every word's and slot's score are the
-  predictor's on the builtin file, and agree with the raw-string .tflite's.
+  predictor's on the builtin file, and agree with the raw-string .tflite's;
+  a slot tagger's (`deploy_testing.tiny_slot_tagger()`) the same, the
+  decoder saying it is one.
 
 Only LiteRT's Java binding is not run here (no Android device or SDK).
 Needs `javac` and `java` (Debian's `openjdk-17-jdk-headless`): without them
@@ -163,12 +165,10 @@ def _run_builtin(model, packed):
   return outputs
 
 
-def test_app_answers_as_the_predictor(java, models):  # pylint: disable=redefined-outer-name
-  files = models["intent_slot"]
-  builtin = files["builtin"]
+def _app_answers(java, builtin, queries):  # pylint: disable=redefined-outer-name
+  """Java packs `queries`, LiteRT runs `builtin` on its ids, Java decodes:
+  the answers, checked against the predictor's on the same file."""
   length = deploy_testing.seq_length(builtin)
-  queries = files["queries"] + [
-      "play " * 60, "", "find the \ufb02ight to İstanbul", "emoji 😀 ok"]
   packed = _units(java, ["tokenize", builtin, str(length)], queries)
   outputs = _run_builtin(builtin, packed)
   got_all = _units(java, ["decode", builtin, str(length)], [
@@ -192,6 +192,16 @@ def test_app_answers_as_the_predictor(java, models):  # pylint: disable=redefine
             want, got)
     assert [s["score"] for s in got["slots"]] == pytest.approx(
         [s["score"] for s in want["slots"]], abs=1e-5)
+  return got_all
+
+
+def test_app_answers_as_the_predictor(java, models):  # pylint: disable=redefined-outer-name
+  files = models["intent_slot"]
+  builtin = files["builtin"]
+  queries = files["queries"] + [
+      "play " * 60, "", "find the \ufb02ight to İstanbul", "emoji 😀 ok"]
+  got_all = _app_answers(java, builtin, queries)
+  assert not any(r["slot_tagger"] for r in got_all)
   assert sum(len(r["slots"]) for r in got_all) >= len(files["queries"])
   # The words past the cut are O and score 1 over the tags.
   tags = len(deploy_testing.packed_files(builtin)["slot_tags.txt"])
@@ -206,6 +216,16 @@ def test_app_answers_as_the_predictor(java, models):  # pylint: disable=redefine
   assert agree >= 0.99, agree
   for g, w in zip(got_all, raw):
     assert abs(g["score"] - w["score"]) < SCORE_TOLERANCE, (w, g)
+
+
+def test_a_slot_taggers_answers(java, models, tmp_path):  # pylint: disable=redefined-outer-name
+  # A model of data without intents (its one intent `none`): the decoder
+  # says so, and its words, tags and slots are the predictor's.
+  tagger = deploy_testing.tiny_slot_tagger(str(tmp_path))
+  queries = models["intent_slot"]["queries"][:40] + ["play " * 60, ""]
+  got_all = _app_answers(java, tagger["builtin"], queries)
+  assert all(r["slot_tagger"] and r["intent"] == "none" for r in got_all)
+  assert sum(bool(r["slots"]) for r in got_all) >= 10
 
 
 def test_bad_input_gets_a_clear_error(java):  # pylint: disable=redefined-outer-name

@@ -7,9 +7,11 @@ intent and slot model through LiteRT.js with the page's own tokenizer and
 IOB decoder. Here the page is served by `python3.11 -m http.server` on
 127.0.0.1 and driven in headless Chromium (Debian's `chromium`, through
 `playwright-core`: `examples/web/test/drive.mjs`), on the exports of
-`deploy_testing.deploy_models()` and a sentence-pair classifier
+`deploy_testing.deploy_models()`, a sentence-pair classifier
 (`deploy_testing.tiny_pair_classifier()`, which the page runs through
-LiteRT.js with two text boxes):
+LiteRT.js with two text boxes) and a slot tagger
+(`deploy_testing.tiny_slot_tagger()`, an intent and slot model of the one
+intent `none`):
 
 - the page's tokenizer gives the ids and first-piece positions of the
   package's in-graph tokenizer (`ServingTokenizer.pack_words`), on
@@ -22,7 +24,8 @@ LiteRT.js with two text boxes):
   intents, per-word tags and slot scores (intent and slots) of
   `predictor.load_predictor(model_dynamic.tflite)`, and pairs typed into its
   two boxes the labels of the pair classifier's raw-string .tflite,
-  probabilities within 0.01;
+  probabilities within 0.01; the slot tagger's page shows its words, tags
+  and slots as the predictor gives them, and no intent;
   the page makes no request outside its server and throws no error. A
   screenshot of each page goes to the test's temporary directory and to
   $MIXVOCAB_SCREENSHOT_DIR when set.
@@ -116,12 +119,17 @@ def pair(tools, tmp_path_factory):  # pylint: disable=unused-argument,redefined-
 
 
 @pytest.fixture(scope="module")
-def server(models, pair, tmp_path_factory):  # pylint: disable=redefined-outer-name
-  """The base URL of a server of examples/web and the three models."""
+def tagger(tools, tmp_path_factory):  # pylint: disable=unused-argument,redefined-outer-name
+  return deploy_testing.tiny_slot_tagger(str(tmp_path_factory.mktemp("tagger")))
+
+
+@pytest.fixture(scope="module")
+def server(models, pair, tagger, tmp_path_factory):  # pylint: disable=redefined-outer-name
+  """The base URL of a server of examples/web and the four models."""
   root = tmp_path_factory.mktemp("web_root")
   os.makedirs(root / "examples")
   os.symlink(WEB, root / "examples" / "web")
-  for kind, files in [*models.items(), ("pair", pair)]:
+  for kind, files in [*models.items(), ("pair", pair), ("tagger", tagger)]:
     os.makedirs(root / "models" / kind)
     os.symlink(files["builtin"], root / "models" / kind / "model_builtin.tflite")
   port = _free_port()
@@ -165,7 +173,8 @@ def _node(args, stdin=None, timeout=600):
 
 def _drive(base, query, queries, tmp_path, name=None):
   """Types `queries` (a pair: [a, b]) into the page at
-  `base/examples/web/?query`; its screenshot is `web_demo_<name>.png`."""
+  `base/examples/web/?query`; its screenshot is `web_demo_<name>.png`.
+  Returns the page's answers and its model line."""
   queries_path = tmp_path / "queries.json"
   queries_path.write_text(json.dumps(queries), encoding="utf-8")
   screenshot = tmp_path / "page.png"
@@ -183,7 +192,7 @@ def _drive(base, query, queries, tmp_path, name=None):
   assert [r["query"] for r in output["results"]] == [
       "\t".join(q) if isinstance(q, list) else q for q in queries]
   assert screenshot.stat().st_size > 0
-  return output["results"]
+  return output["results"], output["model"]
 
 
 def test_tokenizer_matches_in_graph_tokenizer(models, tmp_path):  # pylint: disable=redefined-outer-name
@@ -259,8 +268,8 @@ def test_iob_decoder_matches_numpy(models):  # pylint: disable=redefined-outer-n
 def test_classifier_page(models, server, tmp_path):  # pylint: disable=redefined-outer-name
   files = models["text_classification"]
   queries = files["queries"][:NUM_QUERIES]
-  page = _drive(server, "classifier=models/text_classification/"
-                "model_builtin.tflite", queries, tmp_path)
+  page, _ = _drive(server, "classifier=models/text_classification/"
+                   "model_builtin.tflite", queries, tmp_path)
   expected = predictor.load_predictor(files["tflite"]).predict(queries, top_k=2)
   for want, got in zip(expected, page):
     assert got["label"] == want["label"], (want, got)
@@ -269,8 +278,8 @@ def test_classifier_page(models, server, tmp_path):  # pylint: disable=redefined
 
 def test_pair_classifier_page(models, pair, server, tmp_path):  # pylint: disable=redefined-outer-name
   pairs = _pairs(models)
-  page = _drive(server, "classifier=models/pair/model_builtin.tflite",
-                [list(p) for p in pairs], tmp_path, name="pair")
+  page, _ = _drive(server, "classifier=models/pair/model_builtin.tflite",
+                   [list(p) for p in pairs], tmp_path, name="pair")
   assert {r["kind"] for r in page} == {"pair"}
   expected = predictor.load_predictor(pair["tflite"]).predict(
       ["\t".join(p) for p in pairs], top_k=2)
@@ -283,20 +292,46 @@ def test_pair_classifier_page(models, pair, server, tmp_path):  # pylint: disabl
 def test_intent_slot_page(models, server, tmp_path):  # pylint: disable=redefined-outer-name
   files = models["intent_slot"]
   queries = files["queries"][:NUM_QUERIES]
-  page = _drive(server, "intent_slot=models/intent_slot/model_builtin.tflite",
-                queries, tmp_path)
+  page, model = _drive(
+      server, "intent_slot=models/intent_slot/model_builtin.tflite", queries,
+      tmp_path)
+  assert "intents" in model, model
   expected = predictor.load_predictor(files["tflite"]).predict(queries, top_k=2)
   for want, got in zip(expected, page):
+    assert got["kind"] == "intent_slot", got
     assert got["intent"] == want["intent"], (want, got)
     assert abs(got["score"] - want["score"]) < SCORE_TOLERANCE, (want, got)
-    words = [w["word"] for w in got["words"]]
-    tags = [w["tag"] for w in got["words"]]
-    assert words[:len(want["words"])] == want["words"], (want, got)
-    assert tags[:len(want["tags"])] == want["tags"], (want, got)
-    assert set(tags[len(want["tags"]):]) <= {"O"}, (want, got)
-    # Each slot's score, as the predictor scores it (its least sure word).
-    assert [s["type"] for s in got["slots"]] == [
-        s["type"] for s in want["slots"]], (want, got)
-    for g, w in zip(got["slots"], want["slots"]):
-      assert abs(g["score"] - w["score"]) < SCORE_TOLERANCE, (want, got)
+    assert got["bars"] == 3, got
+    _assert_same_slots(want, got)
   assert any(r["slots"] for r in expected)
+
+
+def _assert_same_slots(want, got):
+  """The page's words, tags and slots are the predictor's `want`."""
+  words = [w["word"] for w in got["words"]]
+  tags = [w["tag"] for w in got["words"]]
+  assert words[:len(want["words"])] == want["words"], (want, got)
+  assert tags[:len(want["tags"])] == want["tags"], (want, got)
+  assert set(tags[len(want["tags"]):]) <= {"O"}, (want, got)
+  # Each slot's score, as the predictor scores it (its least sure word).
+  assert [s["type"] for s in got["slots"]] == [
+      s["type"] for s in want["slots"]], (want, got)
+  for g, w in zip(got["slots"], want["slots"]):
+    assert abs(g["score"] - w["score"]) < SCORE_TOLERANCE, (want, got)
+
+
+def test_slot_tagger_page(models, tagger, server, tmp_path):  # pylint: disable=redefined-outer-name
+  # A slot tagger's page shows its slots alone: its intent (`none`, always
+  # 1) is no answer.
+  queries = models["intent_slot"]["queries"][:NUM_QUERIES]
+  page, model = _drive(server, "intent_slot=models/tagger/model_builtin.tflite",
+                       queries, tmp_path, name="slot_tagger")
+  assert model.startswith("a slot tagger, 5 slot tags"), model
+  expected = predictor.load_predictor(tagger["tflite"]).predict(queries)
+  for want, got in zip(expected, page):
+    assert want["intent"] == "none"
+    assert got["kind"] == "slot_tagger", got
+    assert "intent" not in got and "score" not in got, got
+    assert got["bars"] == 0, got
+    _assert_same_slots(want, got)
+  assert sum(bool(r["slots"]) for r in expected) >= 5

@@ -88,7 +88,8 @@ function word(w) {
   return element("span", { className: "word", "data-word": w.text, "data-tag": w.tag, title: w.tag, textContent: w.text });
 }
 
-function renderIntentSlot(prediction, text) {
+// A slot tagger's answer is its slots: no intent line, no intent bars.
+function renderIntentSlot(prediction, text, tagger) {
   const tagged = element("p", { className: "tagged" });
   const { words, spans } = prediction;
   let i = 0;
@@ -116,6 +117,8 @@ function renderIntentSlot(prediction, text) {
     tagged.append(mark);
     i = span.end;
   }
+  const none = spans.length ? "" : element("p", { className: "note", textContent: "No slots." });
+  if (tagger) return [tagged, none];
   return [
     element(
       "p",
@@ -130,7 +133,7 @@ function renderIntentSlot(prediction, text) {
       element("span", { className: "score", textContent: percent(prediction.score) }),
     ),
     tagged,
-    spans.length ? "" : element("p", { className: "note", textContent: "No slots." }),
+    none,
     topList(prediction.top),
   ];
 }
@@ -155,9 +158,10 @@ async function predict() {
     const prediction = pair ? await model.predict(text, queryB.value) : await model.predict(text);
     if (ticket !== generation) return; // A newer query is on its way.
     const ms = performance.now() - started;
-    const nodes = model.kind === "intent_slot" ? renderIntentSlot(prediction, text) : renderClassifier(prediction);
+    const nodes =
+      model.kind === "intent_slot" ? renderIntentSlot(prediction, text, model.tagger) : renderClassifier(prediction);
     result.replaceChildren(...nodes);
-    result.dataset.kind = model.kind;
+    result.dataset.kind = model.tagger ? "slot_tagger" : model.kind;
     result.dataset.query = key;
     setStatus("ready", `${model.runtime}, ${ms.toFixed(1)} ms.`);
   } catch (error) {
@@ -194,6 +198,7 @@ async function choose(index) {
     return;
   }
   $("model-info").textContent = `${current.description}; ${current.runtime}`;
+  if (current.tagger) select.options[index].textContent = `Slot tagger: ${path}`;
   const pair = current.kind === "pair";
   queryB.hidden = !pair;
   query.placeholder = pair ? "First text, e.g. The cat sat on the mat." : QUERY_PLACEHOLDER;

@@ -21,7 +21,8 @@ import mixvocab.WordPiece;
  *     -> [{input_word_ids, input_mask, input_type_ids}], padded to length
  *   java Units viterbi  < {"tags": [...], "scores": [[[...]]]}  -> tag ids of each
  *   java Units decode    model.tflite length  < [{text, intent_probs, slot_probs}]
- *     -> [{intent, score, words: [{tag, score}], slots: [{type, start, end, score}]}]
+ *     -> [{intent, score, words: [{tag, score}], slots: [{type, start, end, score}],
+ *          slot_tagger}]
  *   java Units errors  < null   -> the message of each bad call (null: none thrown)
  * </pre>
  */
@@ -97,7 +98,10 @@ public final class Units {
           for (int i = 0; i < rows.size(); i++) {
             slotProbs[i] = floats(rows.get(i));
           }
-          output.add(result(decoder.decode(packed, floats(request.get("intent_probs")), slotProbs)));
+          Map<String, Object> result =
+              result(decoder.decode(packed, floats(request.get("intent_probs")), slotProbs));
+          result.put("slot_tagger", decoder.isSlotTagger());
+          output.add(result);
         } else {
           usage();
         }

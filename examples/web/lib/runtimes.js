@@ -132,6 +132,14 @@ async function loadPairClassifier(bytes, files, labels) {
 // log-softmax of logits, which never is -Infinity).
 const logProb = (p) => Math.log(Math.max(p, 1e-45));
 
+// The one intent of a slot tagger: the own-data job trains data without
+// intents (CoNLL files, doccano's sequence labelling) as intent and slots of
+// this intent alone (the package's `examples.NO_INTENT`).
+export const NO_INTENT = "none";
+
+/** Whether an intent and slot model's intents are a slot tagger's. */
+export const isSlotTagger = (intents) => intents.length === 1 && intents[0] === NO_INTENT;
+
 /**
  * An intent and slot model (model_builtin.tflite of an intent and slot
  * export) run by LiteRT.js on the ids of the JS WordPiece tokenizer; tags are
@@ -140,7 +148,8 @@ const logProb = (p) => Math.log(Math.max(p, 1e-45));
  * score}], spans: [{type, start, end, score}]}: a word's score is the
  * probability of its decoded tag (1 over the tags for a word cut off, which
  * the model did not read), a span's the lowest of its words', as
- * mixvocab-predict scores them.
+ * mixvocab-predict scores them. `tagger`: a slot tagger's model, whose
+ * intent (`none`, always 1) says nothing.
  */
 export async function loadIntentSlot(url) {
   const bytes = await fetchBytes(url);
@@ -150,10 +159,14 @@ export async function loadIntentSlot(url) {
   const wordPiece = wordPieceTokenizer(need(files, "vocab.txt"));
   const constraint = allowedTransitions(tags);
   const { model, length } = await compile(bytes);
+  const tagger = isSlotTagger(intents);
   return {
     kind: "intent_slot",
+    tagger,
     runtime: "LiteRT.js",
-    description: `${intents.length} intents, ${tags.length} slot tags, ${length} tokens`,
+    description: tagger
+      ? `a slot tagger, ${tags.length} slot tags, ${length} tokens`
+      : `${intents.length} intents, ${tags.length} slot tags, ${length} tokens`,
     async predict(text) {
       const packed = packWords(wordPiece, text, length);
       const outputs = await run(model, packed, length);

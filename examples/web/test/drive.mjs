@@ -4,8 +4,9 @@
 //
 //   node test/drive.mjs <url> <queries.json> <screenshot.png> [chromium]
 //
-// Output: {results: [{query, kind, label|intent, score, words: [{word, tag}],
-// slots: [{type, score}]}]
+// Output: {results: [{query, kind, label|intent, score (none for a slot
+// tagger: kind 'slot_tagger'), bars, words: [{word, tag}], slots: [{type,
+// score}]}], model: the page's model line
 // (a pair's query: its two texts, a tab between them),
 // console: [messages], external: [requests to other hosts, refused]}.
 // Every request outside the page's own origin is aborted and listed.
@@ -81,14 +82,15 @@ try {
       await page.evaluate(() => {
         const result = document.getElementById("result");
         const label = result.querySelector(".label");
-        const row = {
-          query: result.dataset.query,
-          kind: result.dataset.kind,
-          score: Number(label.dataset.score),
-          shown: result.querySelector(".score").textContent,
-        };
-        if (label.dataset.intent !== undefined) row.intent = label.dataset.intent;
-        else row.label = label.dataset.label;
+        const row = { query: result.dataset.query, kind: result.dataset.kind };
+        // A slot tagger's answer has no label.
+        if (label) {
+          row.score = Number(label.dataset.score);
+          row.shown = result.querySelector(".score").textContent;
+          if (label.dataset.intent !== undefined) row.intent = label.dataset.intent;
+          else row.label = label.dataset.label;
+        }
+        row.bars = result.querySelectorAll(".top li").length;
         row.words = [...result.querySelectorAll(".word")].map((w) => ({ word: w.dataset.word, tag: w.dataset.tag }));
         row.slots = [...result.querySelectorAll(".slot")].map((m) => ({ type: m.dataset.slot, score: Number(m.dataset.score) }));
         return row;
@@ -96,7 +98,8 @@ try {
     );
   }
   await page.screenshot({ path: screenshot, fullPage: true });
-  console.log(JSON.stringify({ results, console: messages, external }));
+  const model = await page.textContent("#model-info");
+  console.log(JSON.stringify({ results, model, console: messages, external }));
 } catch (error) {
   console.log(JSON.stringify({ error: String(error.stack || error), console: messages, external }));
   process.exitCode = 1;

@@ -23,6 +23,12 @@ import java.util.List;
 public final class IntentSlotDecoder {
   /** Score of a transition the IOB scheme forbids. */
   public static final double FORBIDDEN = -1e4;
+  /**
+   * The one intent of a slot tagger: the own-data job trains data without
+   * intents (CoNLL files, doccano's sequence labelling) as an intent-and-slot
+   * model of this intent alone, which every query gets with score 1.
+   */
+  public static final String NO_INTENT = "none";
 
   private final List<String> intents;
   private final List<String> tags;
@@ -52,6 +58,14 @@ public final class IntentSlotDecoder {
         }
       }
     }
+  }
+
+  /**
+   * Whether the model is a slot tagger (its one intent is {@link #NO_INTENT}):
+   * its answer is the slots; leave {@code result.intent} aside.
+   */
+  public boolean isSlotTagger() {
+    return intents.size() == 1 && intents.get(0).equals(NO_INTENT);
   }
 
   /** A label and its probability. */
