@@ -1840,8 +1840,9 @@ def report_step(step_dir, output_dir, options):
           f", and `{out_of_scope_lib.OUT_OF_SCOPE}` from the texts "
           "`OUT_OF_SCOPE` added to it (below)" if options.get("out_of_scope")
           else "") + ".", ""]
-  for warning in (dataset.warning(), dataset.overlap_warning(),
-                  dataset.spelling_warning(), dataset.joined_label_warning()):
+  for warning in (dataset.warning(), dataset.left_out_warning(),
+                  dataset.overlap_warning(), dataset.spelling_warning(),
+                  dataset.joined_label_warning()):
     if warning:
       lines += ["> " + warning.replace("\n", "\n> "), ""]
   long_warning = _long_warning(dataset, summary)

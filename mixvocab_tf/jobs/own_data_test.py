@@ -849,6 +849,21 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertEqual(summary["joined_labels"], {";": {"a;b": 20}})
     self.assertEqual(summary["joined_label_warning"], joined.split(":", 2)[2])
 
+  def test_prodigys_rejected_lines_warn_when_the_job_starts(self):
+    data_dir = os.path.join(self.get_temp_dir(), "prodigy")
+    os.makedirs(data_dir)
+    for split in ("train", "dev"):
+      with open(os.path.join(data_dir, f"{split}.jsonl"), "w") as f:
+        f.write("".join(json.dumps(
+            {"text": f"query number {i}", "accept": ["ab"[i % 2]],
+             "answer": "reject" if i == 5 else "accept"}) + "\n"
+            for i in range(30)))
+    with self.assertLogs("absl", level="WARNING") as logs:
+      own_data.own_data_steps(data_dir, student=data_dir)
+    left_out, = [line for line in logs.output if "'reject' or" in line]
+    self.assertIn("train: 1 line (the first: ", left_out)
+    self.assertIn("validation: 1 line", left_out)
+
   def test_queries_longer_than_the_student_reads_warn_when_the_job_starts(
       self):
     data_dir = self.get_temp_dir()
