@@ -707,6 +707,25 @@ class UserDataset:
       }
     return found
 
+  def _long_splits(self, seq_length: int, threshold: float) -> dict:
+    """`long_examples` of the splits of which a student of `seq_length`
+    cuts more than `threshold` of the examples."""
+    return {split: counts for split, counts in
+            self.long_examples(seq_length).items()
+            if counts["long"] > threshold * counts["examples"]}
+
+  def fitting_seq_length(self, seq_length: int,
+                         most: int = _MAX_SEQ_LENGTH,
+                         threshold: float = LONG_SHARE) -> int | None:
+    """A sequence length that holds 99% of the examples of each split of
+    which `seq_length` cuts more than `threshold` (`long_examples`): a
+    multiple of 16, at most `most`; None if no split is cut so."""
+    found = self._long_splits(seq_length, threshold)
+    if not found:
+      return None
+    p99 = max(counts["p99"] for counts in found.values())
+    return min(most, -(-p99 // 16) * 16)
+
   def long_warning(self, seq_length: int, task_class: str,
                    threshold: float = LONG_SHARE) -> str | None:
     """One message on the splits of which a student of `seq_length` cuts
@@ -714,9 +733,7 @@ class UserDataset:
     bindings that give both runs a sequence that holds 99% of those splits'
     examples (`task_class`: 'IntentSlotTask' or 'TextClassificationTask');
     None if no split is named."""
-    found = {split: counts for split, counts in
-             self.long_examples(seq_length).items()
-             if counts["long"] > threshold * counts["examples"]}
+    found = self._long_splits(seq_length, threshold)
     if not found:
       return None
     intent_slot = self.kind == examples_lib.INTENT_SLOT
@@ -732,10 +749,10 @@ class UserDataset:
                  f"{'word' if counts['cut_words'] == 1 else 'words'} cut")
       parts.append(part)
     # A multiple of 16 that holds 99% of each named split's examples.
-    p99 = max(counts["p99"] for counts in found.values())
-    suggested = min(_MAX_SEQ_LENGTH, -(-p99 // 16) * 16)
+    suggested = self.fitting_seq_length(seq_length, threshold=threshold)
     holds = ("holds 99% of the examples of each split named"
-             if p99 <= suggested else "is the most the student reads")
+             if max(counts["p99"] for counts in found.values()) <= suggested
+             else "is the most the student reads")
     if intent_slot:
       effect = ("their words past the cut are not read in training, and the "
                 "exported model tags them 'O'")

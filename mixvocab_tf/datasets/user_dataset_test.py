@@ -515,12 +515,17 @@ def test_long_examples_are_what_the_featurizers_cut(tmp_path):
                "student_bindings", "tags them 'O'"):
     assert part in warning
   assert "validation (" not in warning
+  # The length that warning gives, for the job to use (at most `most`).
+  assert dataset.fitting_seq_length(16) == -(-lengths.max() // 16) * 16
+  assert dataset.fitting_seq_length(16, most=16) == 16
+  assert dataset.fitting_seq_length(int(lengths.max())) is None
   # A split is named when more than 1% of its examples are cut: 2 of
   # SNIPS train's 13,084 queries are not.
   snips = user_dataset.load_dataset(
       os.path.dirname(assets.snips_dir("train")))
   assert snips.long_examples(48)["train"]["long"] == 2
   assert snips.long_warning(48, "IntentSlotTask") is None
+  assert snips.fitting_seq_length(48) is None
   assert "train (" in snips.long_warning(48, "IntentSlotTask",
                                          threshold=0.0001)
 

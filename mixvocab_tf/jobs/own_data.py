@@ -135,6 +135,13 @@ _SLOT_COPIES_P = 0.8
 #: (finetune_snips_small.gin, which distill_snips_small.gin includes, and
 #: distill_glue_small.gin), unless `student_bindings` set another.
 SEQ_LENGTHS = {"IntentSlotTask": 48, "TextClassificationTask": 128}
+#: An intent-and-slot dataset of which the students' sequence cuts more than
+#: `user_dataset.LONG_SHARE` of a split's queries (a slot tagger's
+#: sentences, often) gets one that holds 99% of them, at most this long,
+#: in both runs, unless a binding sets one: a word past it would be tagged
+#: 'O' whatever it is. Batches are cut to their longest query, so short
+#: queries cost what they did.
+MAX_AUTO_SEQ_LENGTH = 128
 PREDICTIONS_JSONL = "test_predictions.jsonl"
 #: The unlabelled texts the student is least sure of (`export_steps`).
 LABEL_NEXT_JSONL = "label_next.jsonl"
@@ -311,9 +318,12 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       fewer copies in all; 1.0, two seeds: -0.2 / +0.1, +0.3 / +0.7.
     transfer_examples: see augment_copies.
     teacher_bindings, student_bindings: extra gin bindings of those steps,
-      e.g. `["IntentSlotTask.seq_length = 96"]` in both for queries longer
-      than the student's 48 WordPieces (128 for text classification), which
-      the job warns of when it starts (`UserDataset.long_warning`).
+      e.g. `["TextClassificationTask.seq_length = 256"]` in both for texts
+      longer than the student's 128 WordPieces, which the job warns of when
+      it starts (`UserDataset.long_warning`). Intent and slots: when more
+      than 1% of a split's queries are longer than 48, both runs read a
+      length that holds 99% of them (`MAX_AUTO_SEQ_LENGTH` at most), unless
+      either binds `IntentSlotTask.seq_length`.
     teacher_precision: the teacher's `Trainer.precision`. The default trains
       it in mixed bfloat16 where the CPU computes bfloat16 natively (AVX512
       BF16 or AMX with TensorFlow's oneDNN kernels: on SNIPS 0.71x the
@@ -723,11 +733,27 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
                   per_intent.items(), key=lambda item: (-item[1], item[0]))),
           augment_balance, augment_copies)
   teacher.update(steps_lib.parse_binding(b) for b in teacher_bindings)
-  seq_length = dict(steps_lib.parse_binding(b) for b in student_bindings).get(
-      f"{task_class}.seq_length", SEQ_LENGTHS[task_class])
+  length_key = f"{task_class}.seq_length"
+  student_bound = dict(steps_lib.parse_binding(b) for b in student_bindings)
+  seq_length = student_bound.get(length_key, SEQ_LENGTHS[task_class])
   # Read against the vocabulary of the student the job distils into.
-  long_warning = (dataclasses.replace(dataset, vocab=vocab).long_warning(
-      seq_length, task_class) if isinstance(seq_length, int) else None)
+  read_by_student = dataclasses.replace(dataset, vocab=vocab)
+  if (intent_slot and length_key not in teacher and
+      length_key not in student_bound):
+    # Set only when queries are cut, so that runs of earlier versions on
+    # short queries resume.
+    fitted = read_by_student.fitting_seq_length(seq_length,
+                                                MAX_AUTO_SEQ_LENGTH)
+    if fitted and fitted > seq_length:
+      logging.info(
+          "More than %.0f%% of a split's queries are longer than %d "
+          "WordPieces, and the words past them would be tagged 'O': both "
+          "runs read %d (99%% of them, at most %d; bind '%s' to choose).",
+          100 * user_dataset.LONG_SHARE, seq_length, fitted,
+          MAX_AUTO_SEQ_LENGTH, length_key)
+      teacher[length_key] = students[length_key] = seq_length = fitted
+  long_warning = (read_by_student.long_warning(seq_length, task_class)
+                  if isinstance(seq_length, int) else None)
   if long_warning:
     logging.warning("%s", long_warning)
   budget = None if size_budget_minutes is None else 60 * size_budget_minutes

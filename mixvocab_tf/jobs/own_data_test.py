@@ -864,30 +864,57 @@ class OwnDataStepsTest(tf.test.TestCase):
     self.assertIn("train: 1 line (the first: ", left_out)
     self.assertIn("validation: 1 line", left_out)
 
-  def test_queries_longer_than_the_student_reads_warn_when_the_job_starts(
+  def test_queries_longer_than_the_student_reads_lengthen_its_sequence(
       self):
     data_dir = self.get_temp_dir()
-    long_query = " ".join(["the"] * 60)  # 60 words of one piece each.
-    for split in ("train", "valid"):
-      os.makedirs(os.path.join(data_dir, split))
-      for name, lines in (("seq.in", ["play some jazz", long_query]),
-                          ("seq.out", ["O O B-genre", " ".join(["O"] * 60)]),
-                          ("label", ["PlayMusic", "Other"])):
-        with open(os.path.join(data_dir, split, name), "w") as f:
-          f.write("".join(f"{line}\n" for line in lines))
-    with self.assertLogs("absl", level="WARNING") as logs:
-      own_data.own_data_steps(data_dir, student=data_dir)
-    long, = [line for line in logs.output if "longer than" in line]
-    self.assertIn(f"it takes {own_data.SEQ_LENGTHS['IntentSlotTask']} "
-                  "WordPieces", long)
-    self.assertIn("1 of 2 queries (50.0%), the longest 62, 14 words cut",
-                  long)
-    self.assertIn("'IntentSlotTask.seq_length = 64'", long)
-    # The student's own sequence length, when the user binds one.
+    def write(long_query):
+      words = len(long_query.split())
+      for split in ("train", "valid"):
+        os.makedirs(os.path.join(data_dir, split), exist_ok=True)
+        for name, lines in (("seq.in", ["play some jazz", long_query]),
+                            ("seq.out", ["O O B-genre", " ".join(
+                                ["O"] * words)]),
+                            ("label", ["PlayMusic", "Other"])):
+          with open(os.path.join(data_dir, split, name), "w") as f:
+            f.write("".join(f"{line}\n" for line in lines))
+    def lengths(steps):
+      return {s.name: s.config.get("IntentSlotTask.seq_length")
+              for s in steps if s.kind == "train"}
+    # 60 words of one piece each, 62 with [CLS] and [SEP]: both runs read
+    # 64 (a multiple of 16 that holds 99% of the queries); no warning.
+    write(" ".join(["the"] * 60))
     with self.assertLogs("absl", level="INFO") as logs:
-      own_data.own_data_steps(data_dir, student=data_dir, student_bindings=[
-          "IntentSlotTask.seq_length = 64"])
-    self.assertFalse([line for line in logs.output if "longer than" in line])
+      steps = own_data.own_data_steps(data_dir, student=data_dir)
+    self.assertEqual(lengths(steps), {"teacher": 64, "student": 64})
+    read, = [line for line in logs.output if "both runs read" in line]
+    self.assertIn("longer than 48 WordPieces", read)
+    self.assertIn("both runs read 64 (99% of them, at most 128", read)
+    self.assertFalse([line for line in logs.output if "longer than the "
+                      "student reads" in line])
+    # Past the most it lengthens to, the rest is cut and said.
+    write(" ".join(["the"] * 200))
+    with self.assertLogs("absl", level="WARNING") as logs:
+      steps = own_data.own_data_steps(data_dir, student=data_dir)
+    self.assertEqual(lengths(steps), {"teacher": own_data.MAX_AUTO_SEQ_LENGTH,
+                                      "student": own_data.MAX_AUTO_SEQ_LENGTH})
+    long, = [line for line in logs.output if "longer than" in line]
+    self.assertIn(f"it takes {own_data.MAX_AUTO_SEQ_LENGTH} WordPieces", long)
+    self.assertIn("1 of 2 queries (50.0%), the longest 202, 74 words cut",
+                  long)
+    self.assertIn("'IntentSlotTask.seq_length = 208'", long)
+    # The user's own sequence length is kept, in either run's bindings.
+    for bindings in ({"student_bindings": ["IntentSlotTask.seq_length = 96"]},
+                     {"teacher_bindings": ["IntentSlotTask.seq_length = 96"]}):
+      with self.assertLogs("absl", level="INFO") as logs:
+        steps = own_data.own_data_steps(data_dir, student=data_dir,
+                                        **bindings)
+      self.assertFalse([line for line in logs.output
+                        if "both runs read" in line])
+      self.assertIn(96, lengths(steps).values())
+    # Short queries keep the configuration of before (runs resume).
+    write("play the blues")
+    self.assertEqual(lengths(own_data.own_data_steps(
+        data_dir, student=data_dir)), {"teacher": None, "student": None})
 
   def test_report_warns_at_the_exported_length_with_its_vocabulary(self):
     data_dir = _write_text_classification(
