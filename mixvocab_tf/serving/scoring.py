@@ -611,7 +611,9 @@ def score_predictor(predictor,
     {'model', 'data', 'examples', 'scores' (with 'majority_accuracy'),
      'floor_label', 'floor_from', 'unknown_labels' ({gold label the model
      cannot answer: examples}), 'per_label' (worst first), 'confused'
-     (most frequent first, at most `CONFUSED_PAIRS`), and `tables`'}.
+     (most frequent first, at most `CONFUSED_PAIRS`), `tables`', and
+     'lines_left_out' when a JSONL file's lines answered 'reject' or
+     'ignore' (Prodigy's export) were not read}.
 
   Raises:
     ValueError: `check_compatible`'s, or an example the predictor refuses.
@@ -645,6 +647,9 @@ def score_predictor(predictor,
             "confused": confused[:CONFUSED_PAIRS]}
   result.update(tables(labelled.kind, predicted, gold,
                        getattr(labelled.split, "line_numbers", None)))
+  left_out = getattr(labelled.split, "left_out", None)
+  if left_out:  # Lines answered 'reject' or 'ignore' (Prodigy's export).
+    result["lines_left_out"] = len(left_out)
   if keep_answers:
     result["answers"] = predicted
   return result
@@ -723,6 +728,11 @@ def summary_lines(result: dict) -> list:
                              "the model")
     if note:
       lines += ["", "On " + note]
+  if result.get("lines_left_out"):
+    count = result["lines_left_out"]
+    lines += ["", f"{count:,} {'line' if count == 1 else 'lines'} answered "
+              "'reject' or 'ignore' (Prodigy's export) left out, not "
+              "scored."]
   if result["unknown_labels"]:
     count = sum(result["unknown_labels"].values())
     names = ", ".join(sorted(result["unknown_labels"]))

@@ -266,6 +266,20 @@ def test_queries_without_intents_are_a_slot_taggers(tmp_path):
     assert absent not in summary
 
 
+def test_prodigys_rejected_lines_are_left_out_and_said(tmp_path):
+  path = datasets_testing.write_jsonl(tmp_path / "db_out.jsonl", [
+      {"text": "1", "accept": ["a"], "answer": "accept"},
+      {"text": "2", "accept": ["b"], "answer": "reject"},
+      {"text": "3", "accept": ["b"], "answer": "accept"}])
+  labelled = scoring.read_labelled(path)
+  assert labelled.gold_labels == ["a", "b"]
+  result = scoring.score_predictor(_Predictor({"1": "a", "3": "a"}),
+                                   labelled)
+  assert (result["examples"], result["lines_left_out"]) == (2, 1)
+  assert ("1 line answered 'reject' or 'ignore' (Prodigy's export) left out, "
+          "not scored.") in "\n".join(scoring.summary_lines(result))
+
+
 def test_a_dataset_directory_gives_a_split_and_train_floor(tmp_path):
   _csv(tmp_path / "d" / "train.csv", [("1", "b"), ("2", "b"), ("3", "a")])
   _csv(tmp_path / "d" / "dev.csv", [("4", "a"), ("5", "a"), ("6", "b")])
