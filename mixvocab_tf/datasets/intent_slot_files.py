@@ -515,6 +515,37 @@ _CONLL_EXPECTED = ("one word a line, its IOB tag last on the line (CoNLL: "
                    "between sentences")
 
 
+def looks_like_conll(path: str) -> bool:
+  """Whether the file's first lines (up to 4 KB) are CoNLL's: each line a
+  word and its IOB tag last (`is_iob_tag`), or blank, or
+  `-DOCSTART-`, with at least one tag."""
+  with tf.io.gfile.GFile(path, "rb") as f:
+    data = f.read(4096)
+  head = data.decode("utf-8", errors="replace").splitlines()
+  if len(data) == 4096:
+    head = head[:-1]  # Its last line may be cut.
+  tagged = 0
+  for line in head:
+    fields = line.split()
+    if not fields or fields[0] == "-DOCSTART-":
+      continue
+    if len(fields) < 2 or not is_iob_tag(fields[-1]):
+      return False
+    tagged += 1
+  return tagged > 0
+
+
+def conll_hint(path: str, subject: str = "It") -> str | None:
+  """The fix for a file of another extension that reads as CoNLL
+  (`looks_like_conll`), `subject` naming it: rename it; None otherwise
+  (`records.format_of`)."""
+  if not looks_like_conll(path):
+    return None
+  stem = os.path.splitext(os.path.basename(path))[0]
+  return (f"{subject} looks like CoNLL (a word and its tag a line): rename "
+          f"it to {stem}.conll.")
+
+
 def conll_sentences(path: str) -> list[tuple[int, list[list[str]]]]:
   """(first line, the fields of each of its lines) of each sentence of a
   CoNLL file: lines of whitespace-separated fields, a blank line between

@@ -84,26 +84,6 @@ def _label_studio_exports(data_dir: str) -> list[str]:
   return found
 
 
-def _looks_like_conll(path: str) -> bool:
-  """Whether the file's first lines (up to 4 KB) are CoNLL's: each line a
-  word and its IOB tag last (`intent_slot_files.is_iob_tag`), or blank, or
-  `-DOCSTART-`, with at least one tag."""
-  with tf.io.gfile.GFile(path, "rb") as f:
-    data = f.read(4096)
-  head = data.decode("utf-8", errors="replace").splitlines()
-  if len(data) == 4096:
-    head = head[:-1]  # Its last line may be cut.
-  tagged = 0
-  for line in head:
-    fields = line.split()
-    if not fields or fields[0] == "-DOCSTART-":
-      continue
-    if len(fields) < 2 or not intent_slot_files.is_iob_tag(fields[-1]):
-      return False
-    tagged += 1
-  return tagged > 0
-
-
 def _near_miss_hint(data_dir: str, split: str) -> str:
   """Advice on entries that look like `split` but are not accepted names."""
   hints = []
@@ -127,9 +107,8 @@ def _near_miss_hint(data_dir: str, split: str) -> str:
                    f"one JSON object per line, rename it to {stem}.jsonl.")
     elif ext in records.FORMATS + rasa_files.EXTENSIONS:
       hints.append(f"Rename {name} to {SPLIT_NAMES[split][0]}.{ext}.")
-    elif _looks_like_conll(full):
-      hints.append(f"The file {name} looks like CoNLL (a word and its tag a "
-                   f"line): rename it to {stem}.conll.")
+    elif intent_slot_files.looks_like_conll(full):
+      hints.append(intent_slot_files.conll_hint(full, f"The file {name}"))
     else:
       hints.append(f"The file {name} does not end in .csv, .tsv, .jsonl, "
                    ".yml or .conll.")

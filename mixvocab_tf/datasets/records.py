@@ -12,7 +12,7 @@ import io
 import json
 import math
 import os
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from mixvocab_tf.datasets import decoding
 from mixvocab_tf.datasets import errors
@@ -21,7 +21,10 @@ from mixvocab_tf.datasets import errors
 FORMATS = ("csv", "tsv", "jsonl")
 
 
-def format_of(path: str, allowed: tuple[str, ...] = FORMATS) -> str:
+def format_of(path: str, allowed: tuple[str, ...] = FORMATS,
+              hint: Callable[[str], str | None] | None = None) -> str:
+  """The format of `path`, from its extension; `hint(path)`: a fix that
+  its content suggests, where the extension is none of `allowed`."""
   ext = os.path.splitext(path)[1].lower().lstrip(".")
   if ext not in allowed:
     raise errors.data_error(
@@ -29,6 +32,7 @@ def format_of(path: str, allowed: tuple[str, ...] = FORMATS) -> str:
         f"the file name {os.path.basename(path)!r} does not end in a known "
         "extension",
         "one of " + ", ".join("." + a for a in allowed),
+        (hint and errors.isfile(path) and hint(path)) or
         "Rename the file to say its format (a file of JSON objects, one per "
         "line, is .jsonl).")
   return ext

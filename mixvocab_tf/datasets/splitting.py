@@ -224,7 +224,8 @@ def read_source(path: str, text_column: str = "text",
     return _label_studio_source(path, text_column, label_column,
                                 text_b_column)
   fmt = records.format_of(path,
-                          records.FORMATS + (intent_slot_files.CONLL,))
+                          records.FORMATS + (intent_slot_files.CONLL,),
+                          intent_slot_files.conll_hint)
   if fmt == intent_slot_files.CONLL:
     return _conll_source(path)
   if fmt == "jsonl" and layout.peek_jsonl_kind(path) == examples_lib.INTENT_SLOT:

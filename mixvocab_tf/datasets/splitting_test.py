@@ -109,6 +109,12 @@ def test_jsonl_text_classification_with_other_columns(tmp_path):
   assert len(loaded.splits["validation"]) == summary["examples"]["validation"]
 
 
+def test_a_conll_file_named_txt_is_told_its_name(tmp_path):
+  path = write(tmp_path / "all.txt", "-DOCSTART- O\n\nEU B-ORG\nsays O\n")
+  raises(r"all.txt.*rename it to all.conll", splitting.split_dataset, path,
+         str(tmp_path / "data"))
+
+
 def test_prodigys_rejected_and_ignored_lines_are_in_no_split(tmp_path):
   # prodigy db-out keeps every answer: the accepted lines are split as they
   # are, the others left out and counted.

@@ -439,7 +439,8 @@ def _split_kind(path: str) -> str:
   if rasa_files.is_rasa(path):
     return (examples_lib.INTENT_SLOT if rasa_files.has_entities(path) else
             examples_lib.TEXT_CLASSIFICATION)
-  fmt = records.format_of(path, records.FORMATS + (intent_slot_files.CONLL,))
+  fmt = records.format_of(path, records.FORMATS + (intent_slot_files.CONLL,),
+                          intent_slot_files.conll_hint)
   if fmt == intent_slot_files.CONLL:
     return examples_lib.INTENT_SLOT
   if fmt == "jsonl":

@@ -377,9 +377,15 @@ def test_data_without_labels_or_broken_is_refused(tmp_path):
   datasets_testing.raises("label", scoring.read_labelled, path)
   datasets_testing.raises("the path does not exist", scoring.read_labelled,
                           str(tmp_path / "missing.csv"))
-  datasets_testing.raises("does not end in a known extension",
-                          scoring.read_labelled,
-                          datasets_testing.write(tmp_path / "x.xlsx", "PK"))
+  error = datasets_testing.raises(
+      "does not end in a known extension", scoring.read_labelled,
+      datasets_testing.write(tmp_path / "x.xlsx", "PK"))
+  assert "CoNLL" not in str(error)
+  # A CoNLL file named .txt is told its name.
+  datasets_testing.raises(
+      r"all.txt.*looks like CoNLL \(a word and its tag a line\): rename it "
+      "to all.conll", scoring.read_labelled,
+      datasets_testing.write(tmp_path / "all.txt", "EU B-ORG\nsays O\n"))
 
 
 def test_by_confidence_counts_the_answers_above_each_threshold():
