@@ -138,7 +138,8 @@ of the query to one IOB slot tag), in one of three layouts:
   is cut (a query's words past the cut are tagged 'O', a text's last pieces
   are not read). `UserDataset.long_examples(seq_length)` counts them, in the
   student's WordPieces, and `UserDataset.long_warning(...)` says how to
-  lengthen the sequence.
+  lengthen the sequence; for intent and slots the own-data job lengthens
+  it itself (`UserDataset.fitting_seq_length`, at most 128).
 
 A file that breaks the contract raises `DataError`, whose message names the
 file and the line, what was found there, what was expected, and how to fix it.
