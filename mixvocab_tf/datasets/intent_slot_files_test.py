@@ -479,6 +479,12 @@ def test_conll_files_are_a_slot_taggers_sentences(tmp_path):
       test, require_labels=False).words == [["Peter", "Blackburn"], ["Paris"]]
   raises(r"test.conll, line 1: the line 'Peter' has a word but no tag",
          intent_slot_files.read_intent_slot, test, require_intents=False)
+  # Label Studio's CONLL2003 export: 'word -X- _ tag' lines.
+  studio = write(tmp_path / "studio.conll",
+                 "-DOCSTART- -X- O\nShowers -X- _ O\nin -X- _ O\n"
+                 "Bahia -X- _ B-Location\n\nRain -X- _ O\n")
+  split = intent_slot_files.read_intent_slot(studio, require_intents=False)
+  assert split.tags == [["O", "O", "B-Location"], ["O"]]
   # BIOES tags read as IOB2 (test_bioes_and_bilou_tags_are_read_as_iob2).
   bioes = write(tmp_path / "bioes.conll", "Peter B-PER\nBlackburn E-PER\n")
   assert intent_slot_files.read_intent_slot(

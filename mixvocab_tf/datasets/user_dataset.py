@@ -77,7 +77,8 @@ of the query to one IOB slot tag), in one of three layouts:
   "label": [[5, 9, "genre"]]}`, the spans under `label`), or CoNLL files
   `train.conll`, `validation.conll` (or `dev.conll`, `valid.conll`),
   optional `test.conll`: one word a line with its IOB tag last on the line
-  (`Paris B-LOC`, or CoNLL-2003's `Paris NNP I-NP I-LOC`), a blank line
+  (`Paris B-LOC`, or CoNLL-2003's `Paris NNP I-NP I-LOC`, or Label
+  Studio's CONLL2003 export's `Paris -X- _ B-LOC`), a blank line
   between sentences, `-DOCSTART-` lines left out; a test file may give
   the words alone. Every query then
   has the one intent `examples.NO_INTENT` ('none'), which the model
