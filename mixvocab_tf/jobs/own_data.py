@@ -1590,6 +1590,13 @@ def slot_values_lines(output_dir, gap):
       "of validation in the lists (two seeds; teacher 89.1).", ""]
 
 
+def _read_by_export(dataset, summary):
+  """`dataset` with its words read against the export's own vocabulary."""
+  vocab = tf.io.gfile.glob(os.path.join(summary["saved_model_dir"], "assets",
+                                        "*.txt"))
+  return dataclasses.replace(dataset, vocab=vocab[0] if vocab else None)
+
+
 def _long_warning(dataset, summary):
   """`UserDataset.long_warning` at the exported student's sequence length,
   its words read against the export's own vocabulary; None if nothing is cut
@@ -1597,12 +1604,32 @@ def _long_warning(dataset, summary):
   seq_length = (summary.get("builtin") or {}).get("seq_length")
   if not seq_length:
     return None
-  vocab = tf.io.gfile.glob(os.path.join(summary["saved_model_dir"], "assets",
-                                        "*.txt"))
-  dataset = dataclasses.replace(dataset, vocab=vocab[0] if vocab else None)
-  return dataset.long_warning(
+  return _read_by_export(dataset, summary).long_warning(
       seq_length, "IntentSlotTask" if dataset.kind == examples_lib.INTENT_SLOT
       else "TextClassificationTask")
+
+
+def _sequence_length_line(dataset, summary):
+  """The report's line on an intent-and-slot student that reads more than
+  the default 48 WordPieces (`MAX_AUTO_SEQ_LENGTH`, or a binding): how many
+  queries each length cuts; None at the default."""
+  seq_length = (summary.get("builtin") or {}).get("seq_length")
+  default = SEQ_LENGTHS["IntentSlotTask"]
+  if (dataset.kind != examples_lib.INTENT_SLOT or not seq_length or
+      seq_length <= default):
+    return None
+  dataset = _read_by_export(dataset, summary)
+  at_default = dataset.long_examples(default)
+  at_length = dataset.long_examples(seq_length)
+  cut = "; ".join(
+      f"{split} {at_default[split]['long']:,} of "
+      f"{counts['examples']:,} at {default}, {counts['long']:,} at "
+      f"{seq_length}" for split, counts in at_length.items())
+  return (f"The student reads up to {seq_length} WordPieces a query "
+          f"([CLS] and [SEP] included; {default} by default, which the job "
+          "lengthens when more than 1% of a split's queries are longer, to "
+          f"hold 99% of them, at most {MAX_AUTO_SEQ_LENGTH}). Queries cut at "
+          f"each length (their words past it tagged 'O'): {cut}.")
 
 
 def _word_table_lines(check, labels):
@@ -1874,6 +1901,9 @@ def report_step(step_dir, output_dir, options):
   long_warning = _long_warning(dataset, summary)
   if long_warning:
     lines += ["> " + long_warning, ""]
+  length_line = _sequence_length_line(dataset, summary)
+  if length_line:
+    lines += [length_line, ""]
   transfer = ""
   if options.get("unlabelled"):
     texts = run_files.read_json(join(UNLABELLED_STEP, SUMMARY_JSON))

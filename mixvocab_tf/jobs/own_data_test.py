@@ -938,6 +938,25 @@ class OwnDataStepsTest(tf.test.TestCase):
     # An export that did not record its length (older versions): no warning.
     self.assertIsNone(own_data._long_warning(dataset, {"builtin": None}))
 
+  def test_report_says_what_a_longer_sequence_reads(self):
+    data_dir = self.get_temp_dir()
+    for split in ("train", "valid"):
+      os.makedirs(os.path.join(data_dir, split), exist_ok=True)
+      for name, lines in (("seq.in", ["play some jazz", "the " * 60]),
+                          ("seq.out", ["O O B-genre", "O " * 60])):
+        with open(os.path.join(data_dir, split, name), "w") as f:
+          f.write("".join(f"{line.strip()}\n" for line in lines))
+    dataset = user_dataset.load_dataset(data_dir)
+    saved_model = os.path.join(self.get_temp_dir(), "saved_model")
+    summary = {"saved_model_dir": saved_model, "builtin": {"seq_length": 64}}
+    line = own_data._sequence_length_line(dataset, summary)
+    self.assertIn("The student reads up to 64 WordPieces a query", line)
+    self.assertIn("train 1 of 2 at 48, 0 at 64; validation 1 of 2 at 48, "
+                  "0 at 64", line)
+    # At the default, nothing to say.
+    self.assertIsNone(own_data._sequence_length_line(
+        dataset, dict(summary, builtin={"seq_length": 48})))
+
   def test_report_says_where_each_kind_of_builtin_file_runs(self):
     classifier = "".join(own_data.deploy_lines(False, False))
     self.assertIn("MediaPipe Tasks (TextClassifier)", classifier)
