@@ -56,7 +56,7 @@ _SPAN_FORMS = ('{"start": 10, "end": 14, "label": "genre"} or [10, 14, '
 _TO_IOB2_PREFIX = {"S-": "B-", "U-": "B-", "E-": "I-", "L-": "I-"}
 
 
-def is_iob_tag(tag: str) -> bool:
+def _is_iob_tag(tag: str) -> bool:
   """An IOB2 tag, or a BIOES or BILOU one (read as IOB2)."""
   if tag == examples.OUTSIDE_TAG:
     return True
@@ -78,7 +78,7 @@ def _check_tags(path: str, line: int, words: list[str], tags: list[str],
         "Add or remove tags so that the i-th tag is the tag of the i-th word "
         "(words are separated by whitespace).")
   for position, tag in enumerate(tags, start=1):
-    if not is_iob_tag(tag):
+    if not _is_iob_tag(tag):
       raise errors.data_error(
           path, line,
           f"slot tag {position} is {errors.show(tag)}, which is not an IOB "
@@ -515,9 +515,9 @@ _CONLL_EXPECTED = ("one word a line, its IOB tag last on the line (CoNLL: "
                    "between sentences")
 
 
-def looks_like_conll(path: str) -> bool:
+def _looks_like_conll(path: str) -> bool:
   """Whether the file's first lines (up to 4 KB) are CoNLL's: each line a
-  word and its IOB tag last (`is_iob_tag`), or blank, or
+  word and its IOB tag last (`_is_iob_tag`), or blank, or
   `-DOCSTART-`, with at least one tag."""
   with tf.io.gfile.GFile(path, "rb") as f:
     data = f.read(4096)
@@ -529,7 +529,7 @@ def looks_like_conll(path: str) -> bool:
     fields = line.split()
     if not fields or fields[0] == "-DOCSTART-":
       continue
-    if len(fields) < 2 or not is_iob_tag(fields[-1]):
+    if len(fields) < 2 or not _is_iob_tag(fields[-1]):
       return False
     tagged += 1
   return tagged > 0
@@ -537,9 +537,9 @@ def looks_like_conll(path: str) -> bool:
 
 def conll_hint(path: str, subject: str = "It") -> str | None:
   """The fix for a file of another extension that reads as CoNLL
-  (`looks_like_conll`), `subject` naming it: rename it; None otherwise
+  (`_looks_like_conll`), `subject` naming it: rename it; None otherwise
   (`records.format_of`)."""
-  if not looks_like_conll(path):
+  if not _looks_like_conll(path):
     return None
   stem = os.path.splitext(os.path.basename(path))[0]
   return (f"{subject} looks like CoNLL (a word and its tag a line): rename "

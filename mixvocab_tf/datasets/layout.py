@@ -107,8 +107,8 @@ def _near_miss_hint(data_dir: str, split: str) -> str:
                    f"one JSON object per line, rename it to {stem}.jsonl.")
     elif ext in records.FORMATS + rasa_files.EXTENSIONS:
       hints.append(f"Rename {name} to {SPLIT_NAMES[split][0]}.{ext}.")
-    elif intent_slot_files.looks_like_conll(full):
-      hints.append(intent_slot_files.conll_hint(full, f"The file {name}"))
+    elif conll := intent_slot_files.conll_hint(full, f"The file {name}"):
+      hints.append(conll)
     else:
       hints.append(f"The file {name} does not end in .csv, .tsv, .jsonl, "
                    ".yml or .conll.")

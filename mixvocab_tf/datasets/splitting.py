@@ -36,7 +36,7 @@ import dataclasses
 import math
 import os
 import random
-from typing import Any, Callable
+from typing import Callable
 
 import tensorflow as tf
 
@@ -95,7 +95,9 @@ def _write_file(path: str, text: str) -> str:
   return path
 
 
-def _jsonl_source(path: str, kind: str, labels: list[str], data: Any,
+def _jsonl_source(path: str, kind: str, labels: list[str],
+                  data: examples_lib.TextClassificationExamples |
+                  examples_lib.IntentSlotExamples,
                   slot_tagger: bool = False) -> _Source:
   """A JSONL file read as `data` (`examples`' type): its lines written as
   they are."""

@@ -135,7 +135,7 @@ const logProb = (p) => Math.log(Math.max(p, 1e-45));
 // The one intent of a slot tagger: the own-data job trains data without
 // intents (CoNLL files, doccano's sequence labelling) as intent and slots of
 // this intent alone (the package's `examples.NO_INTENT`).
-export const NO_INTENT = "none";
+const NO_INTENT = "none";
 
 /** Whether an intent and slot model's intents are a slot tagger's. */
 export const isSlotTagger = (intents) => intents.length === 1 && intents[0] === NO_INTENT;
