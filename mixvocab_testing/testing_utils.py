@@ -419,3 +419,36 @@ def write_google_checkpoint(directory, params, config, extra_variables=None):
       session.run(tf.compat.v1.global_variables_initializer())
       saver.save(session, prefix, write_meta_graph=False)
   return prefix
+
+
+def write_tiny_teacher(directory, words, google=False, prefix="",
+                       max_positions=128, seed=0):
+  """A tiny random BERT with a vocabulary of `words`, as a teacher directory.
+
+  The vocabulary is BERT's five special tokens, each of `words`, its
+  lowercase letters and their `##` forms (so any lowercase word splits);
+  the weights are `random_bert_params`' (hidden 32, 2 layers), written in
+  Hugging Face's layout (`prefix`: e.g. 'bert.', as a task model saves
+  them) or, with `google`, google-research/bert's.
+
+  Returns:
+    The directory.
+  """
+  letters = sorted({c for w in words for c in w if c.isalpha()} |
+                   set("abcdefghijklmnopqrstuvwxyz"))
+  tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+  for token in list(dict.fromkeys(words)) + letters + [
+      "##" + c for c in letters]:
+    if token not in tokens:
+      tokens.append(token)
+  config = tiny_bert_config(vocab_size=len(tokens),
+                            max_positions=max_positions)
+  params = random_bert_params(config, seed=seed)
+  if google:
+    write_google_checkpoint(directory, params, config)
+  else:
+    write_hf_checkpoint(directory, params, config, prefix=prefix)
+  with open(os.path.join(directory, "vocab.txt"), "w",
+            encoding="utf-8") as f:
+    f.write("\n".join(tokens) + "\n")
+  return directory

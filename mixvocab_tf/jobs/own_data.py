@@ -35,7 +35,11 @@ With `OUT_OF_SCOPE`, texts the app should not answer (sentences of the
 built-in corpus, or the app's own) join train for both as a label of their
 own (`datasets.out_of_scope`), and the report says how the exported student
 answers held-out prose. Epoch budgets are counted on the user's train split
-(with those texts). The student starts
+(with those texts). The teacher is the package's default one
+(all-MiniLM-L6-v2), or with `TEACHER` a BERT of the user's (a Hugging Face or
+google-research/bert directory, checked when the job starts:
+`tasks.teacher_check`), fine-tuned and distilled from the same way. The
+student starts
 from a pretrained student: a run directory the user names (`STUDENT`), else
 the one shipped in the package (`assets.pretrained_student_dir`), else the job
 pretrains one first (stage I then stage II on the built-in corpus). With
@@ -97,7 +101,9 @@ from mixvocab_tf.jobs import student_size as student_size_lib
 from mixvocab_tf.jobs import step_times
 from mixvocab_tf.jobs import steps as steps_lib
 from mixvocab_tf.serving import scoring
+from mixvocab_tf.tasks import teacher_check
 from mixvocab_tf.tasks.finetuning import batch_padding
+from mixvocab_tf.tasks.finetuning import finetune_task
 from mixvocab_tf.tasks.finetuning import warm_start as warm_start_lib
 from mixvocab_tf.tasks.finetuning.intent_slot import augment as intent_slot_augment
 from mixvocab_tf.tasks.finetuning.intent_slot import task as intent_slot_task
@@ -219,6 +225,7 @@ MANY_LABELS_STUDENT_STEPS = 12000
 @gin.configurable(module="mixvocab_tf")
 def own_data_steps(data_dir: str = gin.REQUIRED,
                    student: Optional[str] = None,
+                   teacher: Optional[str] = None,
                    text_column: str = "text",
                    text_b_column: Optional[str] = None,
                    label_column: str = "label",
@@ -252,6 +259,14 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     student: a pretrained student's run directory (stage II, NoKD, ...);
       None: the package's pretrained student, or a new one if the package
       has none; 'pretrain': always a new one (stage I and stage II first).
+    teacher: the pretrained BERT to fine-tune on the dataset and distil the
+      student from: a Hugging Face BERT directory (`config.json`,
+      `model.safetensors`, `vocab.txt`) or a google-research/bert one,
+      uncased (`teacher_check.check_teacher`, when the job starts); None:
+      the package's default teacher (all-MiniLM-L6-v2). It is fine-tuned
+      with the default teacher's recipe (learning rate 1e-4, its heads at
+      100x; `teacher_bindings` changes it). A student pretrained here
+      (`student = 'pretrain'`) still learns from the default teacher.
     text_column, text_b_column, label_column: column names of a text
       classification dataset.
     teacher_epochs: most epochs of the teacher's fine-tuning (it stops
@@ -564,9 +579,16 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
     raise FileNotFoundError(
         f"STUDENT = {student!r} does not exist; give a pretrained student's "
         "run directory (stage II, NoKD), or None for the package's own.")
+  base = None  # The default teacher.
+  if teacher is not None:
+    base = teacher_check.check_teacher(teacher, MAX_AUTO_SEQ_LENGTH)
+    logging.info(
+        "Teacher: %s, from %s: %.1fx the default teacher's arithmetic a "
+        "token, so its fine-tuning and its answers for the student take about "
+        "as much longer.", base.describe(), base.path, base.cost)
   if warm_start:
     warm = check_warm_start(warm_start, dataset, student, size,
-                            warm_start_fraction)
+                            warm_start_fraction, base)
     if warm["new_share"] > WARM_START_NEW_SHARE:
       # The student from its pretrained start, as without a warm start.
       warm_student, share = False, 1.0
@@ -668,6 +690,12 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
         "Trainer.learning_rate_multipliers": {"^classifier/": 100.0},
         "TextClassificationTask.bucket_boundaries": _LENGTH_BUCKETS})
   teacher[f"{task_class}.model_name"] = "teacher all-MiniLM-L6-v2"
+  from_base = {}
+  if base:
+    # Set only when given, so that runs of earlier versions resume.
+    teacher["TEACHER"] = base.path
+    teacher[f"{task_class}.model_name"] = f"teacher {base.name}"
+    from_base = {f"Distill{task_class}.teacher_base": base.path}
   if warm_start:
     teacher[f"{task_class}.warm_start"] = warm["teacher"]
   teacher["Trainer.evaluate_every"] = teacher["Trainer.checkpoint_every"] = (
@@ -681,7 +709,7 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   # exports is the same, sooner (on easy data, e.g. templated queries).
   teacher["Trainer.best_metric_ceiling"] = 1.0
   student_every = every(student_epochs, student_eval)
-  students = dict(data, **{
+  students = dict(data, **from_base, **{
       "TEACHER_RUN": steps_lib.JobPath("teacher"),
       "EPOCHS": student_epochs,
       "Trainer.evaluate_every": student_every,
@@ -837,6 +865,8 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
       steps_lib.Step("report", "own_data_report", config=dict(
           read, sizes=sizes, size_gap=size_gap, size_budget=budget,
           larger=larger, **({"unlabelled": unlabelled} if unlabelled else {}),
+          **({"teacher": base.path, "teacher_name": base.describe()}
+             if base else {}),
           **({"slot_values": slot_values} if slot_values else {}),
           **({"out_of_scope": out_of_scope} if out_of_scope else {}),
           **({"warm_start": warm["run"], "warm_start_fraction":
@@ -851,8 +881,13 @@ def own_data_steps(data_dir: str = gin.REQUIRED,
   ]
 
 
-def check_warm_start(run: str, dataset, student, size, fraction) -> dict:
+def check_warm_start(run: str, dataset, student, size, fraction,
+                     teacher: Optional[teacher_check.Teacher] = None) -> dict:
   """What a warm start reads from `run`, checked before anything trains.
+
+  `teacher`: the job's (None: the default teacher), which must be the one
+  the run's teacher was fine-tuned from: the warm start continues that
+  teacher's weights.
 
   Returns:
     {'run', 'teacher', 'student': absolute paths; 'init': the pretrained
@@ -860,7 +895,8 @@ def check_warm_start(run: str, dataset, student, size, fraction) -> dict:
 
   Raises:
     ValueError, FileNotFoundError: `run` is not a finished run of this job
-      for this kind of task, or other settings fix the student.
+      for this kind of task, or other settings fix the student or the
+      teacher.
   """
   run = os.path.abspath(run)
   hint = (f"WARM_START = {run!r} must be the --model_dir of a finished "
@@ -898,6 +934,20 @@ def check_warm_start(run: str, dataset, student, size, fraction) -> dict:
       logging.warning("%s has no best/ checkpoint: the warm start reads its "
                       "latest one (did that run finish?).", step_dir)
     paths[step] = step_dir
+  fine_tuned = (run_files.read_json_if_any(
+      os.path.join(run, "teacher", pipeline.STEP_JSON)) or {}).get(
+          "config", {}).get("TEACHER")
+  fine_tuned = (steps_lib.recorded_value(fine_tuned, run) if fine_tuned
+                else None)
+  if fine_tuned == finetune_task.DEFAULT_TEACHER:
+    fine_tuned = None
+  if fine_tuned != (teacher.path if teacher else None):
+    raise ValueError(
+        f"WARM_START = {run!r} continues that run's teacher, fine-tuned from "
+        f"{fine_tuned or 'the default teacher'}; this job's TEACHER is "
+        f"{teacher.path if teacher else 'the default one'}. Give that "
+        "TEACHER to continue it, or no WARM_START to fine-tune this one from "
+        "the start.")
   recorded = run_files.read_json_if_any(
       os.path.join(run, "student", pipeline.STEP_JSON)) or {}
   init = recorded.get("config", {}).get("INIT_CHECKPOINT")
@@ -1919,11 +1969,15 @@ def report_step(step_dir, output_dir, options):
   if options.get("slot_values"):
     transfer += (", the slot-substituted copies of train's queries drawing "
                  f"on the lists of slot values in `{options['slot_values']}`")
+  teacher_source = (
+      f"{options['teacher_name']} from `{options['teacher']}`"
+      if options.get("teacher") else
+      "the default teacher (all-MiniLM-L6-v2)")
   lines += [
       "## Scores", "",
       report.markdown_table(["model", "split", "parameters"] +
                             [label for _, label in metric_names], rows), "",
-      "Teacher: the default teacher (all-MiniLM-L6-v2) fine-tuned on train "
+      f"Teacher: {teacher_source} fine-tuned on train "
       "until its validation score stopped improving; student: the "
       f"{' and '.join(sizes) if len(sizes) > 1 else sizes[0]} pretrained "
       f"student distilled from it across vocabularies{transfer}. The .tflite "

@@ -8,6 +8,7 @@ from unittest import mock
 
 import tensorflow as tf
 
+from mixvocab_testing import testing_utils
 from mixvocab_tf.core import gin_utils
 from mixvocab_tf.core import run_files
 from mixvocab_tf.datasets import errors
@@ -16,6 +17,7 @@ from mixvocab_tf.jobs import own_data
 from mixvocab_tf.models import joint_intent_slot_model
 from mixvocab_tf.models import sentence_classifier
 from mixvocab_tf.networks import student_encoder
+from mixvocab_tf.tasks import teacher_check
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
 
 
@@ -68,6 +70,21 @@ def _write_intent_slot(data_dir, train=30):
       with open(os.path.join(data_dir, split, name), "w") as f:
         f.write("".join(f"{line}\n" for _ in range(rows)))
   return data_dir
+
+
+def _write_finished_run(run, init):
+  """The files a warm start reads of a finished intent-and-slot run whose
+  student started from `init` (labels aside)."""
+  run_files.write_json(os.path.join(run, "data", own_data.SUMMARY_JSON),
+                       {"kind": "intent_slot", "pair": None})
+  for step in ("teacher", "student"):
+    tf.train.Checkpoint(v=tf.Variable(1.0)).write(
+        os.path.join(run, step, "best", "ckpt-1"))
+    with open(os.path.join(run, step, "best", "checkpoint"), "w") as f:
+      f.write('model_checkpoint_path: "ckpt-1"\n')
+  run_files.write_json(os.path.join(run, "student", "step.json"),
+                       {"config": {"INIT_CHECKPOINT": repr(init)}})
+  return run
 
 
 class OwnDataStepsTest(tf.test.TestCase):
@@ -580,16 +597,7 @@ class OwnDataStepsTest(tf.test.TestCase):
     data_dir = _write_intent_slot(os.path.join(root, "slots"))
     init = os.path.join(root, "pretrained")
     os.makedirs(init)
-    run = os.path.join(root, "run")
-    run_files.write_json(os.path.join(run, "data", own_data.SUMMARY_JSON),
-                         {"kind": "intent_slot", "pair": None})
-    for step in ("teacher", "student"):
-      tf.train.Checkpoint(v=tf.Variable(1.0)).write(
-          os.path.join(run, step, "best", "ckpt-1"))
-      with open(os.path.join(run, step, "best", "checkpoint"), "w") as f:
-        f.write('model_checkpoint_path: "ckpt-1"\n')
-    run_files.write_json(os.path.join(run, "student", "step.json"),
-                         {"config": {"INIT_CHECKPOINT": repr(init)}})
+    run = _write_finished_run(os.path.join(root, "run"), init)
     def run_labels(intents):
       for step in ("teacher", "student"):
         intent_slot_data.IntentSlotLabels(intents, ["O", "B-genre"]).save(
@@ -674,6 +682,58 @@ class OwnDataStepsTest(tf.test.TestCase):
     with self.assertRaisesRegex(FileNotFoundError, "its student has no "
                                 "checkpoint"):
       own_data.own_data_steps(data_dir, warm_start=run)
+
+  def test_a_teacher_of_ones_own_is_checked_and_taught_and_distilled(self):
+    root = self.get_temp_dir()
+    data_dir = _write_intent_slot(os.path.join(root, "slots"))
+    teacher = testing_utils.write_tiny_teacher(
+        os.path.join(root, "domain-bert"), ["play", "jazz"], prefix="bert.")
+    with self.assertLogs("absl", level="INFO") as logs:
+      steps = {step.name: step.options("/job") for step in
+               own_data.own_data_steps(data_dir, teacher=teacher)}
+    self.assertIn("Teacher: domain-bert (2x32, ", "\n".join(logs.output))
+    self.assertEqual(steps["teacher"]["TEACHER"], teacher)
+    self.assertEqual(steps["teacher"]["IntentSlotTask.model_name"],
+                     "teacher domain-bert")
+    self.assertEqual(steps["student"]["DistillIntentSlotTask.teacher_base"],
+                     teacher)
+    self.assertEqual(steps["report"]["teacher"], teacher)
+    # Without one, the steps' settings are those of before (runs resume).
+    default = {step.name: step.options("/job") for step in
+               own_data.own_data_steps(data_dir)}
+    self.assertEqual(default["teacher"]["TEACHER"], "default")
+    self.assertNotIn("DistillIntentSlotTask.teacher_base", default["student"])
+    self.assertNotIn("teacher", default["report"])
+    text_dir = _write_text_classification(os.path.join(root, "text"))
+    text = {step.name: step.options("/job") for step in
+            own_data.own_data_steps(text_dir, teacher=teacher)}
+    self.assertEqual(text["teacher"]["TEACHER"], teacher)
+    self.assertEqual(
+        text["student"]["DistillTextClassificationTask.teacher_base"],
+        teacher)
+    self.assertNotIn("TEACHER", {step.name: step.options("/job") for step in
+                                 own_data.own_data_steps(text_dir)}["teacher"])
+    # Checked before anything runs.
+    with self.assertRaisesRegex(FileNotFoundError, "TEACHER = .* does not "
+                                "exist"):
+      own_data.own_data_steps(data_dir, teacher=os.path.join(root, "x"))
+    # A warm start continues its run's teacher: the same TEACHER or none.
+    run = _write_finished_run(os.path.join(root, "run"), data_dir)
+    run_files.write_json(os.path.join(run, "teacher", "step.json"),
+                         {"config": {"TEACHER": repr("default")}})
+    dataset = user_dataset.load_dataset(data_dir)
+    found = teacher_check.check_teacher(teacher)
+    with self.assertRaisesRegex(ValueError, "fine-tuned from the default "
+                                "teacher; this job's TEACHER is .*domain-bert"):
+      own_data.check_warm_start(run, dataset, None, "6x96", 0.5, found)
+    run_files.write_json(os.path.join(run, "teacher", "step.json"),
+                         {"config": {"TEACHER": repr(teacher)}})
+    with self.assertRaisesRegex(ValueError, "fine-tuned from .*domain-bert; "
+                                "this job's TEACHER is the default one"):
+      own_data.check_warm_start(run, dataset, None, "6x96", 0.5)
+    with self.assertRaisesRegex(FileNotFoundError, "snips_labels.json"):
+      # Past the teacher's check: the same TEACHER.
+      own_data.check_warm_start(run, dataset, None, "6x96", 0.5, found)
 
   def test_a_rasa_dataset_and_its_lookup_tables(self):
     data_dir = os.path.join(self.get_temp_dir(), "rasa")
