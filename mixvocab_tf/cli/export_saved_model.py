@@ -17,6 +17,12 @@ them with its labels, vocabulary and sequence length
       --labels=/tmp/snips/snips_labels.json \
       --vocab=mixvocab_tf/assets/student_vocab.txt --export_dir=/tmp/export
 
+From a teacher's fine-tuning run (an own-data job's `teacher`): the BERT it
+tuned, as a Hugging Face BERT directory, the TEACHER of a next job:
+
+  mixvocab-export --model_dir=runs/mine/teacher --bert \
+      --export_dir=teachers/mine
+
 From a pretraining run (stage II, NoKD, a baseline): the bare student encoder
 (strings in, pooled and sequence outputs out):
 
@@ -60,6 +66,11 @@ def define_flags():
   flags.DEFINE_bool(
       "encoder", False, "Export the bare student encoder of a pretraining "
       "run (stage II, NoKD, ...) instead of a fine-tuned model.")
+  flags.DEFINE_bool(
+      "bert", False, "Write the BERT a teacher's fine-tuning run tuned (an "
+      "own-data job's `teacher`) as a Hugging Face BERT directory "
+      "(config.json, model.safetensors, vocab.txt; its heads left out) "
+      "instead of a SavedModel: the TEACHER of a next own-data job.")
   flags.DEFINE_string(
       "encoder_key", "student_encoder", "With --encoder: the encoder's name "
       "in the checkpoint.")
@@ -80,7 +91,10 @@ def define_flags():
 def _run():
   if not FLAGS.export_dir:
     raise ValueError("--export_dir is required.")
-  if FLAGS.encoder:
+  if FLAGS.bert:
+    summary = export_run.export_bert_run(FLAGS.model_dir, FLAGS.export_dir,
+                                         FLAGS.checkpoint)
+  elif FLAGS.encoder:
     summary = export_run.export_encoder_run(
         FLAGS.model_dir, FLAGS.export_dir, FLAGS.checkpoint,
         vocab=FLAGS.vocab, seq_length=FLAGS.seq_length,

@@ -32,6 +32,7 @@ from mixvocab_tf.core import run_files
 from mixvocab_tf.export import checkpoint_export
 from mixvocab_tf.export import encoder_export_module
 from mixvocab_tf.export import saved_model_export
+from mixvocab_tf.models.teacher_formats import huggingface
 from mixvocab_tf.tasks.finetuning import finetune_task
 
 CHECKPOINT_CHOICES = ("best", "latest")
@@ -141,3 +142,38 @@ def export_encoder_run(model_dir: Optional[str], export_dir: str,
       seq_length or encoder_export_module.DEFAULT_SEQ_LENGTH)
   saved_model_export.export_saved_model(module, export_dir)
   return _summary(export_dir, path, module.task)
+
+
+def export_bert_run(model_dir: str, output_dir: str,
+                    checkpoint: str = "best") -> dict:
+  """Writes the BERT a teacher's fine-tuning run tuned as a Hugging Face
+  BERT directory (`huggingface.write_checkpoint`; its heads left out).
+
+  A teacher the own-data job fine-tuned on a user's data knows their domain;
+  written this way it is the `TEACHER` of the next job (another task of the
+  same app), or a model for other tools.
+
+  Args:
+    model_dir: a fine-tuning run of a pretrained BERT (a job's `teacher`).
+    output_dir: the new directory.
+    checkpoint: 'best', 'latest' or a checkpoint path (`checkpoint_path`).
+
+  Returns:
+    {'export_dir', 'checkpoint' (the path read), 'task', 'size_bytes'}.
+
+  Raises:
+    ValueError: the run fine-tuned a student, not a pretrained BERT.
+  """
+  with gin_utils.isolated_config():
+    task = gin_utils.parse_run_config(model_dir, (), ())()
+    if not getattr(task, "teacher_checkpoint", None):
+      raise ValueError(
+          f"{model_dir} fine-tuned a student, not a pretrained BERT (its "
+          "task has no teacher_checkpoint); give a teacher's run, e.g. an "
+          "own-data job's `teacher` directory.")
+    model = task.build_model()
+    read = evaluation.restore_model(task, model,
+                                    checkpoint_path(model_dir, checkpoint))
+    huggingface.write_checkpoint(model.encoder_network, task.encoder_config,
+                                 task.vocab_path, output_dir)
+  return _summary(output_dir, read, task.task_name)

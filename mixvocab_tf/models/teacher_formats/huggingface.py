@@ -16,6 +16,7 @@ decoder must be tied to the word embeddings, as the Keras MaskedLM head ties
 it. MiniLM has none.
 """
 
+import json
 import os
 import re
 from typing import Any, Dict, Optional
@@ -24,6 +25,7 @@ import numpy as np
 import tensorflow as tf
 
 from mixvocab_tf.models.teacher_formats import bert_checkpoint
+from mixvocab_tf.networks import bert_variables
 
 FORMAT = "huggingface"
 CONFIG_FILE = "config.json"
@@ -61,8 +63,11 @@ def check_not_torch_pickle(path: str) -> None:
     return
   names = set(tf.io.gfile.listdir(path))
   if CONFIG_FILE in names and TORCH_FILE in names:
-    raise ValueError(f"{path} holds a torch pickle ({TORCH_FILE}); only "
-                     f"{WEIGHTS_FILE} can be read without torch.")
+    raise ValueError(
+        f"{path} holds a torch pickle ({TORCH_FILE}); only {WEIGHTS_FILE} "
+        "can be read without torch. Where torch is installed, "
+        "`transformers.BertModel.from_pretrained(path).save_pretrained(path, "
+        "safe_serialization=True)` writes it.")
 
 
 def encoder_config(config: Dict[str, Any],
@@ -148,3 +153,79 @@ def read_checkpoint(directory: str) -> bert_checkpoint.BertCheckpoint:
   return bert_checkpoint.BertCheckpoint(
       path=directory, format=FORMAT, encoder_config=read_config(directory),
       weights=weights)
+
+
+def google_name_to_hf(name: str) -> str:
+  """`bert/encoder/layer_0/attention/self/query/kernel` -> its Hugging Face
+  `BertModel` name (`hf_name_to_google`'s inverse on an encoder's names)."""
+  path, leaf = name.removeprefix("bert/").rsplit("/", 1)
+  path = re.sub(r"layer_(\d+)", r"layer.\1", path).replace("/", ".")
+  if leaf.endswith("_embeddings"):  # bert/embeddings/word_embeddings
+    return f"{path}.{leaf}.weight"
+  return path + "." + {"kernel": "weight", "bias": "bias", "gamma": "weight",
+                       "beta": "bias"}[leaf]
+
+
+def write_checkpoint(encoder, encoder_config: Dict[str, Any], vocab_path: str,
+                     directory: str) -> str:
+  """Writes a BERT encoder as a Hugging Face `BertModel` directory.
+
+  `config.json`, `model.safetensors` (torch's [out, in] kernels) and
+  `vocab.txt` in `BertModel`'s names and config keys, which this module
+  reads back: e.g. a teacher fine-tuned on a user's data, to be the
+  teacher of the next job.
+
+  Args:
+    encoder: a built `PlainBertEncoder` / `BertEncoderV2`.
+    encoder_config: its `BertEncoderV2` arguments (`encoder_config`'s form).
+    vocab_path: the vocabulary it reads.
+    directory: the new directory.
+
+  Returns:
+    `directory`.
+  """
+  from safetensors import numpy as safetensors_numpy  # pylint: disable=g-import-not-at-top
+  hidden_act = {keras: hf for hf, keras in reversed(ACTIVATIONS.items())}
+  activation = encoder_config["inner_activation"]
+  if activation not in hidden_act:
+    raise ValueError(f"The encoder's activation {activation!r} has no Hugging "
+                     f"Face name; expected one of {sorted(hidden_act)}.")
+  state = {}
+  for name, variable in bert_variables.encoder_variables(encoder).items():
+    value = np.asarray(variable.numpy(), np.float32).reshape(
+        bert_variables.canonical_shape(name, variable.shape))
+    if name.endswith("/kernel"):
+      value = value.T  # torch Linear stores [out, in].
+    state[google_name_to_hf(name)] = np.ascontiguousarray(value)
+  initializer = encoder_config.get("initializer")
+  config = {
+      "architectures": ["BertModel"], "model_type": "bert",
+      "vocab_size": int(encoder_config["vocab_size"]),
+      "hidden_size": int(encoder_config["hidden_size"]),
+      "num_hidden_layers": int(encoder_config["num_layers"]),
+      "num_attention_heads": int(encoder_config["num_attention_heads"]),
+      "intermediate_size": int(encoder_config["inner_dim"]),
+      "hidden_act": hidden_act[activation],
+      "max_position_embeddings": int(encoder_config["max_sequence_length"]),
+      "type_vocab_size": int(encoder_config["type_vocab_size"]),
+      "hidden_dropout_prob": float(encoder_config["output_dropout"]),
+      "attention_probs_dropout_prob": float(
+          encoder_config["attention_dropout"]),
+      "initializer_range": float(getattr(initializer, "stddev", 0.02)),
+      "layer_norm_eps": bert_checkpoint.LAYER_NORM_EPS,
+      "position_embedding_type": "absolute",
+  }
+  tf.io.gfile.makedirs(directory)
+  # Through GFile (any file system, the usual file mode), not save_file.
+  with tf.io.gfile.GFile(os.path.join(directory, WEIGHTS_FILE), "wb") as f:
+    f.write(safetensors_numpy.save(state, metadata={"format": "pt"}))
+  with tf.io.gfile.GFile(os.path.join(directory, CONFIG_FILE), "w") as f:
+    f.write(json.dumps(config, indent=2) + "\n")
+  # The package's tokenizers lowercase, as uncased BERTs read text.
+  with tf.io.gfile.GFile(os.path.join(directory, "tokenizer_config.json"),
+                         "w") as f:
+    f.write(json.dumps({"do_lower_case": True,
+                        "tokenizer_class": "BertTokenizer"}, indent=2) + "\n")
+  tf.io.gfile.copy(vocab_path, os.path.join(directory, "vocab.txt"),
+                   overwrite=True)
+  return directory

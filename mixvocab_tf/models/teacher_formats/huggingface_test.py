@@ -118,6 +118,40 @@ class HuggingfaceTest(tf.test.TestCase, parameterized.TestCase):
   def test_hf_name_to_google(self, name, expected):
     self.assertEqual(huggingface.hf_name_to_google(name), expected)
 
+  def test_writes_an_encoder_that_reads_back_the_same(self):
+    from mixvocab_tf.models import teacher_loader  # pylint: disable=g-import-not-at-top
+    for hidden_act in ("gelu", "gelu_new"):
+      config = dict(_CONFIG, hidden_act=hidden_act)
+      source = testing_utils.write_hf_checkpoint(self._new_dir(), self.params,
+                                                 config, prefix="bert.")
+      vocab = os.path.join(source, "vocab.txt")
+      with open(vocab, "w") as f:
+        f.write("".join(f"token{i}\n" for i in range(100)))
+      checkpoint = huggingface.read_checkpoint(source)
+      encoder = teacher_loader.load_bert_encoder(checkpoint)
+      written = huggingface.write_checkpoint(
+          encoder, checkpoint.encoder_config, vocab,
+          os.path.join(self._new_dir(), "out"))
+      # The encoder's weights, not the MLM head's: BertModel's names.
+      expected = {k: v for k, v in testing_utils.google_variables(
+          self.params).items() if not k.startswith("cls/")}
+      read = huggingface.read_checkpoint(written)
+      self.assertCountEqual(read.weights, expected)
+      for name, value in expected.items():
+        np.testing.assert_array_equal(read.weights[name], value,
+                                      err_msg=name)
+      again = dict(read.encoder_config)
+      first = dict(checkpoint.encoder_config)
+      self.assertEqual(again.pop("initializer").stddev,
+                       first.pop("initializer").stddev)
+      self.assertEqual(again, first)
+      with open(os.path.join(written, "vocab.txt")) as f:
+        self.assertEqual(f.read().split(), [f"token{i}" for i in range(100)])
+      # Names inverse to the reader's.
+      for name in expected:
+        self.assertEqual(huggingface.hf_name_to_google(
+            huggingface.google_name_to_hf(name)), name)
+
   def test_activations_keep_their_hugging_face_meaning(self):
     for hidden_act, expected in (("gelu", "gelu"), ("gelu_new", "Text>gelu"),
                                  ("gelu_pytorch_tanh", "Text>gelu"),
