@@ -440,6 +440,65 @@ def test_a_slot_taggers_doccano_export_to_tflite_and_report(
   assert to_label.intents is None
 
 
+def test_a_teacher_of_ones_own_is_fine_tuned_distilled_and_named(
+    tiny_student, tmp_path):
+  # A BERT saved by a task model (its weights under 'bert.'), not the
+  # default teacher: the job fine-tunes it and distils the student from it.
+  from mixvocab_testing import testing_utils  # pylint: disable=g-import-not-at-top
+  train = [("play some jazz", "O O B-genre", "PlayMusic"),
+           ("book a table for two", "O O O O B-count", "BookRestaurant")] * 8
+  data = tmp_path / "data"
+  _write_goo(str(data / "train"), train)
+  _write_goo(str(data / "valid"), train[:2])
+  teacher = testing_utils.write_tiny_teacher(
+      str(tmp_path / "domain-bert"), ["play", "some", "jazz", "book"],
+      prefix="bert.")
+  job = tmp_path / "job"
+  result = _own_data(str(data), tiny_student, str(job),
+                     [f"TEACHER = '{teacher}'"])
+  assert result.returncode == 0, result.stderr[-4000:]
+  assert "Teacher: domain-bert (2x32, 0.0M parameters), from" in result.stderr
+  report = (job / "report.md").read_text(encoding="utf-8")
+  assert (f"Teacher: domain-bert (2x32, 0.0M parameters) from `{teacher}` "
+          "fine-tuned on train") in report
+  def config(run):  # Its bindings, one a line.
+    return re.sub(r"\\\n\s*", "",
+                  (job / run / "operative_config.gin").read_text())
+  assert f"TEACHER = '{teacher}'" in config("teacher")
+  assert "IntentSlotTask.teacher_checkpoint = %TEACHER" in config("teacher")
+  assert (f"DistillIntentSlotTask.teacher_base = '{teacher}'" in
+          config("student"))
+  # The teacher the job tuned, written as a BERT directory: the TEACHER of
+  # a next job, its weights the run's best checkpoint's.
+  def export(run, out):
+    return subprocess.run(
+        [sys.executable, "-m", "mixvocab_tf.cli.export_saved_model",
+         f"--model_dir={job / run}", "--bert", f"--export_dir={out}"],
+        capture_output=True, text=True, timeout=600, cwd=_ROOT)
+  exported = export("teacher", tmp_path / "tuned-bert")
+  assert exported.returncode == 0, exported.stderr[-3000:]
+  from mixvocab_tf.models.teacher_formats import huggingface  # pylint: disable=g-import-not-at-top
+  from mixvocab_tf.tasks import teacher_check  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  tuned = huggingface.read_weights(str(tmp_path / "tuned-bert"))
+  best = tf.train.load_checkpoint(str(job / "teacher" / "best"))
+  words = best.get_tensor("model/encoder_network/_embedding_layer/"
+                          "embeddings/.ATTRIBUTES/VARIABLE_VALUE")
+  assert (tuned["bert/embeddings/word_embeddings"] == words).all()
+  assert not (huggingface.read_weights(teacher)[
+      "bert/embeddings/word_embeddings"] == words).all()  # It was tuned.
+  assert teacher_check.check_teacher(str(tmp_path / "tuned-bert")).name == (
+      "tuned-bert")
+  student = export("student", tmp_path / "student-bert")
+  assert student.returncode != 0
+  assert "fine-tuned a student, not a pretrained BERT" in student.stderr
+  # A rerun with the default teacher is refused (the teacher's settings
+  # changed), not resumed on the other teacher's runs.
+  rerun = _own_data(str(data), tiny_student, str(job))
+  assert rerun.returncode != 0
+  assert "TEACHER" in rerun.stderr, rerun.stderr[-3000:]
+
+
 def test_a_broken_file_stops_the_job_before_training(tiny_student, tmp_path):
   data = tmp_path / "data"
   train = [("play some jazz", "O O B-genre", "PlayMusic"),
