@@ -2,11 +2,11 @@ r"""Splits one labelled file into the splits the own-data job reads.
 
 The own-data job needs a validation split beside train. From one labelled
 .csv, .tsv or .jsonl file, one Rasa NLU .yml file or a Rasa project's
-`data` folder, a Label Studio JSON export (written as JSONL splits), or one
-directory holding seq.in, seq.out and label, this
-writes `train` and `validation` (and `test` with
---test_fraction) into --output_dir, stratified by label and seeded
-(`datasets.splitting`), in the input's format, and prints a JSON summary.
+`data` folder, a Label Studio JSON or JSON-MIN export (written as JSONL
+splits), or one directory holding seq.in, seq.out and label, this writes
+`train` and `validation` (and `test` with --test_fraction) into
+--output_dir, stratified by label and seeded (`datasets.splitting`), in the
+input's format, and prints a JSON summary.
 Given a dataset directory with train (and test) but no validation, it
 splits its train and copies its test:
 

@@ -25,6 +25,14 @@ project imports as they are.
   first one not cancelled; a task with none is left out and counted.
 - A project with several Choices controls names the one to read
   (`label_key`, the control's name); one with a single control reads it.
+- Its "JSON-MIN" export (a record a task's annotation: the task's data,
+  its `id`, each control's result under the control's name, a single
+  choice as its string, spans as `[{"start", "end", "text", "labels"}]`,
+  and `annotation_id`, `annotator`, ...) is read as the same tasks: a
+  record's strings other than its text are its choices, so a project
+  whose data holds more strings names the control (`label_key`). Of a
+  task's records (one an annotator, Label Studio's newest first) the first
+  is read; one without `annotation_id` is a task not labelled yet.
 - Span offsets are Python characters (code points) as the readers count
   them. Label Studio's browser counts UTF-16 units, which differ after a
   character beyond U+FFFF (an emoji): a span whose offsets do not give its
@@ -99,7 +107,7 @@ def to_task(record: dict, names: dict) -> dict:
 
 def _task_where(number: int, task: dict) -> str:
   where = f"task {number}"
-  if "id" in task:
+  if task.get("id") is not None:
     where += f" (id {task['id']})"
   return where
 
@@ -172,9 +180,76 @@ def _span(path: str, where: str, text: str, value: Any) -> list:
   return [start, end, label]
 
 
+#: The keys a JSON-MIN record holds besides the task's data and results.
+_JSON_MIN_KEYS = frozenset({"id", "annotator", "annotation_id",
+                            "created_at", "updated_at", "lead_time",
+                            "agreement", "history"})
+
+
+def _is_json_min(tasks: Any) -> bool:
+  """Whether `tasks` is Label Studio's JSON-MIN export (records, each with
+  `annotation_id`, none with the JSON export's `data`)."""
+  return (isinstance(tasks, list) and bool(tasks) and
+          all(isinstance(t, dict) and "data" not in t for t in tasks) and
+          any("annotation_id" in t for t in tasks))
+
+
+def _result_of(key: str, value: Any, text_key: str) -> list | None:
+  """A JSON-MIN record's value as the JSON export's results of control
+  `key`, or None if it is the task's data."""
+  if key == text_key:
+    return None
+  if isinstance(value, str):  # A single choice, or data: read_export picks.
+    return [{"type": "choices", "from_name": key,
+             "value": {"choices": [value]}}]
+  if (isinstance(value, list) and value and
+      all(isinstance(v, dict) for v in value)):
+    if all("labels" in v for v in value):
+      return [{"type": "labels", "from_name": key, "value": v}
+              for v in value]
+    if all("choices" in v for v in value):  # Several choices.
+      return [{"type": "choices", "from_name": key, "value": v}
+              for v in value]
+  return None
+
+
+def _tasks_from_json_min(path: str, records: list[dict],
+                         text_key: str) -> list[dict]:
+  """JSON-MIN records as the JSON export's tasks (the module docstring)."""
+  tasks, seen = [], set()
+  for number, record in enumerate(records, start=1):
+    task_id = record.get("id")
+    if task_id is not None and task_id in seen:
+      continue  # Another annotator's record of a task read already.
+    seen.add(task_id)
+    if text_key not in record:
+      strings = sorted(k for k, v in record.items()
+                       if isinstance(v, str) and k not in _JSON_MIN_KEYS)
+      raise errors.data_error(
+          path, None, f"{_task_where(number, record)} has no key "
+          f"{text_key!r}; its keys are {strings}",
+          f"the text under {text_key!r}",
+          "Name the key of the text (the Text tag's value, '$<key>') with "
+          "--text_column.")
+    data, result = {}, []
+    for key, value in record.items():
+      if key in _JSON_MIN_KEYS:
+        continue
+      results = _result_of(key, value, text_key)
+      if results is None:
+        data[key] = value
+      else:
+        result.extend(results)
+    annotated = record.get("annotation_id") is not None or result
+    tasks.append({"id": task_id, "data": data,
+                  "annotations": [{"result": result}] if annotated else []})
+  return tasks
+
+
 def read_export(path: str, text_key: str = "text",
                 label_key: str | None = None) -> dict:
-  """Reads and checks a Label Studio JSON export (the module docstring).
+  """Reads and checks a Label Studio JSON or JSON-MIN export (the module
+  docstring).
 
   Args:
     path: the export (.json).
@@ -202,14 +277,17 @@ def read_export(path: str, text_key: str = "text",
     raise errors.data_error(
         path, e.lineno, f"the file is not valid JSON ({e.msg})",
         "Label Studio's JSON export (a list of tasks)") from None
+  if _is_json_min(tasks):
+    tasks = _tasks_from_json_min(path, tasks, text_key)
   if not (isinstance(tasks, list) and tasks and
           all(isinstance(t, dict) and "data" in t for t in tasks)):
     raise errors.data_error(
         path, None, "the file holds no list of tasks with 'data'",
         "Label Studio's JSON export: [{\"data\": {\"text\": ...}, "
-        "\"annotations\": [...]}, ...]",
-        "Export the project with Label Studio's \"JSON\" format (not "
-        "JSON-MIN), or give the job CSV or JSONL files.")
+        "\"annotations\": [...]}, ...], or its JSON-MIN export (records "
+        "with 'annotation_id')",
+        "Export the project with Label Studio's \"JSON\" or \"JSON-MIN\" "
+        "format, or give the job CSV or JSONL files.")
   read = []  # (where, text, spans, {control: choice}).
   names = {"text": None, "to_name": None, "labels": None}
   for number, task in enumerate(tasks, start=1):

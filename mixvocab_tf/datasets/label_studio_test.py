@@ -113,11 +113,98 @@ def test_text_classification_export_and_the_control_to_read(tmp_path):
   assert label_studio.read_export(one)["labels"] == ["Positive"]
 
 
+def _as_json_min(tasks):
+  """Tasks as Label Studio's JSON-MIN export writes them: a record an
+  annotation not cancelled (the newest first), a task's data flattened
+  beside each control's result (a single choice as its string, spans as
+  their values), a task without annotations as its data alone."""
+  records = []
+  meta = {"annotator": 1, "created_at": "2026-12-01T10:00:00Z",
+          "updated_at": "2026-12-01T10:00:00Z", "lead_time": 3.5}
+  for task in tasks:
+    annotations = task.get("annotations") or []
+    if not annotations:
+      records.append(dict(task["data"], id=task["id"], annotation_id=None,
+                          **meta))
+    kept = [a for a in annotations if not a.get("was_cancelled")]
+    for number, annotation in reversed(list(enumerate(kept))):
+      outputs = {}
+      for result in annotation["result"]:
+        outputs.setdefault(result["from_name"], []).append(
+            dict(result["value"], type=result["type"].capitalize()))
+      record = dict(task["data"], id=task["id"])
+      for name, values in outputs.items():
+        values = [{k: v for k, v in value.items() if k != "type"}
+                  for value in values]
+        if (values[0].keys() == {"choices"} and len(values) == 1 and
+            len(values[0]["choices"]) == 1):
+          record[name] = values[0]["choices"][0]
+        else:
+          record[name] = values
+      records.append(dict(record, annotation_id=100 * task["id"] + number,
+                          **meta))
+  return records
+
+
+def test_json_min_export_reads_as_the_json_export(tmp_path):
+  # Intents and slots; the cancelled task and the unlabelled one left out.
+  path = _export(tmp_path, _as_json_min(TASKS), "min.json")
+  found = label_studio.read_export(path)
+  full = label_studio.read_export(_export(tmp_path, TASKS, "full.json"))
+  for key in ("kind", "records", "labels", "names"):
+    assert found[key] == full[key], key
+  # As mixvocab-split-data reads it (--label_column's default 'label' names
+  # the project's Labels control here, not a choice).
+  assert label_studio.read_export(path, "text", "label")["records"] == (
+      full["records"])
+  # JSON-MIN leaves a task of cancelled annotations out itself.
+  assert (found["tasks"], found["left_out"]) == (5, 1)
+  # Two annotators: a task is read once, at its first (newest) record.
+  twice = [{"id": 7, "data": {"text": "play rock"}, "annotations": [
+      {"result": [_choice("Stop")]},
+      {"result": [_span(5, 9, "genre", "rock"), _choice("PlayMusic")]}]}]
+  found = label_studio.read_export(
+      _export(tmp_path, _as_json_min(twice), "twice.json"))
+  assert found["records"] == [{"text": "play rock", "spans": [[5, 9,
+                                                               "genre"]],
+                               "intent": "PlayMusic"}]
+  assert found["tasks"] == 1
+  # Text classification, a project whose data holds another string: the
+  # control named; a slot tagger's spans alone.
+  tasks = [dict(_task(i, text, _choice(label, "sentiment")),
+                data={"text": text, "source": "web"})
+           for i, (text, label) in enumerate([("a fine film", "Positive"),
+                                              ("dull, long", "Negative")])]
+  path = _export(tmp_path, _as_json_min(tasks), "sentiment.json")
+  raises("the annotations pick choices of 2 controls, 'sentiment', "
+         "'source'.*--label_column", label_studio.read_export, path)
+  found = label_studio.read_export(path, label_key="sentiment")
+  assert found["kind"] == examples.TEXT_CLASSIFICATION
+  assert found["records"] == [{"text": "a fine film", "label": "Positive"},
+                              {"text": "dull, long", "label": "Negative"}]
+  tagger = [_task(1, "play jazz", _span(5, 9, "genre", "jazz")),
+            _task(2, "stop it")]
+  found = label_studio.read_export(
+      _export(tmp_path, _as_json_min(tagger), "ner.json"))
+  assert found["records"] == [{"text": "play jazz", "spans": [[5, 9,
+                                                               "genre"]]},
+                              {"text": "stop it", "spans": []}]
+  assert found["names"]["labels"] == "label"
+
+
 @pytest.mark.parametrize("tasks, match", [
     ('[{"data": ', "line 1: the file is not valid JSON"),
-    # JSON-MIN: no 'data'.
+    # Neither the JSON export (no 'data') nor JSON-MIN (no 'annotation_id').
     ([{"text": "play jazz", "intent": "PlayMusic"}],
-     "the file holds no list of tasks with 'data'.*not JSON-MIN"),
+     "the file holds no list of tasks with 'data'.*or \"JSON-MIN\""),
+    # JSON-MIN: the text under another key; two choices in one control.
+    ([{"id": 3, "query": "play jazz", "intent": "PlayMusic",
+       "annotation_id": 1}],
+     r"task 1 \(id 3\) has no key 'text'; its keys are \['intent', "
+     r"'query'\].*--text_column"),
+    ([{"id": 3, "text": "play jazz", "annotation_id": 1,
+       "intent": [{"choices": ["A", "B"]}]}],
+     r"task 1 \(id 3\)'s 'intent' choice is \['A', 'B'\]"),
     ([_task(1, "play jazz", {"value": {"choices": ["A", "B"]},
                              "from_name": "intent", "type": "choices"})],
      r"task 1 \(id 1\)'s 'intent' choice is \['A', 'B'\]. Expected one "

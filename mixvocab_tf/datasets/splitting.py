@@ -21,11 +21,11 @@ stratify=labels)` would give them:
   NLU file's (or folder's) examples are written as they are, under their
   intents, and its lookup tables to `lookups.yml` beside them, for
   `SLOT_VALUES` (synonyms and regexes are left out);
-- a Label Studio JSON export (`label_studio`) is written as JSONL splits of
-  the job's records (text, spans and intent, or text and label), its tasks
-  without an annotation left out and counted, and the project's names to
-  `label_studio.json` beside them (the own-data job writes its texts to
-  label next as tasks that project imports).
+- a Label Studio JSON or JSON-MIN export (`label_studio`) is written as
+  JSONL splits of the job's records (text, spans and intent, or text and
+  label), its tasks without an annotation left out and counted, and the
+  project's names to `label_studio.json` beside them (the own-data job
+  writes its texts to label next as tasks that project imports).
 
 The same file, fractions and seed give the same splits.
 """
@@ -230,7 +230,8 @@ def read_source(path: str, text_column: str = "text",
                           intent_slot_files.conll_hint)
   if fmt == intent_slot_files.CONLL:
     return _conll_source(path)
-  if fmt == "jsonl" and layout.peek_jsonl_kind(path) == examples_lib.INTENT_SLOT:
+  if (fmt == "jsonl" and
+      layout.peek_jsonl_kind(path) == examples_lib.INTENT_SLOT):
     data = intent_slot_files.read_intent_slot(path, require_labels=True,
                                               require_intents=False)
     return _jsonl_source(path, examples_lib.INTENT_SLOT, _intents(data),
