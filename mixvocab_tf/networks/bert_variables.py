@@ -18,12 +18,6 @@ import collections
 
 import numpy as np
 
-# Transformer-layer weights, in google naming, relative to `bert/encoder/layer_i/`.
-ATTENTION_KERNELS = ("attention/self/query/kernel", "attention/self/key/kernel",
-                     "attention/self/value/kernel",
-                     "attention/output/dense/kernel")
-FEED_FORWARD_KERNELS = ("intermediate/dense/kernel", "output/dense/kernel")
-
 
 def _layer_variables(block):
   """google name (relative to the layer) -> variable of a TransformerEncoderBlock."""

@@ -216,12 +216,6 @@ class MixedVocabTokenizer(tf_keras.layers.Layer):
   def student_vocab_size(self):
     return len(self.student_vocab)
 
-  def special_token_id(self, token, vocab_id):
-    """Id of `token` (e.g. "[MASK]") in the teacher (0) or student (1) vocab."""
-    tokens = self.teacher_vocab if vocab_id == TEACHER_VOCAB_ID else (
-        self.student_vocab)
-    return tokens.index(token)
-
   def _word_choice(self, words, seed):
     """Per-word vocabulary tag, int32 [num_words]: 1 = student."""
     num_words = tf.shape(words.flat_values)[0]

@@ -75,8 +75,6 @@ from mixvocab_tf.tasks.distillation import teacher_forward
 
 #: Default cache directory, inside the teacher run's directory.
 CACHE_DIR_NAME = "teacher_outputs"
-TEACHER_KEYS = ("teacher_intent_logits", "teacher_slot_logits",
-                "teacher_slot_valid")
 
 
 def scatter_word_targets(word_logits, word_valid, word_start_positions,

@@ -47,13 +47,6 @@ def trim_to_longest(features: Mapping[str, tf.Tensor],
   return {k: (v[:, :length] if k in keys else v) for k, v in features.items()}
 
 
-def pad_tokens_to(values: tf.Tensor, length: int) -> tf.Tensor:
-  """Pads axis 1 of [B, L, ...] `values` with zeros up to `length`."""
-  rank = values.shape.rank
-  padding = [[0, 0], [0, length - tf.shape(values)[1]]] + [[0, 0]] * (rank - 2)
-  return tf.pad(values, padding)
-
-
 def query_length(features: Mapping[str, tf.Tensor]) -> tf.Tensor:
   """Tokens of one unbatched featurized query ([CLS] and [SEP] included)."""
   return tf.reduce_sum(tf.cast(features["input_mask"], tf.int32))
