@@ -41,6 +41,9 @@ from mixvocab_tf.datasets import records
 #: The files of a split directory in the Goo et al. layout.
 GOO_FILES = ("seq.in", "seq.out", "label")
 _INTENT_SLOT_KEYS = ("tokens", "tags", "intent")
+#: Hugging Face datasets' name for the tags (`{"tokens", "ner_tags"}`, as
+#: `Dataset.to_json` writes a token-classification set), read as "tags".
+HF_TAGS_KEY = "ner_tags"
 _SPAN_KEYS = ("text", "spans", "intent")
 #: doccano's names for them, which a line may use instead: its "Intent
 #: Detection and Slot Filling" JSONL export writes the spans as "entities"
@@ -378,7 +381,22 @@ def _key(record: dict[str, Any], key: str) -> str:
   if (key == "spans" and key not in record and
       is_span_list(record.get("label"))):
     return "label"
+  if key == "tags" and key not in record and HF_TAGS_KEY in record:
+    return HF_TAGS_KEY
   return key
+
+
+def _hf_tags_are_ids(path: str, line: int, tags: Any) -> None:
+  """Refuses Hugging Face `ner_tags` that are class ids, not tag names."""
+  if (isinstance(tags, list) and tags and
+      all(isinstance(t, int) and not isinstance(t, bool) for t in tags)):
+    raise errors.data_error(
+        path, line, f"{HF_TAGS_KEY!r} holds class ids, {errors.show(tags)}",
+        "tag names (\"B-PER\", \"O\", ...)",
+        "Write the names, as the dataset's features give them: `names = "
+        "ds.features['ner_tags'].feature.names; ds.map(lambda x: {'tags': "
+        "[names[i] for i in x['ner_tags']]}, remove_columns=['ner_tags'])"
+        ".to_json('train.jsonl')`.")
 
 
 def _intent(path: str, line: int, record: dict[str, Any],
@@ -479,12 +497,15 @@ def _read_intent_slot_jsonl(
             "words at whitespace when the model is used)",
             "Split it into words, each with its own tag, or drop it.")
     query_tags = None
-    if record.get("tags") is not None:
-      query_tags = _string_list(path, line, record, "tags")
+    tags_key = _key(record, "tags")
+    if record.get(tags_key) is not None:
+      if tags_key == HF_TAGS_KEY:
+        _hf_tags_are_ids(path, line, record[tags_key])
+      query_tags = _string_list(path, line, record, tags_key)
       _check_tags(path, line, tokens, query_tags, "'tokens'")
       query_tags = repairs.to_iob2(path, line, query_tags)
     elif require_labels:
-      raise errors.data_error(path, line, "'tags' is null",
+      raise errors.data_error(path, line, f"{tags_key!r} is null",
                               "a list of IOB tags")
     words.append(tokens)
     tags.append(query_tags)

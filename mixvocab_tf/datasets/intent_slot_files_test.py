@@ -452,6 +452,34 @@ def test_doccano_sequence_labelling_export_is_read_as_it_is(tmp_path):
   assert layout.peek_jsonl_kind(classes) == examples.TEXT_CLASSIFICATION
 
 
+def test_hugging_face_ner_tags_are_read_as_the_tags(tmp_path):
+  # `Dataset.to_json` of a token-classification set whose tags are
+  # strings: {"tokens", "ner_tags"}, other columns beside them; IOB1 as in
+  # every format.
+  path = write_jsonl(tmp_path / "train.jsonl", [
+      {"id": "0", "tokens": ["EU", "rejects", "German", "call"],
+       "pos_tags": [22, 42, 16, 21],
+       "ner_tags": ["B-ORG", "O", "I-MISC", "O"]},
+      {"id": "1", "tokens": ["Peter", "Blackburn"],
+       "ner_tags": ["B-PER", "I-PER"]}])
+  assert layout.peek_jsonl_kind(path) == examples.INTENT_SLOT
+  split = intent_slot_files.read_intent_slot(path, require_intents=False)
+  assert split.tags == [["B-ORG", "O", "B-MISC", "O"], ["B-PER", "I-PER"]]
+  assert (split.intents, split.iob_repairs) == (None, 1)
+  # Its ClassLabel ids, as `to_json` writes them: the fix says how to
+  # write the names.
+  ids = write_jsonl(tmp_path / "ids.jsonl", [
+      {"tokens": ["EU", "rejects"], "ner_tags": [3, 0]}])
+  raises(r"ids.jsonl, line 1: 'ner_tags' holds class ids, \[3, 0\]. "
+         r"Expected tag names.*feature.names",
+         intent_slot_files.read_intent_slot, ids, require_intents=False)
+  raises(r"line 1: 'ner_tags' is null",
+         intent_slot_files.read_intent_slot,
+         write_jsonl(tmp_path / "null.jsonl",
+                     [{"tokens": ["EU"], "ner_tags": None}]),
+         require_intents=False)
+
+
 def test_conll_files_are_a_slot_taggers_sentences(tmp_path):
   # CoNLL-2003's four columns (word, POS, chunk, IOB1 tag) and its
   # -DOCSTART- lines, or two columns; a blank line between sentences.

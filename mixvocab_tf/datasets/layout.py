@@ -117,7 +117,8 @@ def _near_miss_hint(data_dir: str, split: str) -> str:
 
 def peek_jsonl_kind(path: str) -> str:
   """INTENT_SLOT if the first object of `path` has a key 'tokens', 'tags' or
-  'spans', or doccano's 'entities' or 'cats', or a 'label' whose first
+  'spans', or doccano's 'entities' or 'cats', or Hugging Face's
+  'ner_tags', or a 'label' whose first
   list that is not empty holds spans (doccano's sequence-labelling export)
   (`intent_slot_files`); Prodigy's 'tokens' (objects) say nothing without
   its 'spans'.
@@ -128,7 +129,8 @@ def peek_jsonl_kind(path: str) -> str:
   """
   rows = records.read_jsonl(path, "one JSON object per line")
   _, first = rows[0]
-  if any(key in first for key in ("tags", "spans", "entities", "cats")):
+  if any(key in first for key in ("tags", "spans", "entities", "cats",
+                                   intent_slot_files.HF_TAGS_KEY)):
     return examples.INTENT_SLOT
   if "tokens" in first and not intent_slot_files.is_prodigy_tokens(
       first["tokens"]):

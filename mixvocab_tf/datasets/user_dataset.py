@@ -74,7 +74,9 @@ of the query to one IOB slot tag), in one of three layouts:
 - a slot tagger's data (entity extraction: slots, no intents): train gives
   no query an intent (Goo splits without `label`, JSONL lines without
   `intent`; doccano's sequence-labelling export as it is, `{"text": ...,
-  "label": [[5, 9, "genre"]]}`, the spans under `label`), or CoNLL files
+  "label": [[5, 9, "genre"]]}`, the spans under `label`; Hugging Face
+  datasets' `{"tokens": [...], "ner_tags": [...]}`, tag names, not class
+  ids), or CoNLL files
   `train.conll`, `validation.conll` (or `dev.conll`, `valid.conll`),
   optional `test.conll`: one word a line with its IOB tag last on the line
   (`Paris B-LOC`, or CoNLL-2003's `Paris NNP I-NP I-LOC`, or Label
