@@ -37,6 +37,7 @@ from mixvocab_tf.models import sentence_classifier
 from mixvocab_tf.serving import predictor as predictor_lib
 from mixvocab_tf.datasets import glue as glue_lib
 from mixvocab_tf.datasets import intent_slot_files
+from mixvocab_tf.datasets import label_studio
 from mixvocab_tf.tasks.finetuning import metrics as metrics_lib
 from mixvocab_tf.tasks.finetuning.text_classification import export_module as text_classification_export
 from mixvocab_tf.tasks.finetuning.intent_slot import data as intent_slot_data
@@ -590,6 +591,57 @@ def test_command_writes_doccano_records_and_prodigy_tasks(snips, glue,
                                  f"--input={queries}",
                                  f"--output_format={output_format}")
     assert status == 1 and "hold one text" in stderr
+
+
+def test_command_writes_label_studio_tasks(snips, glue, tmp_path):
+  """--output_format=label_studio: one JSON list of tasks, each answer its
+  prediction, under Label Studio's templates' names or the project's
+  (`--label_studio_project`); read back as annotations, they are the
+  answers; an empty input is an empty list."""
+  queries = tmp_path / "queries.txt"
+  queries.write_text("".join(q + "\n" for q in QUERIES[:3]))
+  records = predictor_lib.load_predictor(snips[1]).predict(QUERIES[:3])
+  project = tmp_path / label_studio.NAMES_JSON
+  project.write_text(json.dumps({"text": "query", "to_name": "q",
+                                 "labels": "slot", "choices": "goal"}))
+  for names_flag, names in (
+      ((), label_studio.template_names(intent_slot=True)),
+      ((f"--label_studio_project={project}",),
+       {"text": "query", "to_name": "q", "labels": "slot",
+        "choices": "goal"})):
+    status, stdout, stderr = _command(
+        tmp_path, f"--model={snips[1]}", f"--input={queries}",
+        "--output_format=label_studio", *names_flag)
+    assert status == 0, stderr
+    assert ("templates' names" in stderr) == (not names_flag)
+    tasks = json.loads(stdout)
+    assert [t["predictions"][0]["score"] for t in tasks] == [
+        r["score"] for r in records]
+    for task in tasks:  # Accepted as they are: annotations.
+      task["annotations"] = [{"result": task.pop("predictions")[0][
+          "result"]}]
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps(tasks))
+    found = label_studio.read_export(str(export), names["text"])
+    assert found["names"] == names
+    assert found["records"] == [
+        {"text": r["text"], "intent": r["intent"],
+         "spans": [[s["start"], s["end"], s["type"]] for s in r["slots"]]}
+        for r in records]
+  empty = tmp_path / "empty.txt"
+  empty.write_text("")
+  status, stdout, stderr = _command(tmp_path, f"--model={snips[1]}",
+                                    f"--input={empty}",
+                                    "--output_format=label_studio")
+  assert (status, stdout) == (0, "[]\n"), stderr
+  status, _, stderr = _command(tmp_path, f"--model={snips[1]}",
+                               f"--input={queries}",
+                               f"--label_studio_project={project}")
+  assert status == 1 and "give --output_format=label_studio" in stderr
+  status, _, stderr = _command(tmp_path, f"--model={glue[1]}",
+                               f"--input={queries}",
+                               "--output_format=label_studio")
+  assert status == 1 and "hold one text" in stderr
 
 
 def test_command_writes_rasa_parse_results(snips, glue, tmp_path):

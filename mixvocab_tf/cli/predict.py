@@ -36,7 +36,14 @@ beside them, so that unlabelled texts load into a doccano project
 pre-annotated with the model's answers, or with `--output_format=prodigy`
 the tasks Prodigy streams: `text`, `spans` ({start, end, label}, which
 `ner.manual` shows to correct) and `accept` ([intent] or [label]), the
-score under `meta`.
+score under `meta`, or with `--output_format=label_studio` one JSON list
+of the tasks a Label Studio project imports, each answer its prediction
+(spans as `labels` results, offsets in the UTF-16 units its browser
+counts; the intent or label as a `choices` one; the score, a slot
+tagger's least sure word's, to sort by), under the project's names
+(`--label_studio_project`: its JSON export, or the `label_studio.json`
+that `mixvocab-split-data` wrote) or Label Studio's templates' (`text`,
+`label`, `sentiment`; an intent's Choices `intent`).
 
 Examples are run in batches of `--batch_size` (64). Errors the user can fix
 (a missing model, a directory that holds no SavedModel, a pair model given a
@@ -52,6 +59,8 @@ from typing import Iterable, Iterator, Optional, Sequence, Tuple
 from absl import flags
 
 from mixvocab_tf.cli import console
+from mixvocab_tf.datasets import examples
+from mixvocab_tf.datasets import label_studio
 from mixvocab_tf.datasets import rasa_files
 from mixvocab_tf.jobs import export_steps
 from mixvocab_tf.serving import predictor as predictor_lib
@@ -76,7 +85,8 @@ def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
                        "call of the model.", lower_bound=1,
                        flag_values=flag_values)
   flags.DEFINE_enum(
-      "output_format", "json", ["json", "rasa", "doccano", "prodigy"],
+      "output_format", "json",
+      ["json", "rasa", "doccano", "prodigy", "label_studio"],
       "json: the "
       "predictor's records; rasa: Rasa's parse result (intent, entities with "
       "role, intent_ranking), as a Rasa server answers; doccano: the JSONL "
@@ -84,7 +94,15 @@ def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
       "as annotations to correct there (and a train split's lines once "
       "corrected); prodigy: the tasks Prodigy streams (text, spans as "
       "{start, end, label}, accept: [intent or label], meta: {score}), for "
-      "its recipes to correct.", flag_values=flag_values)
+      "its recipes to correct; label_studio: one JSON list of tasks a "
+      "Label Studio project imports, each answer its prediction.",
+      flag_values=flag_values)
+  flags.DEFINE_string(
+      "label_studio_project", None, "With --output_format=label_studio: the "
+      "project's JSON export, or the label_studio.json mixvocab-split-data "
+      "wrote, whose names (data key, Text tag, Labels and Choices controls) "
+      "the tasks use; default: Label Studio's templates' (text, label, "
+      "sentiment; intent).", flag_values=flag_values)
   flags.DEFINE_string(
       "synonyms", None, "With --output_format=rasa: a Rasa NLU file, or a "
       "folder of them, whose synonyms map the entities' values, as Rasa's "
@@ -163,6 +181,13 @@ def _run(values):
   if values.synonyms and values.output_format != "rasa":
     raise ValueError("--synonyms maps the values of Rasa's parse result: "
                      "give --output_format=rasa with it.")
+  if (values.label_studio_project and
+      values.output_format != "label_studio"):
+    raise ValueError("--label_studio_project names the controls of Label "
+                     "Studio's tasks: give --output_format=label_studio "
+                     "with it.")
+  names = (label_studio.read_names(values.label_studio_project)
+           if values.label_studio_project else None)
   synonyms = None
   if values.synonyms:
     if not os.path.exists(values.synonyms):
@@ -180,7 +205,8 @@ def _run(values):
     if values.output_format != "json" and predictor.pair:
       what = {"rasa": "Rasa's parse result",
               "doccano": "doccano's records",
-              "prodigy": "Prodigy's tasks"}[values.output_format]
+              "prodigy": "Prodigy's tasks",
+              "label_studio": "Label Studio's tasks"}[values.output_format]
       raise ValueError(
           f"--output_format={values.output_format} writes {what}, which "
           f"hold one text; {values.model} is a sentence-pair model. Use "
@@ -192,19 +218,32 @@ def _run(values):
             record, form=export_steps.DOCCANO),
         "prodigy": lambda record: export_steps.to_train_record(
             record, form=export_steps.PRODIGY)}
+    if values.output_format == "label_studio":
+      names = _label_studio_names(predictor, names)
+      shapes["label_studio"] = lambda record: label_studio.to_task(
+          dict(record, score=export_steps.sureness(record)), names)
     shape = shapes[values.output_format]
+    # Label Studio imports one JSON list; the other forms are JSON lines.
+    as_list = values.output_format == "label_studio"
     examples = (predictor.parse_row(row, where)
                 for where, row in read_rows(stream, source))
     records = predictor.predict_examples(examples, values.top_k)
     out = _open_output(values.output)
     try:
+      count = 0
       for count, record in enumerate(records, 1):
         # A lone surrogate (from a JSON escape) is written as its JSON
         # escape again; everything else as UTF-8.
-        line = json.dumps(shape(record), ensure_ascii=False) + "\n"
+        line = json.dumps(shape(record), ensure_ascii=False)
+        if as_list:
+          line = ("[\n" if count == 1 else ",\n") + line
+        else:
+          line += "\n"
         out.write(line.encode("utf-8", "backslashreplace"))
         if count % predictor.batch_size == 0:
           out.flush()
+      if as_list:
+        out.write(b"\n]\n" if count else b"[]\n")
       out.flush()
     except BrokenPipeError:
       # The reader of stdout left (e.g. `| head`): stop quietly, without
@@ -217,6 +256,23 @@ def _run(values):
   finally:
     if stream is not sys.stdin.buffer:
       stream.close()
+
+
+def _label_studio_names(predictor, names):
+  """The names Label Studio's tasks use: the project's (`names`), else its
+  templates', said on stderr; a slot tagger's tasks pick no choice."""
+  slot_tagger = (predictor.kind == "intent_slot" and
+                 tuple(predictor.labels or ()) == (examples.NO_INTENT,))
+  if names is None:
+    names = label_studio.template_names(predictor.kind == "intent_slot",
+                                        slot_tagger)
+    print("Label Studio tasks under its templates' names (the Text tag "
+          f"{names['to_name']!r} of ${names['text']}, the Labels "
+          f"{names['labels']!r}" + (f", the Choices {names['choices']!r}"
+                                    if names["choices"] else "") +
+          "); --label_studio_project=<the project's JSON export> gives the "
+          "project's own.", file=sys.stderr)
+  return dict(names, choices=None) if slot_tagger else names
 
 
 def main(argv: Sequence[str],

@@ -84,6 +84,40 @@ def _utf16_offset(text: str, offset: int) -> int:
   return len(text[:offset].encode("utf-16-le")) // 2
 
 
+def template_names(intent_slot: bool, slot_tagger: bool = False) -> dict:
+  """The names of Label Studio's own templates (the Text tag `text` of
+  `$text`; "Named Entity Recognition"'s Labels `label`; "Text
+  Classification"'s Choices `sentiment`), the intent's Choices `intent`:
+  `to_task`'s names where the project's are not given."""
+  choices = (None if slot_tagger else "intent" if intent_slot else
+             "sentiment")
+  return {"text": "text", "to_name": "text", "labels": "label",
+          "choices": choices}
+
+
+def read_names(path: str) -> dict:
+  """A project's names (`read_export`'s): from the `NAMES_JSON` that
+  `mixvocab-split-data` wrote beside its splits, or from the project's
+  export itself."""
+  if os.path.basename(path) == NAMES_JSON:
+    text = "\n".join(decoding.read_lines(path, "a Label Studio names file"))
+    try:
+      names = json.loads(text)
+    except json.JSONDecodeError as e:
+      raise errors.data_error(path, e.lineno,
+                              f"the file is not valid JSON ({e.msg})",
+                              "the names mixvocab-split-data wrote") from None
+    keys = ("text", "to_name", "labels", "choices")
+    if not (isinstance(names, dict) and set(names) >= set(keys)):
+      raise errors.data_error(
+          path, None, f"the file holds {errors.show(names)}",
+          f"an object with the keys {list(keys)}",
+          "Give the label_studio.json mixvocab-split-data wrote, or the "
+          "project's JSON export.")
+    return {key: names[key] for key in keys}
+  return read_export(path)["names"]
+
+
 def to_task(record: dict, names: dict) -> dict:
   """A predictor's record (`serving.predictor`) as a Label Studio task
   whose prediction is the record's answer (`names`: `read_export`'s)."""

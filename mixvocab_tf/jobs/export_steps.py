@@ -333,7 +333,10 @@ def answers_as_split(records, data_format, text_column="text",
   if data_format == rasa_files.FORMAT:
     return {"": rasa_files.answers_to_yaml(records)}
   if data_format == label_studio.FORMAT:
-    return {"": json.dumps([label_studio.to_task(r, names) for r in records],
+    # The prediction's score sorts the project's tasks: a slot tagger's is
+    # its least sure word's.
+    return {"": json.dumps([label_studio.to_task(dict(r, score=sureness(r)),
+                                                 names) for r in records],
                            indent=1, ensure_ascii=False) + "\n"}
   if data_format in ("csv", "tsv"):
     header = header or [text_column, label_column]

@@ -318,6 +318,16 @@ class AnswersAsSplitTest(tf.test.TestCase):
     tasks = json.loads(export_steps.answers_as_split(
         records, "label_studio", names=names)[""])
     self.assertEqual(tasks, [label_studio.to_task(records[0], names)])
+    # A slot tagger's task: its least sure word's score, which the project
+    # sorts by, and no choice.
+    tagger = dict(records[0], intent=examples_lib.NO_INTENT, score=1.0,
+                  tag_scores=[0.9, 0.4], top_k=[{"intent": "none",
+                                                 "score": 1.0}])
+    tasks = json.loads(export_steps.answers_as_split(
+        [tagger], "label_studio", names=dict(names, choices=None))[""])
+    self.assertEqual(tasks[0]["predictions"][0]["score"], 0.4)
+    self.assertEqual([r["type"] for r in tasks[0]["predictions"][0]["result"]],
+                     ["labels"])
 
   def test_rasa_and_jsonl_as_before(self):
     records = [{"text": "dull", "label": "neg", "score": 0.6,
