@@ -39,7 +39,7 @@ def test_tiny_scaling_job_resumes_and_writes_its_results(tmp_path):
       "'Trainer.early_stopping_patience = None']",
   ]
   result = subprocess.run(command, capture_output=True, text=True,
-                          timeout=900, cwd=_ROOT)
+                          timeout=1800, cwd=_ROOT)
   assert result.returncode == 0, result.stderr[-3000:]
   matched = scaling.matched_nokd_steps(4, 8)
   for arm, steps in (("stage2", 8), ("nokd", 8), ("nokd_matched", matched),
