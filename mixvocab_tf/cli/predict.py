@@ -42,8 +42,9 @@ of the tasks a Label Studio project imports, each answer its prediction
 counts; the intent or label as a `choices` one; the score, a slot
 tagger's least sure word's, to sort by), under the project's names
 (`--label_studio_project`: its JSON export, or the `label_studio.json`
-that `mixvocab-split-data` wrote) or Label Studio's templates' (`text`,
-`label`, `sentiment`; an intent's Choices `intent`).
+that `mixvocab-split-data` wrote, or the splits' directory) or Label
+Studio's templates' (`text`, `label`, `sentiment`; an intent's Choices
+`intent`).
 
 Examples are run in batches of `--batch_size` (64). Errors the user can fix
 (a missing model, a directory that holds no SavedModel, a pair model given a
@@ -100,9 +101,10 @@ def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
   flags.DEFINE_string(
       "label_studio_project", None, "With --output_format=label_studio: the "
       "project's JSON export, or the label_studio.json mixvocab-split-data "
-      "wrote, whose names (data key, Text tag, Labels and Choices controls) "
-      "the tasks use; default: Label Studio's templates' (text, label, "
-      "sentiment; intent).", flag_values=flag_values)
+      "wrote (or its directory), whose names (data key, Text tag, Labels "
+      "and Choices controls) the tasks use; default: Label Studio's "
+      "templates' (text, label, sentiment; intent).",
+      flag_values=flag_values)
   flags.DEFINE_string(
       "synonyms", None, "With --output_format=rasa: a Rasa NLU file, or a "
       "folder of them, whose synonyms map the entities' values, as Rasa's "

@@ -97,8 +97,15 @@ def template_names(intent_slot: bool, slot_tagger: bool = False) -> dict:
 
 def read_names(path: str) -> dict:
   """A project's names (`read_export`'s): from the `NAMES_JSON` that
-  `mixvocab-split-data` wrote beside its splits, or from the project's
-  export itself."""
+  `mixvocab-split-data` wrote beside its splits (or the splits' directory
+  holding it), or from the project's export itself."""
+  if tf.io.gfile.isdir(path):
+    if not tf.io.gfile.exists(os.path.join(path, NAMES_JSON)):
+      raise errors.data_error(
+          path, None, f"the directory holds no {NAMES_JSON}",
+          "the project's JSON export, or the splits mixvocab-split-data "
+          f"wrote from it (with their {NAMES_JSON})")
+    path = os.path.join(path, NAMES_JSON)
   if os.path.basename(path) == NAMES_JSON:
     text = "\n".join(decoding.read_lines(path, "a Label Studio names file"))
     try:

@@ -260,6 +260,15 @@ def test_split_data_writes_jsonl_splits_the_job_reads(tmp_path):
   with open(os.path.join(out, label_studio.NAMES_JSON)) as f:
     assert json.load(f) == {"text": "text", "to_name": "text",
                             "labels": "label", "choices": "intent"}
+  # The names, as mixvocab-predict reads them: from the file, the splits'
+  # directory or the export itself.
+  for source in (os.path.join(out, label_studio.NAMES_JSON), out,
+                 str(tmp_path / "project.json")):
+    assert label_studio.read_names(source) == {
+        "text": "text", "to_name": "text", "labels": "label",
+        "choices": "intent"}
+  raises("the directory holds no label_studio.json", label_studio.read_names,
+         str(tmp_path))
   dataset = user_dataset.load_dataset(out)
   train = dataset.splits["train"]
   assert train.words[0] == ["play", "jazz", "0"]
